@@ -1,0 +1,31 @@
+//! Dragoman's book formats: bytes in, bytes out.
+//!
+//! Readers turn an EPUB, a DOCX or a TXT upload into a [`Book`] of [`Chapter`]s and
+//! [`Passage`]s; writers take the book (or, for EPUB, the original bytes) plus
+//! [`Translations`] and produce the delivered files. Nothing here does I/O,
+//! async or networking.
+//!
+//! Passages carry inline markup as numbered placeholders, `⟦n⟧…⟦/n⟧` and `⟦n/⟧`
+//! (see [`placeholder`]); a translation that does not give back the same
+//! placeholders is not used, and the passage keeps its source text and markup
+//! (reported as [`ResidualReason::MarkupMismatch`]).
+
+pub mod archive;
+pub mod epub;
+pub mod error;
+pub mod labels;
+pub mod model;
+pub mod numbering;
+pub mod placeholder;
+pub mod text;
+pub mod txt;
+
+mod draft;
+mod entities;
+mod xhtml;
+mod xml;
+
+pub use error::{BookError, Result};
+pub use model::*;
+pub use epub::{EpubWriteOptions, ReaderNote, read_epub, write_epub};
+pub use txt::{Split, read_txt};

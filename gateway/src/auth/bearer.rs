@@ -1,0 +1,153 @@
+//! Bearer authentication of `/api/v1` and `/mcp`: finds the token by its
+//! identifying part, checks the secret's hash in constant time, then expiry,
+//! revocation and the owner's account, and puts the caller in the request.
+//! A session cookie is never looked at here.
+
+use super::token_format;
+use crate::error::ApiError;
+use crate::state::AppState;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::{header, request::Parts};
+use axum::middleware::Next;
+use axum::response::Response;
+use dragoman_model::clock;
+use dragoman_model::entities::{account, api_token};
+use dragoman_model::scopes::{Priority, Scope};
+use dragoman_proto::principal::Principal;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use std::collections::BTreeSet;
+
+/// `last_used_at` is written at most this often (spec 8).
+const LAST_USED_EVERY: i64 = 60;
+
+/// The authenticated caller of an automation route.
+#[derive(Debug, Clone)]
+pub struct TokenCaller {
+    pub account: account::Model,
+    pub token: api_token::Model,
+    pub scopes: BTreeSet<Scope>,
+}
+
+impl TokenCaller {
+    /// 403 `insufficient_scope` naming `scope` when the token lacks it.
+    pub fn require(&self, scope: Scope) -> Result<(), ApiError> {
+        if self.scopes.contains(&scope) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden("insufficient_scope").with("scope", scope.as_str()))
+        }
+    }
+
+    pub fn principal(&self) -> Principal {
+        Principal {
+            account_id: self.account.id.clone(),
+            token_id: Some(self.token.id.clone()),
+            admin: self.account.is_admin,
+        }
+    }
+
+    pub fn max_priority(&self) -> Priority {
+        self.token.max_priority.parse().unwrap_or_default()
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for TokenCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<TokenCaller>()
+            .cloned()
+            .ok_or_else(|| ApiError::unauthorized("missing_token"))
+    }
+}
+
+/// Middleware for the token-only routes.
+pub async fn require_token(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let caller = authenticate(&state, request.headers()).await?;
+    request.extensions_mut().insert(caller);
+    Ok(next.run(request).await)
+}
+
+pub async fn authenticate(
+    state: &AppState,
+    headers: &axum::http::HeaderMap,
+) -> Result<TokenCaller, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Err(ApiError::unauthorized("missing_token"));
+    };
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::unauthorized("invalid_token"))?;
+    let presented = match value.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
+        _ => return Err(ApiError::unauthorized("invalid_token")),
+    };
+    if presented.is_empty() {
+        return Err(ApiError::unauthorized("missing_token"));
+    }
+    let (prefix, secret) =
+        token_format::parse(presented).ok_or_else(|| ApiError::unauthorized("invalid_token"))?;
+    let found = api_token::Entity::find()
+        .filter(api_token::Column::Prefix.eq(prefix))
+        .find_also_related(account::Entity)
+        .one(&state.db)
+        .await?;
+    let (token, owner) = match found {
+        Some((token, Some(owner))) if token_format::secret_matches(secret, &token.secret_hash) => {
+            (token, owner)
+        }
+        _ => return Err(ApiError::unauthorized("invalid_token")),
+    };
+    let now = clock::now();
+    if token.revoked_at.is_some() {
+        return Err(ApiError::unauthorized("revoked_token"));
+    }
+    if token.expires_at.is_some_and(|at| at <= now) {
+        return Err(ApiError::unauthorized("expired_token"));
+    }
+    if !owner.active {
+        return Err(ApiError::unauthorized("inactive_account"));
+    }
+    let token = touch(state, token, now).await?;
+    let scopes = scopes_of(&token);
+    Ok(TokenCaller {
+        account: owner,
+        token,
+        scopes,
+    })
+}
+
+pub fn scopes_of(token: &api_token::Model) -> BTreeSet<Scope> {
+    token
+        .scopes
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|s| s.as_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn touch(
+    state: &AppState,
+    token: api_token::Model,
+    now: i64,
+) -> Result<api_token::Model, ApiError> {
+    if token
+        .last_used_at
+        .is_some_and(|at| now - at < LAST_USED_EVERY)
+    {
+        return Ok(token);
+    }
+    let mut active: api_token::ActiveModel = token.into();
+    active.last_used_at = Set(Some(now));
+    Ok(active.update(&state.db).await?)
+}

@@ -1,0 +1,149 @@
+//! Accounts: creation (CLI and, later, administrator routes), enabling and
+//! disabling, and the audit log of identity changes. Secrets never reach the
+//! audit log.
+
+use crate::auth::password;
+use crate::error::{ApiError, Issue};
+use dragoman_model::entities::{account, audit_log};
+use dragoman_model::scopes::Priority;
+use dragoman_model::{clock, ids};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use serde_json::{Value, json};
+
+/// Creates an account; administrators get the `high` priority ceiling.
+pub async fn create_user(
+    db: &impl ConnectionTrait,
+    username: &str,
+    password_text: &str,
+    admin: bool,
+) -> Result<account::Model, ApiError> {
+    let mut issues = Vec::new();
+    let name_len = username.chars().count();
+    if !(password::USERNAME_MIN..=password::USERNAME_MAX).contains(&name_len)
+        || username.trim() != username
+    {
+        issues.push(
+            Issue::new([json!("body"), json!("username")], "string_too_long")
+                .with_ctx(json!({"min": password::USERNAME_MIN, "max": password::USERNAME_MAX})),
+        );
+        if let Some(issue) = issues.last_mut() {
+            issue.kind = if name_len < password::USERNAME_MIN {
+                "string_too_short"
+            } else if name_len > password::USERNAME_MAX {
+                "string_too_long"
+            } else {
+                "pattern"
+            };
+        }
+    }
+    let pass_len = password_text.chars().count();
+    if pass_len < password::PASSWORD_MIN {
+        issues.push(
+            Issue::new([json!("body"), json!("password")], "string_too_short")
+                .with_ctx(json!({"min": password::PASSWORD_MIN})),
+        );
+    } else if pass_len > password::PASSWORD_MAX {
+        issues.push(
+            Issue::new([json!("body"), json!("password")], "string_too_long")
+                .with_ctx(json!({"max": password::PASSWORD_MAX})),
+        );
+    }
+    if !issues.is_empty() {
+        return Err(ApiError::validation("invalid_payload", issues));
+    }
+    let taken = account::Entity::find()
+        .filter(account::Column::Username.eq(username))
+        .one(db)
+        .await?;
+    if taken.is_some() {
+        return Err(ApiError::conflict("username_taken"));
+    }
+    let hash = password::hash(password_text).map_err(ApiError::server)?;
+    let now = clock::now();
+    let ceiling = if admin {
+        Priority::High
+    } else {
+        Priority::Normal
+    };
+    let created = account::ActiveModel {
+        id: Set(ids::new_id()),
+        username: Set(username.to_owned()),
+        password_hash: Set(hash),
+        email: Set(None),
+        is_admin: Set(admin),
+        active: Set(true),
+        priority_ceiling: Set(ceiling.as_str().to_owned()),
+        max_running: Set(None),
+        max_queued: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(db)
+    .await?;
+    audit(
+        db,
+        None,
+        "account.create",
+        "account",
+        Some(&created.id),
+        json!({"username": username, "admin": admin}),
+    )
+    .await?;
+    Ok(created)
+}
+
+/// Enables or disables an account; a disabled account's tokens and sessions
+/// stop working at once (they are checked on every call).
+pub async fn set_active(
+    db: &impl ConnectionTrait,
+    username: &str,
+    active: bool,
+) -> Result<account::Model, ApiError> {
+    let found = account::Entity::find()
+        .filter(account::Column::Username.eq(username))
+        .one(db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("not_found"))?;
+    let id = found.id.clone();
+    let mut model: account::ActiveModel = found.into();
+    model.active = Set(active);
+    model.updated_at = Set(clock::now());
+    let updated = model.update(db).await?;
+    audit(
+        db,
+        None,
+        if active {
+            "account.enable"
+        } else {
+            "account.disable"
+        },
+        "account",
+        Some(&id),
+        json!({}),
+    )
+    .await?;
+    Ok(updated)
+}
+
+/// Appends one line to the audit log.
+pub async fn audit(
+    db: &impl ConnectionTrait,
+    actor: Option<&str>,
+    action: &str,
+    target_type: &str,
+    target_id: Option<&str>,
+    details: Value,
+) -> Result<(), ApiError> {
+    audit_log::ActiveModel {
+        id: Set(ids::new_id()),
+        at: Set(clock::now()),
+        actor_account_id: Set(actor.map(str::to_owned)),
+        action: Set(action.to_owned()),
+        target_type: Set(target_type.to_owned()),
+        target_id: Set(target_id.map(str::to_owned)),
+        details: Set(details),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}

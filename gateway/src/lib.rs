@@ -1,0 +1,16 @@
+//! The gateway: the axum edge that authenticates callers, turns REST calls
+//! into calls of the internal services, and answers every error in the
+//! spec's envelope.
+pub mod auth;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod identity;
+pub mod messages;
+pub mod routes;
+pub mod state;
+pub mod validate;
+
+pub use error::{ApiError, ApiResult};
+pub use routes::router;
+pub use state::{AppState, Gateway, GatewaySettings, Service};

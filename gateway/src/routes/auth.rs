@@ -1,0 +1,81 @@
+//! Session sign-in and sign-out (`/api/auth/*`).
+
+use crate::auth::{password, session};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::JsonBody;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use axum_extra::extract::cookie::CookieJar;
+use dragoman_model::entities::{account, session as session_row};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Login {
+    username: String,
+    password: String,
+}
+
+fn account_view(account: &account::Model) -> Value {
+    json!({
+        "id": account.id,
+        "username": account.username,
+        "is_admin": account.is_admin,
+        "priority_ceiling": account.priority_ceiling,
+    })
+}
+
+pub async fn login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    jar: CookieJar,
+    JsonBody(body): JsonBody<Login>,
+) -> ApiResult<impl IntoResponse> {
+    let found = account::Entity::find()
+        .filter(account::Column::Username.eq(body.username.as_str()))
+        .one(&state.db)
+        .await?;
+    let stored = found
+        .as_ref()
+        .map(|a| a.password_hash.clone())
+        .unwrap_or_else(|| password::decoy_hash().to_owned());
+    let candidate = body.password;
+    // Argon2 is deliberately slow: keep it off the async workers.
+    let ok = tokio::task::spawn_blocking(move || password::verify(&candidate, &stored))
+        .await
+        .map_err(ApiError::server)?;
+    let account = match found {
+        Some(account) if ok => account,
+        _ => return Err(ApiError::unauthorized("unauthorized")),
+    };
+    if !account.active {
+        return Err(ApiError::unauthorized("inactive_account"));
+    }
+    let cookie = session::open(&state, &headers, &account.id).await?;
+    Ok((
+        jar.add(cookie),
+        Json(json!({ "account": account_view(&account) })),
+    ))
+}
+
+pub async fn logout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    user: session::SessionUser,
+    jar: CookieJar,
+) -> ApiResult<impl IntoResponse> {
+    session_row::Entity::delete_by_id(user.session_id)
+        .exec(&state.db)
+        .await?;
+    let cleared = session::cookie(&state, &headers, String::new(), true);
+    Ok((jar.add(cleared), StatusCode::NO_CONTENT))
+}
+
+pub async fn current(user: session::SessionUser) -> Json<Value> {
+    Json(json!({ "account": account_view(&user.account) }))
+}

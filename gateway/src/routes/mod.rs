@@ -1,0 +1,77 @@
+//! The HTTP surface: `/health`, the automation API under `/api/v1` (tokens
+//! only), and the session routes under `/api` (cookies only).
+pub mod auth;
+pub mod health;
+pub mod providers;
+pub mod series;
+pub mod tokens;
+
+use crate::auth::{bearer, session};
+use crate::envelope::envelope;
+use crate::error::ApiError;
+use crate::state::AppState;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::Method;
+use axum::middleware::{Next, from_fn, from_fn_with_state};
+use axum::response::Response;
+use axum::routing::{get, post, put};
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("not_found")
+}
+
+/// Demo mode (spec 4.9): only reads, sign-in and sign-out are allowed.
+async fn demo_guard(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    if state.settings.demo_mode {
+        let path = request.uri().path();
+        let read = matches!(
+            *request.method(),
+            Method::GET | Method::HEAD | Method::OPTIONS
+        );
+        let sign =
+            path == "/api/auth/login" || path == "/api/auth/logout" || path == "/api/auth/demo";
+        if !read && !sign {
+            return Err(ApiError::forbidden("demo_read_only"));
+        }
+    }
+    Ok(next.run(request).await)
+}
+
+pub fn router(state: AppState) -> Router {
+    let automation = Router::new()
+        .route("/providers", get(providers::list))
+        .route("/series", get(series::list))
+        .route("/series/{series_id}", get(series::detail))
+        .fallback(not_found)
+        .layer(from_fn_with_state(state.clone(), bearer::require_token));
+
+    let session_routes = Router::new()
+        .route("/auth/login", post(auth::login))
+        .route("/auth/logout", post(auth::logout))
+        .route("/auth/session", get(auth::current))
+        .route("/tokens", get(tokens::list).post(tokens::create))
+        .route("/tokens/{id}", axum::routing::delete(tokens::revoke))
+        .route("/tokens/{id}/queue", put(tokens::update_queue))
+        .route("/tokens/{id}/budget", put(tokens::update_budget))
+        .route(
+            "/providers",
+            get(providers::admin_list).post(providers::admin_add),
+        )
+        .fallback(not_found)
+        .layer(from_fn_with_state(state.clone(), session::same_origin));
+
+    Router::new()
+        .route("/health", get(health::health))
+        .nest("/api/v1", automation)
+        .nest("/api", session_routes)
+        .fallback(not_found)
+        .layer(from_fn_with_state(state.clone(), demo_guard))
+        .layer(DefaultBodyLimit::max(state.settings.max_payload_bytes))
+        .layer(from_fn(envelope))
+        .with_state(state)
+}

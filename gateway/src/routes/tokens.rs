@@ -1,0 +1,445 @@
+//! Token management for the signed-in account (spec 4.9): list, create,
+//! queue limits, budget, revoke. The token and its webhook secret appear in
+//! the creation answer and nowhere else.
+
+use crate::auth::session::SessionUser;
+use crate::auth::{bearer, token_format};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::JsonBody;
+use crate::identity::audit;
+use crate::state::AppState;
+use crate::validate::Checks;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use dragoman_model::entities::{account, api_token, provider_call};
+use dragoman_model::scopes::{Priority, Scope};
+use dragoman_model::{clock, ids};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set, TransactionTrait,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Non-revoked tokens an account may hold (spec 5).
+pub const MAX_TOKENS: u64 = 50;
+const DEFAULT_MAX_RUNNING: i32 = 10;
+const DEFAULT_MAX_QUEUED: i32 = 1000;
+const PRIORITIES: [&str; 3] = ["low", "normal", "high"];
+const PERIODS: [&str; 2] = ["month", "total"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateToken {
+    name: String,
+    scopes: Vec<String>,
+    #[serde(default)]
+    expires_in_days: Option<i64>,
+    #[serde(default)]
+    webhook_secret: bool,
+    #[serde(default)]
+    budget_amount: Option<f64>,
+    #[serde(default)]
+    budget_period: Option<String>,
+    #[serde(default)]
+    max_priority: Option<String>,
+    #[serde(default)]
+    max_running: Option<i64>,
+    #[serde(default)]
+    max_queued: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueLimits {
+    #[serde(default)]
+    max_priority: Option<String>,
+    #[serde(default)]
+    max_running: Option<i64>,
+    #[serde(default)]
+    max_queued: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    amount: Option<f64>,
+    #[serde(default)]
+    period: Option<String>,
+}
+
+fn check_queue(
+    checks: &mut Checks,
+    priority: Option<&str>,
+    running: Option<i64>,
+    queued: Option<i64>,
+) {
+    if let Some(p) = priority {
+        checks.one_of("max_priority", p, &PRIORITIES);
+    }
+    if let Some(r) = running {
+        checks.range("max_running", r, 1, 1000);
+    }
+    if let Some(q) = queued {
+        checks.range("max_queued", q, 1, 100_000);
+    }
+}
+
+fn check_budget(
+    checks: &mut Checks,
+    field: &str,
+    amount: Option<f64>,
+    period: Option<&str>,
+    period_field: &str,
+) {
+    if let Some(amount) = amount
+        && !(amount.is_finite() && amount > 0.0)
+    {
+        checks.fail(field, "not_positive");
+    }
+    if let Some(period) = period {
+        checks.one_of(period_field, period, &PERIODS);
+    }
+}
+
+/// 403 `priority_not_allowed` when `wanted` is above the account's ceiling.
+fn check_ceiling(account: &account::Model, wanted: Option<&str>) -> Result<(), ApiError> {
+    let ceiling: Priority = account.priority_ceiling.parse().unwrap_or_default();
+    match wanted.and_then(|w| w.parse::<Priority>().ok()) {
+        Some(p) if p > ceiling => {
+            Err(ApiError::forbidden("priority_not_allowed").with("max_priority", ceiling.as_str()))
+        }
+        _ => Ok(()),
+    }
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    user: SessionUser,
+    JsonBody(body): JsonBody<CreateToken>,
+) -> ApiResult<impl IntoResponse> {
+    let mut checks = Checks::new();
+    checks.length("name", &body.name, 1, 100);
+    if body.name.trim().is_empty() && !body.name.is_empty() {
+        checks.fail("name", "string_too_short");
+    }
+    if body.scopes.is_empty() {
+        checks.fail("scopes", "empty_list");
+    }
+    let mut scopes: Vec<Scope> = Vec::new();
+    for (index, name) in body.scopes.iter().enumerate() {
+        match name.parse::<Scope>() {
+            Ok(scope) if !scopes.contains(&scope) => scopes.push(scope),
+            Ok(_) => {}
+            Err(()) => {
+                let all: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+                checks.one_of(&format!("scopes.{index}"), "", &all);
+            }
+        }
+    }
+    if let Some(days) = body.expires_in_days {
+        checks.range("expires_in_days", days, 1, 3650);
+    }
+    check_queue(
+        &mut checks,
+        body.max_priority.as_deref(),
+        body.max_running,
+        body.max_queued,
+    );
+    check_budget(
+        &mut checks,
+        "budget_amount",
+        body.budget_amount,
+        body.budget_period.as_deref(),
+        "budget_period",
+    );
+    checks.finish()?;
+    check_ceiling(&user.account, body.max_priority.as_deref())?;
+    scopes.sort();
+
+    let generated = token_format::generate();
+    let webhook_secret = body.webhook_secret.then(token_format::webhook_secret);
+    let now = clock::now();
+    let txn = state.db.begin().await?;
+    // Writing the account row first serializes concurrent creations of one
+    // account on both SQLite and Postgres, so the limit cannot be raced.
+    account::Entity::update_many()
+        .col_expr(account::Column::UpdatedAt, Expr::value(now))
+        .filter(account::Column::Id.eq(user.account.id.as_str()))
+        .exec(&txn)
+        .await?;
+    let held = api_token::Entity::find()
+        .filter(api_token::Column::AccountId.eq(user.account.id.as_str()))
+        .filter(api_token::Column::RevokedAt.is_null())
+        .count(&txn)
+        .await?;
+    if held >= MAX_TOKENS {
+        return Err(ApiError::conflict("token_limit").with("limit", MAX_TOKENS));
+    }
+    let token = api_token::ActiveModel {
+        id: Set(ids::new_id()),
+        account_id: Set(user.account.id.clone()),
+        name: Set(body.name.clone()),
+        prefix: Set(generated.prefix.clone()),
+        secret_hash: Set(generated.secret_hash.clone()),
+        scopes: Set(json!(scopes)),
+        created_at: Set(now),
+        expires_at: Set(body.expires_in_days.map(|days| now + days * 86_400)),
+        revoked_at: Set(None),
+        last_used_at: Set(None),
+        webhook_secret_enc: Set(webhook_secret.as_deref().map(|s| state.server_key.seal(s))),
+        max_priority: Set(body.max_priority.clone().unwrap_or_else(|| "normal".into())),
+        max_running: Set(body.max_running.map_or(DEFAULT_MAX_RUNNING, |v| v as i32)),
+        max_queued: Set(body.max_queued.map_or(DEFAULT_MAX_QUEUED, |v| v as i32)),
+        budget_amount: Set(body.budget_amount),
+        budget_period: Set(body
+            .budget_amount
+            .map(|_| body.budget_period.clone().unwrap_or_else(|| "month".into()))),
+    }
+    .insert(&txn)
+    .await?;
+    audit(
+        &txn,
+        Some(&user.account.id),
+        "token.create",
+        "api_token",
+        Some(&token.id),
+        json!({"name": token.name, "prefix": token.prefix, "scopes": token.scopes,
+               "webhook_secret": webhook_secret.is_some()}),
+    )
+    .await?;
+    txn.commit().await?;
+
+    let mut answer = view(&state, &token).await?;
+    answer["token"] = json!(generated.token);
+    if let Some(secret) = webhook_secret {
+        answer["webhook_secret"] = json!(secret);
+    }
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+pub async fn list(State(state): State<AppState>, user: SessionUser) -> ApiResult<Json<Value>> {
+    let tokens = api_token::Entity::find()
+        .filter(api_token::Column::AccountId.eq(user.account.id.as_str()))
+        .order_by_desc(api_token::Column::CreatedAt)
+        .all(&state.db)
+        .await?;
+    let mut views = Vec::with_capacity(tokens.len());
+    for token in &tokens {
+        views.push(view(&state, token).await?);
+    }
+    Ok(Json(Value::Array(views)))
+}
+
+async fn owned(state: &AppState, user: &SessionUser, id: &str) -> ApiResult<api_token::Model> {
+    api_token::Entity::find_by_id(id.to_owned())
+        .filter(api_token::Column::AccountId.eq(user.account.id.as_str()))
+        .one(&state.db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("token_not_found"))
+}
+
+pub async fn update_queue(
+    State(state): State<AppState>,
+    user: SessionUser,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<QueueLimits>,
+) -> ApiResult<Json<Value>> {
+    let mut checks = Checks::new();
+    check_queue(
+        &mut checks,
+        body.max_priority.as_deref(),
+        body.max_running,
+        body.max_queued,
+    );
+    checks.finish()?;
+    check_ceiling(&user.account, body.max_priority.as_deref())?;
+    let token = owned(&state, &user, &id).await?;
+    if token.revoked_at.is_some() {
+        return Err(ApiError::conflict("conflict"));
+    }
+    let mut model: api_token::ActiveModel = token.into();
+    if let Some(p) = body.max_priority {
+        model.max_priority = Set(p);
+    }
+    if let Some(r) = body.max_running {
+        model.max_running = Set(r as i32);
+    }
+    if let Some(q) = body.max_queued {
+        model.max_queued = Set(q as i32);
+    }
+    let token = model.update(&state.db).await?;
+    audit(
+        &state.db,
+        Some(&user.account.id),
+        "token.queue",
+        "api_token",
+        Some(&token.id),
+        json!({"max_priority": token.max_priority, "max_running": token.max_running,
+               "max_queued": token.max_queued}),
+    )
+    .await?;
+    Ok(Json(view(&state, &token).await?))
+}
+
+pub async fn update_budget(
+    State(state): State<AppState>,
+    user: SessionUser,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<Budget>,
+) -> ApiResult<Json<Value>> {
+    let mut checks = Checks::new();
+    check_budget(
+        &mut checks,
+        "amount",
+        body.amount,
+        body.period.as_deref(),
+        "period",
+    );
+    checks.finish()?;
+    let token = owned(&state, &user, &id).await?;
+    if token.revoked_at.is_some() {
+        return Err(ApiError::conflict("conflict"));
+    }
+    let period = body.amount.map(|_| {
+        body.period
+            .clone()
+            .or_else(|| token.budget_period.clone())
+            .unwrap_or_else(|| "month".into())
+    });
+    let mut model: api_token::ActiveModel = token.into();
+    model.budget_amount = Set(body.amount);
+    model.budget_period = Set(period);
+    let token = model.update(&state.db).await?;
+    audit(
+        &state.db,
+        Some(&user.account.id),
+        "token.budget",
+        "api_token",
+        Some(&token.id),
+        json!({"amount": token.budget_amount, "period": token.budget_period}),
+    )
+    .await?;
+    Ok(Json(view(&state, &token).await?))
+}
+
+/// Revocation is immediate and final; revoking again changes nothing.
+pub async fn revoke(
+    State(state): State<AppState>,
+    user: SessionUser,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let token = owned(&state, &user, &id).await?;
+    let token = if token.revoked_at.is_none() {
+        let mut model: api_token::ActiveModel = token.into();
+        model.revoked_at = Set(Some(clock::now()));
+        let token = model.update(&state.db).await?;
+        audit(
+            &state.db,
+            Some(&user.account.id),
+            "token.revoke",
+            "api_token",
+            Some(&token.id),
+            json!({"name": token.name, "prefix": token.prefix}),
+        )
+        .await?;
+        token
+    } else {
+        token
+    };
+    Ok(Json(view(&state, &token).await?))
+}
+
+/// The token view of spec 4.9: everything but the secrets.
+pub async fn view(state: &AppState, token: &api_token::Model) -> ApiResult<Value> {
+    let now = clock::now();
+    let status = if token.revoked_at.is_some() {
+        "revoked"
+    } else if token.expires_at.is_some_and(|at| at <= now) {
+        "expired"
+    } else {
+        "active"
+    };
+    let budget = match (token.budget_amount, token.budget_period.as_deref()) {
+        (Some(amount), Some(period)) => {
+            let (since, resets_at) = budget_window(period, token.created_at, now);
+            let spent = spent_since(&state.db, &token.id, since).await?;
+            json!({"amount": amount, "period": period, "spent": spent, "resets_at": resets_at})
+        }
+        _ => Value::Null,
+    };
+    let scopes: Vec<&str> = bearer::scopes_of(token)
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+    Ok(json!({
+        "id": token.id,
+        "name": token.name,
+        "prefix": format!("{}{}", token_format::PREFIX, token.prefix),
+        "scopes": scopes,
+        "created_at": token.created_at,
+        "expires_at": token.expires_at,
+        "revoked_at": token.revoked_at,
+        "last_used_at": token.last_used_at,
+        "state": status,
+        "webhook_secret": token.webhook_secret_enc.is_some(),
+        "max_priority": token.max_priority,
+        "max_running": token.max_running,
+        "max_queued": token.max_queued,
+        "budget": budget,
+    }))
+}
+
+/// Start of the budget window and when it resets: calendar month in UTC, or
+/// the token's whole life (never resets).
+pub fn budget_window(period: &str, created_at: i64, now: i64) -> (i64, Option<i64>) {
+    if period != "month" {
+        return (created_at, None);
+    }
+    let Ok(moment) = time::OffsetDateTime::from_unix_timestamp(now) else {
+        return (created_at, None);
+    };
+    let date = moment.date();
+    let start = time::Date::from_calendar_date(date.year(), date.month(), 1)
+        .map(|d| d.midnight().assume_utc().unix_timestamp())
+        .unwrap_or(created_at);
+    let (year, month) = if date.month() == time::Month::December {
+        (date.year() + 1, time::Month::January)
+    } else {
+        (date.year(), date.month().next())
+    };
+    let reset = time::Date::from_calendar_date(year, month, 1)
+        .map(|d| d.midnight().assume_utc().unix_timestamp())
+        .ok();
+    (start, reset)
+}
+
+async fn spent_since(db: &impl ConnectionTrait, token_id: &str, since: i64) -> ApiResult<f64> {
+    let spent: Option<Option<f64>> = provider_call::Entity::find()
+        .select_only()
+        .column_as(provider_call::Column::Cost.sum(), "spent")
+        .filter(provider_call::Column::TokenId.eq(token_id))
+        .filter(provider_call::Column::CreatedAt.gte(since))
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(spent.flatten().unwrap_or(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::budget_window;
+
+    #[test]
+    fn monthly_budget_resets_on_the_first_of_next_month_utc() {
+        // 2026-12-15T10:00:00Z
+        let now = 1_797_328_800;
+        let (start, reset) = budget_window("month", 0, now);
+        assert_eq!(start, 1_796_083_200); // 2026-12-01
+        assert_eq!(reset, Some(1_798_761_600)); // 2027-01-01
+        assert_eq!(budget_window("total", 42, now), (42, None));
+    }
+}

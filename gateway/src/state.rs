@@ -1,0 +1,58 @@
+//! What every handler can reach: the database, coordination, the four
+//! services (local or remote behind the same trait) and the gateway settings.
+
+use dragoman_model::coordination::Coordination;
+use dragoman_model::server_key::ServerKey;
+use dragoman_proto::principal::{InternalCredential, Principal};
+use dragoman_proto::{Delivery, Memory, Pipeline, Scheduler};
+use sea_orm::DatabaseConnection;
+use std::sync::Arc;
+
+/// A service handle and whether it runs in this process.
+pub struct Service<T: ?Sized> {
+    pub handle: Arc<T>,
+    pub local: bool,
+}
+
+impl<T: ?Sized> Clone for Service<T> {
+    fn clone(&self) -> Self {
+        Self {
+            handle: self.handle.clone(),
+            local: self.local,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct GatewaySettings {
+    /// Largest accepted request body, in bytes (`API_MAX_PAYLOAD_MB`).
+    pub max_payload_bytes: usize,
+    pub demo_mode: bool,
+    /// Public base URL when known (`DRAGOMAN_PUBLIC_URL`): decides the
+    /// `Secure` cookie flag and the origin that session writes must come from.
+    pub public_url: Option<String>,
+    pub session_days: i64,
+    /// Roles this process runs, for `/health`.
+    pub roles: Vec<String>,
+}
+
+pub struct Gateway {
+    pub db: DatabaseConnection,
+    pub coordination: Arc<dyn Coordination>,
+    pub scheduler: Service<dyn Scheduler>,
+    pub pipeline: Service<dyn Pipeline>,
+    pub delivery: Service<dyn Delivery>,
+    pub memory: Service<dyn Memory>,
+    pub credential: InternalCredential,
+    pub server_key: ServerKey,
+    pub settings: GatewaySettings,
+}
+
+impl Gateway {
+    /// A gRPC request acting for `principal`.
+    pub fn call<T>(&self, principal: &Principal, message: T) -> tonic::Request<T> {
+        self.credential.request(principal, message)
+    }
+}
+
+pub type AppState = Arc<Gateway>;

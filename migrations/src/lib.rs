@@ -1,0 +1,21 @@
+//! Dragoman database migrations (sea-orm-migration).
+//!
+//! [`Migrator`] lists every migration in order; run them with
+//! `Migrator::up(&db, None).await` (the [`MigratorTrait`] is re-exported). Every
+//! migration runs on both SQLite and PostgreSQL and uses the schema builder, not raw SQL.
+
+use sea_orm_migration::prelude::*;
+
+pub use sea_orm_migration::MigratorTrait;
+
+mod m0001_initial;
+
+/// The ordered list of Dragoman migrations.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m0001_initial::Migration)]
+    }
+}

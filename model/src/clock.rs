@@ -1,0 +1,21 @@
+//! Wall-clock helpers: all stored times are Unix seconds (`i64`).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Returns the current time as Unix seconds.
+///
+/// A system clock set before 1970 yields `0` rather than failing.
+pub fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn now_is_after_2024() {
+        assert!(super::now() > 1_700_000_000);
+    }
+}

@@ -1,0 +1,87 @@
+//! `accounts`: people (and service users) who sign in or own API tokens.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// One account. `username` is unique.
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Serialize, Deserialize)]
+#[sea_orm(table_name = "accounts")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    #[sea_orm(unique)]
+    pub username: String,
+    pub password_hash: String,
+    pub email: Option<String>,
+    pub is_admin: bool,
+    pub active: bool,
+    /// Highest priority this account may request: `"low"`, `"normal"` or `"high"`.
+    pub priority_ceiling: String,
+    pub max_running: Option<i32>,
+    pub max_queued: Option<i32>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Tables referencing `accounts`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(has_many = "super::session::Entity")]
+    Session,
+    #[sea_orm(has_many = "super::api_token::Entity")]
+    ApiToken,
+    #[sea_orm(has_many = "super::series::Entity")]
+    Series,
+    #[sea_orm(has_many = "super::project::Entity")]
+    Project,
+    #[sea_orm(has_many = "super::request::Entity")]
+    Request,
+    #[sea_orm(has_many = "super::job::Entity")]
+    Job,
+    #[sea_orm(has_many = "super::provider_call::Entity")]
+    ProviderCall,
+}
+
+impl Related<super::session::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Session.def()
+    }
+}
+
+impl Related<super::api_token::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::ApiToken.def()
+    }
+}
+
+impl Related<super::series::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Series.def()
+    }
+}
+
+impl Related<super::project::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Project.def()
+    }
+}
+
+impl Related<super::request::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Request.def()
+    }
+}
+
+impl Related<super::job::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Job.def()
+    }
+}
+
+impl Related<super::provider_call::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::ProviderCall.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

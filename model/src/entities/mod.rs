@@ -1,0 +1,43 @@
+//! SeaORM entities, one module per table, following `notes/schema.md` to the letter.
+//!
+//! Every primary key is an application-generated UUID v7 string (see [`crate::ids`]),
+//! except `settings`, keyed by the setting name. Times are Unix seconds (`i64`), JSON
+//! columns are `serde_json::Value`, money is `f64`.
+//!
+//! The tables are created by the `dragoman-migrations` crate; the `on_delete` actions
+//! declared on the relations mirror the foreign keys of that migration.
+
+pub mod account;
+pub mod api_token;
+pub mod audit_log;
+pub mod chapter;
+pub mod job;
+pub mod passage;
+pub mod project;
+pub mod provider;
+pub mod provider_call;
+pub mod request;
+pub mod result;
+pub mod series;
+pub mod session;
+pub mod setting;
+pub mod webhook_delivery;
+
+/// Convenient aliases: `use dragoman_model::entities::prelude::*;`.
+pub mod prelude {
+    pub use super::account::Entity as Account;
+    pub use super::api_token::Entity as ApiToken;
+    pub use super::audit_log::Entity as AuditLog;
+    pub use super::chapter::Entity as Chapter;
+    pub use super::job::Entity as Job;
+    pub use super::passage::Entity as Passage;
+    pub use super::project::Entity as Project;
+    pub use super::provider::Entity as Provider;
+    pub use super::provider_call::Entity as ProviderCall;
+    pub use super::request::Entity as Request;
+    pub use super::result::Entity as JobResult;
+    pub use super::series::Entity as Series;
+    pub use super::session::Entity as Session;
+    pub use super::setting::Entity as Setting;
+    pub use super::webhook_delivery::Entity as WebhookDelivery;
+}

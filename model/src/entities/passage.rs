@@ -1,0 +1,62 @@
+//! `passages`: the unit of translation, a paragraph-sized piece of a chapter.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// One passage with its source text and (eventually) its translation.
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Serialize, Deserialize)]
+#[sea_orm(table_name = "passages")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    pub chapter_id: String,
+    #[sea_orm(indexed)]
+    pub project_id: String,
+    pub position: i32,
+    #[sea_orm(column_type = "Text")]
+    pub source: String,
+    pub markup: Option<Json>,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub translation: Option<String>,
+    /// `"pending"`, `"ok"`, `"check"`, `"source_retained"`, `"error"` or `"refused"`.
+    pub status: String,
+    pub last_error: Option<String>,
+    pub human: bool,
+    pub validated: bool,
+    pub attempts: i32,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// `passages.chapter_id -> chapters.id`, `passages.project_id -> projects.id`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::chapter::Entity",
+        from = "Column::ChapterId",
+        to = "super::chapter::Column::Id",
+        on_delete = "Cascade"
+    )]
+    Chapter,
+    #[sea_orm(
+        belongs_to = "super::project::Entity",
+        from = "Column::ProjectId",
+        to = "super::project::Column::Id",
+        on_delete = "Cascade"
+    )]
+    Project,
+}
+
+impl Related<super::chapter::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Chapter.def()
+    }
+}
+
+impl Related<super::project::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Project.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

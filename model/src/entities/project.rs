@@ -1,0 +1,115 @@
+//! `projects`: one book (volume, continuous slice or special) inside a series.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// One project. `(account_id, external_id)` is unique when `external_id` is set.
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Serialize, Deserialize)]
+#[sea_orm(table_name = "projects")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    #[sea_orm(indexed)]
+    pub series_id: String,
+    #[sea_orm(unique_key = "projects_account_external")]
+    pub account_id: String,
+    pub title: String,
+    pub volume_number: Option<i32>,
+    pub volume_label: Option<String>,
+    #[sea_orm(unique_key = "projects_account_external")]
+    pub external_id: Option<String>,
+    pub source_format: Option<String>,
+    /// `"volume"`, `"continuous"` or `"special"`.
+    pub project_kind: String,
+    pub status: String,
+    pub provider_id: Option<String>,
+    pub source_language: String,
+    pub target_language: String,
+    pub author: Option<String>,
+    /// Blob-store key of the uploaded original.
+    pub original_blob: Option<String>,
+    pub analysis_mode: Option<String>,
+    pub threads: Option<i32>,
+    pub archived: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// `projects.series_id -> series.id`, `projects.account_id -> accounts.id`,
+/// `projects.provider_id -> providers.id`; chapters, passages, requests and jobs.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::series::Entity",
+        from = "Column::SeriesId",
+        to = "super::series::Column::Id",
+        on_delete = "Cascade"
+    )]
+    Series,
+    #[sea_orm(
+        belongs_to = "super::account::Entity",
+        from = "Column::AccountId",
+        to = "super::account::Column::Id",
+        on_delete = "Cascade"
+    )]
+    Account,
+    #[sea_orm(
+        belongs_to = "super::provider::Entity",
+        from = "Column::ProviderId",
+        to = "super::provider::Column::Id",
+        on_delete = "SetNull"
+    )]
+    Provider,
+    #[sea_orm(has_many = "super::chapter::Entity")]
+    Chapter,
+    #[sea_orm(has_many = "super::passage::Entity")]
+    Passage,
+    #[sea_orm(has_many = "super::request::Entity")]
+    Request,
+    #[sea_orm(has_many = "super::job::Entity")]
+    Job,
+}
+
+impl Related<super::series::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Series.def()
+    }
+}
+
+impl Related<super::account::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Account.def()
+    }
+}
+
+impl Related<super::provider::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Provider.def()
+    }
+}
+
+impl Related<super::chapter::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Chapter.def()
+    }
+}
+
+impl Related<super::passage::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Passage.def()
+    }
+}
+
+impl Related<super::request::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Request.def()
+    }
+}
+
+impl Related<super::job::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Job.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,57 @@
+//! `providers`: configured language-model endpoints.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// One provider. `name` is unique; the API key itself stays in the environment
+/// variable named by `api_key_env`.
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Serialize, Deserialize)]
+#[sea_orm(table_name = "providers")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    #[sea_orm(unique)]
+    pub name: String,
+    pub kind: String,
+    pub model: String,
+    pub base_url: String,
+    pub api_key_env: String,
+    /// Price per million prompt tokens.
+    pub price_input: Option<f64>,
+    /// Price per million completion tokens.
+    pub price_output: Option<f64>,
+    pub capacity: i32,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Tables referencing `providers`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(has_many = "super::series::Entity")]
+    Series,
+    #[sea_orm(has_many = "super::project::Entity")]
+    Project,
+    #[sea_orm(has_many = "super::provider_call::Entity")]
+    ProviderCall,
+}
+
+impl Related<super::series::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Series.def()
+    }
+}
+
+impl Related<super::project::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Project.def()
+    }
+}
+
+impl Related<super::provider_call::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::ProviderCall.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

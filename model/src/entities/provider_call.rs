@@ -1,0 +1,60 @@
+//! `provider_calls`: one row per call to a language model, for usage and cost accounting.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// One provider call. `token_id`, `request_id` and `job_id` are kept without foreign
+/// keys so that accounting survives the deletion of what it refers to.
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Serialize, Deserialize)]
+#[sea_orm(table_name = "provider_calls")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    pub provider_id: String,
+    pub account_id: String,
+    pub token_id: Option<String>,
+    #[sea_orm(indexed)]
+    pub request_id: Option<String>,
+    pub job_id: Option<String>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub cached: bool,
+    pub cost: Option<f64>,
+    pub duration_ms: i64,
+    pub status: String,
+    pub error: String,
+    pub created_at: i64,
+}
+
+/// `provider_calls.provider_id -> providers.id`, `provider_calls.account_id -> accounts.id`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::provider::Entity",
+        from = "Column::ProviderId",
+        to = "super::provider::Column::Id",
+        on_delete = "Restrict"
+    )]
+    Provider,
+    #[sea_orm(
+        belongs_to = "super::account::Entity",
+        from = "Column::AccountId",
+        to = "super::account::Column::Id",
+        on_delete = "Cascade"
+    )]
+    Account,
+}
+
+impl Related<super::provider::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Provider.def()
+    }
+}
+
+impl Related<super::account::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Account.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,47 @@
+//! `webhook_deliveries`: the outbox of webhook calls, with retry state.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// One webhook delivery (one event, possibly one batch of a larger event).
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel, Serialize, Deserialize)]
+#[sea_orm(table_name = "webhook_deliveries")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    #[sea_orm(indexed)]
+    pub request_id: String,
+    pub event: String,
+    pub batch: Option<i32>,
+    pub url: String,
+    #[sea_orm(column_type = "Text")]
+    pub body: String,
+    /// `"pending"`, `"delivered"` or `"failed"`.
+    pub state: String,
+    pub attempts: i32,
+    pub next_attempt_at: Option<i64>,
+    pub last_error: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub delivered_at: Option<i64>,
+}
+
+/// `webhook_deliveries.request_id -> requests.id`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::request::Entity",
+        from = "Column::RequestId",
+        to = "super::request::Column::Id",
+        on_delete = "Cascade"
+    )]
+    Request,
+}
+
+impl Related<super::request::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Request.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,26 @@
+//! The single error type of the `dragoman-model` crate.
+//!
+//! Every fallible function in the storage layer (database access, migrations glue,
+//! coordination backends, blob storage) returns [`ModelError`].
+
+use thiserror::Error;
+
+/// Errors raised by the storage layer.
+#[derive(Debug, Error)]
+pub enum ModelError {
+    /// The database returned an error (connection, query, constraint, ...).
+    #[error("database error: {0}")]
+    Db(#[from] sea_orm::DbErr),
+    /// A filesystem operation failed (e.g. creating the SQLite directory).
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The configuration is invalid (unsupported database URL, ...).
+    #[error("configuration error: {0}")]
+    Config(String),
+    /// A coordination backend (locks, leases, queues) failed.
+    #[error("coordination error: {0}")]
+    Coordination(String),
+    /// The blob store failed.
+    #[error("blob store error: {0}")]
+    Blob(String),
+}

@@ -1,0 +1,23 @@
+//! Dragoman storage layer.
+//!
+//! * [`entities`]: SeaORM entities, one module per table (the contract is
+//!   `notes/schema.md`); the schema itself is created by the `dragoman-migrations` crate.
+//! * [`db`]: opening SQLite or PostgreSQL with the right settings.
+//! * [`coordination`]: short-lived shared state (queues, leases, wake-ups), local or Redis.
+//! * [`error`]: [`error::ModelError`], the crate's single error type.
+//! * [`ids`] and [`clock`]: UUID v7 identifiers and Unix-second timestamps.
+//! * [`blob`]: the blob store of originals and results.
+//! * [`scopes`]: token scopes and request priorities.
+//! * [`server_key`]: the installation's master key, sealed secrets, derived credentials.
+
+pub mod blob;
+pub mod clock;
+pub mod coordination;
+pub mod db;
+pub mod entities;
+pub mod error;
+pub mod ids;
+pub mod scopes;
+pub mod server_key;
+
+pub use error::ModelError;

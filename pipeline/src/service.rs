@@ -1,0 +1,72 @@
+//! The Pipeline gRPC service: a thin adapter from calls to the domain
+//! functions, checking the caller's principal first.
+
+use crate::error::PipelineError;
+use crate::providers;
+use dragoman_proto::principal::InternalCredential;
+use dragoman_proto::v1::*;
+use sea_orm::DatabaseConnection;
+use tonic::{Request, Response, Status};
+
+pub struct PipelineService {
+    db: DatabaseConnection,
+    credential: InternalCredential,
+}
+
+impl PipelineService {
+    pub fn new(db: DatabaseConnection, credential: InternalCredential) -> Self {
+        Self { db, credential }
+    }
+}
+
+#[tonic::async_trait]
+impl dragoman_proto::Pipeline for PipelineService {
+    async fn status(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<RoleStatus>, Status> {
+        self.credential.verify(&request)?;
+        let db = dragoman_model::db::ping(&self.db).await;
+        Ok(Response::new(RoleStatus {
+            role: "pipeline".into(),
+            ok: db.is_ok(),
+            detail: db
+                .err()
+                .map(|e| format!("database: {e}"))
+                .unwrap_or_default(),
+        }))
+    }
+
+    async fn list_providers(
+        &self,
+        request: Request<ListProvidersRequest>,
+    ) -> Result<Response<ProviderList>, Status> {
+        let who = self.credential.principal(&request)?;
+        let providers = providers::list_public(&self.db, &who.account_id).await?;
+        Ok(Response::new(ProviderList { providers }))
+    }
+
+    async fn list_providers_admin(
+        &self,
+        request: Request<ListProvidersRequest>,
+    ) -> Result<Response<ListProvidersAdminResponse>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(PipelineError::AdminRequired.into());
+        }
+        let providers = providers::list_admin(&self.db).await?;
+        Ok(Response::new(ListProvidersAdminResponse { providers }))
+    }
+
+    async fn add_provider(
+        &self,
+        request: Request<AddProviderRequest>,
+    ) -> Result<Response<ProviderAdmin>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(PipelineError::AdminRequired.into());
+        }
+        let added = providers::add(&self.db, request.into_inner()).await?;
+        Ok(Response::new(added))
+    }
+}

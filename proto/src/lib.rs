@@ -1,0 +1,21 @@
+//! Generated gRPC services of Dragoman, the metadata that carries the acting
+//! principal between processes, and the adapters that let a caller hold a
+//! remote service behind the same trait as a local one.
+pub mod api_status;
+pub mod principal;
+pub mod remote;
+
+pub mod v1 {
+    //! Code generated from `proto/dragoman.proto`.
+    #![allow(clippy::all)]
+    tonic::include_proto!("dragoman.v1");
+
+    /// Encoded descriptor set, served by gRPC reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        tonic::include_file_descriptor_set!("dragoman_descriptor");
+}
+
+pub use v1::delivery_server::Delivery;
+pub use v1::memory_server::Memory;
+pub use v1::pipeline_server::Pipeline;
+pub use v1::scheduler_server::Scheduler;

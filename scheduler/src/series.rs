@@ -1,0 +1,92 @@
+//! Series and volume listings for their owner.
+
+use crate::error::SchedulerError;
+use crate::reading_order;
+use dragoman_model::entities::{chapter, project, series};
+use dragoman_proto::v1::{SeriesDetail, SeriesSummary, VolumeEntry};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
+
+async fn summary(
+    db: &impl ConnectionTrait,
+    s: series::Model,
+) -> Result<SeriesSummary, SchedulerError> {
+    let volumes = project::Entity::find()
+        .filter(project::Column::SeriesId.eq(s.id.as_str()))
+        .count(db)
+        .await?;
+    Ok(SeriesSummary {
+        id: s.id,
+        name: s.name,
+        kind: s.kind,
+        source_language: s.source_language,
+        target_language: s.target_language,
+        archived: s.archived,
+        volumes: volumes as i64,
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+    })
+}
+
+/// The account's series, sorted by name.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+) -> Result<Vec<SeriesSummary>, SchedulerError> {
+    let rows = series::Entity::find()
+        .filter(series::Column::AccountId.eq(account_id))
+        .order_by_asc(series::Column::Name)
+        .all(db)
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        out.push(summary(db, row).await?);
+    }
+    Ok(out)
+}
+
+/// One series of the account with its volumes in reading order; another
+/// account's series is reported as absent.
+pub async fn detail(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    series_id: &str,
+) -> Result<SeriesDetail, SchedulerError> {
+    let row = series::Entity::find_by_id(series_id.to_owned())
+        .filter(series::Column::AccountId.eq(account_id))
+        .one(db)
+        .await?
+        .ok_or(SchedulerError::SeriesNotFound)?;
+    let mut projects = project::Entity::find()
+        .filter(project::Column::SeriesId.eq(row.id.as_str()))
+        .order_by_asc(project::Column::CreatedAt)
+        .all(db)
+        .await?;
+    projects.sort_by(|a, b| {
+        reading_order::compare(
+            &reading_order::key(a.volume_number, a.volume_label.as_deref()),
+            &reading_order::key(b.volume_number, b.volume_label.as_deref()),
+        )
+    });
+    let mut volume_list = Vec::with_capacity(projects.len());
+    for p in projects {
+        let chapters = chapter::Entity::find()
+            .filter(chapter::Column::ProjectId.eq(p.id.as_str()))
+            .count(db)
+            .await?;
+        volume_list.push(VolumeEntry {
+            project_id: p.id,
+            title: p.title,
+            volume_number: p.volume_number,
+            volume_label: p.volume_label,
+            external_id: p.external_id,
+            source_format: p.source_format,
+            project_kind: p.project_kind,
+            status: p.status,
+            chapters: chapters as i64,
+        });
+    }
+    Ok(SeriesDetail {
+        summary: Some(summary(db, row).await?),
+        volume_list,
+    })
+}

@@ -1,0 +1,221 @@
+//! One-shot commands: migrations, accounts and providers. They open the
+//! database themselves and call the owning crate's domain functions.
+
+use crate::config::Config;
+use clap::Subcommand;
+use dragoman_migrations::{Migrator, MigratorTrait};
+use dragoman_proto::v1::AddProviderRequest;
+use sea_orm::DatabaseConnection;
+use std::path::PathBuf;
+
+// The command names (`create-user`, …) are the documented interface.
+#[allow(clippy::enum_variant_names)]
+#[derive(Subcommand)]
+pub enum AdminCommand {
+    /// Create an account; the password is read from a file (never from argv).
+    CreateUser {
+        #[arg(long)]
+        username: String,
+        /// File holding the password (its trailing newline is ignored); `-` reads standard input.
+        #[arg(long)]
+        password_file: PathBuf,
+        /// Make the account an administrator.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// Disable an account: its sessions and tokens stop working at once.
+    DisableUser {
+        #[arg(long)]
+        username: String,
+    },
+    /// Enable a disabled account again.
+    EnableUser {
+        #[arg(long)]
+        username: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ProviderCommand {
+    /// Add a provider. Its key stays in the environment variable named here.
+    Add {
+        #[arg(long)]
+        name: String,
+        /// openai, openai_direct, openai_responses, anthropic or codex_chatgpt.
+        #[arg(long)]
+        kind: String,
+        #[arg(long)]
+        model: String,
+        #[arg(long)]
+        base_url: String,
+        /// Name of the environment variable that holds the API key.
+        #[arg(long, default_value = "")]
+        api_key_env: String,
+        /// Price per million prompt tokens.
+        #[arg(long)]
+        price_input: Option<f64>,
+        /// Price per million completion tokens.
+        #[arg(long)]
+        price_output: Option<f64>,
+        /// Concurrent calls the provider accepts from the whole installation.
+        #[arg(long)]
+        capacity: Option<i32>,
+    },
+    /// List providers (never their keys).
+    List,
+}
+
+async fn open(config: &Config) -> Result<DatabaseConnection, String> {
+    let db = dragoman_model::db::connect(&config.database_url())
+        .await
+        .map_err(|e| format!("database: {e}"))?;
+    Migrator::up(&db, None)
+        .await
+        .map_err(|e| format!("migrations: {e}"))?;
+    Ok(db)
+}
+
+pub async fn migrate(config: &Config) -> Result<(), String> {
+    open(config).await?;
+    println!("migrations applied to {}", redact(&config.database_url()));
+    Ok(())
+}
+
+/// The database URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+fn describe(error: &dragoman_gateway::ApiError) -> String {
+    let mut text =
+        dragoman_gateway::messages::message(error.code, dragoman_gateway::messages::Lang::En, None);
+    for issue in &error.issues {
+        let field = issue
+            .loc
+            .last()
+            .map(|v| v.to_string().trim_matches('"').to_owned())
+            .unwrap_or_default();
+        text.push_str(&format!(
+            " {field}: {}",
+            dragoman_gateway::messages::issue_message(
+                issue.kind,
+                dragoman_gateway::messages::Lang::En,
+                issue.ctx.as_ref()
+            )
+        ));
+    }
+    if let Some(internal) = &error.internal {
+        text.push_str(&format!(" ({internal})"));
+    }
+    text
+}
+
+pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String> {
+    let db = open(config).await?;
+    match command {
+        AdminCommand::CreateUser {
+            username,
+            password_file,
+            admin,
+        } => {
+            let raw = if password_file.as_os_str() == "-" {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                    .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+                text
+            } else {
+                std::fs::read_to_string(&password_file)
+                    .map_err(|e| format!("cannot read {}: {e}", password_file.display()))?
+            };
+            let password = raw
+                .strip_suffix('\n')
+                .map(|p| p.strip_suffix('\r').unwrap_or(p))
+                .unwrap_or(&raw);
+            let account = dragoman_gateway::identity::create_user(&db, &username, password, admin)
+                .await
+                .map_err(|e| describe(&e))?;
+            println!(
+                "created {} account `{}` ({})",
+                if account.is_admin {
+                    "administrator"
+                } else {
+                    "user"
+                },
+                account.username,
+                account.id
+            );
+        }
+        AdminCommand::DisableUser { username } => {
+            dragoman_gateway::identity::set_active(&db, &username, false)
+                .await
+                .map_err(|e| describe(&e))?;
+            println!("disabled account `{username}`");
+        }
+        AdminCommand::EnableUser { username } => {
+            dragoman_gateway::identity::set_active(&db, &username, true)
+                .await
+                .map_err(|e| describe(&e))?;
+            println!("enabled account `{username}`");
+        }
+    }
+    Ok(())
+}
+
+pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), String> {
+    let db = open(config).await?;
+    match command {
+        ProviderCommand::Add {
+            name,
+            kind,
+            model,
+            base_url,
+            api_key_env,
+            price_input,
+            price_output,
+            capacity,
+        } => {
+            let added = dragoman_pipeline::providers::add(
+                &db,
+                AddProviderRequest {
+                    name,
+                    kind,
+                    model,
+                    base_url,
+                    api_key_env,
+                    price_input,
+                    price_output,
+                    capacity,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            let id = added.provider.map(|p| p.id).unwrap_or_default();
+            println!("added provider {id}");
+        }
+        ProviderCommand::List => {
+            for p in dragoman_pipeline::providers::list_admin(&db)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                if let Some(public) = p.provider {
+                    println!(
+                        "{}\t{}\t{}\t{}\tcapacity {}\tkey from ${}",
+                        public.id,
+                        public.name,
+                        public.kind,
+                        public.model,
+                        p.capacity,
+                        p.api_key_env
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}

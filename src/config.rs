@@ -1,0 +1,282 @@
+//! Configuration: embedded defaults, then an optional TOML file, then the
+//! environment (`DRAGOMAN_*`, plus the spec's own variable names), then the
+//! command line; validated once before anything starts.
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The roles a process can run (DESIGN "One trait, local or remote").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    Gateway,
+    Scheduler,
+    Pipeline,
+    Delivery,
+    Memory,
+}
+
+impl Role {
+    pub const ALL: [Role; 5] = [
+        Role::Gateway,
+        Role::Scheduler,
+        Role::Pipeline,
+        Role::Delivery,
+        Role::Memory,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Gateway => "gateway",
+            Role::Scheduler => "scheduler",
+            Role::Pipeline => "pipeline",
+            Role::Delivery => "delivery",
+            Role::Memory => "memory",
+        }
+    }
+}
+
+/// Every setting, with its embedded default. Documented in README.md.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Folder of the default SQLite database, blobs and secret key.
+    pub data_dir: PathBuf,
+    /// `sqlite://…` or `postgres://…`; default: SQLite under `data_dir`.
+    pub database_url: Option<String>,
+    /// Redis for coordination; default: in-process coordination.
+    pub redis_url: Option<String>,
+    /// Blob store: a folder path or `file://…`; default `data_dir/blobs`.
+    pub blob_url: Option<String>,
+    /// HTTP address of the gateway.
+    pub listen: String,
+    /// gRPC address of the internal services; `off` disables it.
+    pub grpc_listen: String,
+    /// Comma-separated roles this process runs.
+    pub roles: String,
+    /// Where the roles this process does not run are reached (gRPC URLs).
+    pub services_url: Option<String>,
+    pub scheduler_url: Option<String>,
+    pub pipeline_url: Option<String>,
+    pub delivery_url: Option<String>,
+    pub memory_url: Option<String>,
+    /// Base64 of 32 bytes shared by the processes of an installation;
+    /// default: `data_dir/secret.key`, created on first start.
+    pub secret_key: Option<String>,
+    /// Public base URL (decides Secure cookies and the expected origin).
+    pub public_url: Option<String>,
+    pub session_days: i64,
+    /// Run migrations when `serve` starts.
+    pub migrate_on_start: bool,
+    /// Spec `API_MAX_PAYLOAD_MB`.
+    pub api_max_payload_mb: u64,
+    /// Spec `DEMO_MODE`.
+    pub demo_mode: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from("./data"),
+            database_url: None,
+            redis_url: None,
+            blob_url: None,
+            listen: "127.0.0.1:8080".into(),
+            grpc_listen: "127.0.0.1:8081".into(),
+            roles: "gateway,scheduler,pipeline,delivery,memory".into(),
+            services_url: None,
+            scheduler_url: None,
+            pipeline_url: None,
+            delivery_url: None,
+            memory_url: None,
+            secret_key: None,
+            public_url: None,
+            session_days: 14,
+            migrate_on_start: true,
+            api_max_payload_mb: 64,
+            demo_mode: false,
+        }
+    }
+}
+
+/// The spec's variables, read without the `DRAGOMAN_` prefix.
+const SPEC_VARIABLES: [&str; 2] = ["API_MAX_PAYLOAD_MB", "DEMO_MODE"];
+
+impl Config {
+    pub fn load(file: Option<&Path>) -> Result<Config, String> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(file) = file {
+            if !file.exists() {
+                return Err(format!(
+                    "configuration file {} does not exist",
+                    file.display()
+                ));
+            }
+            figment = figment.merge(Toml::file(file));
+        }
+        figment = figment
+            .merge(Env::prefixed("DRAGOMAN_").ignore(&["CONFIG"]))
+            .merge(Env::raw().only(&SPEC_VARIABLES));
+        figment.extract().map_err(|e| format!("configuration: {e}"))
+    }
+
+    pub fn database_url(&self) -> String {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}/dragoman.db", self.data_dir.display()))
+    }
+
+    pub fn blob_url(&self) -> String {
+        self.blob_url
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("blobs").display().to_string())
+    }
+
+    pub fn roles(&self) -> Result<Vec<Role>, String> {
+        let mut roles = Vec::new();
+        for part in self
+            .roles
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            if part == "all" {
+                roles.extend(Role::ALL);
+                continue;
+            }
+            let role = Role::ALL
+                .into_iter()
+                .find(|r| r.name() == part)
+                .ok_or_else(|| format!("unknown role `{part}` (roles: gateway, scheduler, pipeline, delivery, memory)"))?;
+            roles.push(role);
+        }
+        roles.sort();
+        roles.dedup();
+        if roles.is_empty() {
+            return Err("no role to run".into());
+        }
+        Ok(roles)
+    }
+
+    pub fn service_url(&self, role: Role) -> Option<String> {
+        let own = match role {
+            Role::Scheduler => &self.scheduler_url,
+            Role::Pipeline => &self.pipeline_url,
+            Role::Delivery => &self.delivery_url,
+            Role::Memory => &self.memory_url,
+            Role::Gateway => &None,
+        };
+        own.clone().or_else(|| self.services_url.clone())
+    }
+
+    /// Checks what cannot work before anything starts; the message says why.
+    pub fn validate(&self) -> Result<Vec<Role>, String> {
+        let roles = self.roles()?;
+        let all = roles.len() == Role::ALL.len();
+        let db = self.database_url();
+        if !db.starts_with("sqlite:")
+            && !db.starts_with("postgres://")
+            && !db.starts_with("postgresql://")
+        {
+            return Err(
+                "DRAGOMAN_DATABASE_URL must start with sqlite:, postgres:// or postgresql://"
+                    .into(),
+            );
+        }
+        if !all {
+            let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
+            let running = names.join(",");
+            if db.starts_with("sqlite:") {
+                return Err(format!(
+                    "this process runs only some roles ({running}); the others run in other processes, \
+                     which cannot share a SQLite file safely: set DRAGOMAN_DATABASE_URL to a PostgreSQL database"
+                ));
+            }
+            if self.redis_url.is_none() {
+                return Err(format!(
+                    "this process runs only some roles ({running}); in-process coordination cannot reach \
+                     the other processes: set DRAGOMAN_REDIS_URL"
+                ));
+            }
+            if self.secret_key.is_none() {
+                return Err(format!(
+                    "this process runs only some roles ({running}); every process of the installation must \
+                     share one key: set DRAGOMAN_SECRET_KEY (32 random bytes in base64, e.g. `openssl rand -base64 32`)"
+                ));
+            }
+            if roles.contains(&Role::Gateway) {
+                for role in Role::ALL
+                    .into_iter()
+                    .filter(|r| *r != Role::Gateway && !roles.contains(r))
+                {
+                    if self.service_url(role).is_none() {
+                        return Err(format!(
+                            "the gateway needs the {0} role, which this process does not run: set \
+                             DRAGOMAN_{1}_URL (or DRAGOMAN_SERVICES_URL) to the gRPC address of the process that runs it",
+                            role.name(),
+                            role.name().to_uppercase()
+                        ));
+                    }
+                }
+            }
+            if roles.iter().any(|r| *r != Role::Gateway) && self.grpc_listen == "off" {
+                return Err(format!(
+                    "this process runs {running} for other processes: DRAGOMAN_GRPC_LISTEN cannot be off"
+                ));
+            }
+        }
+        if self.api_max_payload_mb == 0 {
+            return Err("API_MAX_PAYLOAD_MB must be at least 1".into());
+        }
+        if !(1..=365).contains(&self.session_days) {
+            return Err("DRAGOMAN_SESSION_DAYS must be 1 to 365".into());
+        }
+        Ok(roles)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_defaults_run_every_role_on_sqlite() {
+        let config = Config::default();
+        assert_eq!(config.validate().map(|r| r.len()), Ok(5));
+        assert!(config.database_url().starts_with("sqlite://./data/"));
+    }
+
+    #[test]
+    fn a_subset_refuses_sqlite_and_local_coordination_with_a_reason() {
+        let mut config = Config {
+            roles: "scheduler".into(),
+            ..Config::default()
+        };
+        let err = config.validate().unwrap_err();
+        assert!(
+            err.contains("SQLite") && err.contains("PostgreSQL"),
+            "{err}"
+        );
+        config.database_url = Some("postgres://x/y".into());
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("DRAGOMAN_REDIS_URL"), "{err}");
+        config.redis_url = Some("redis://127.0.0.1".into());
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("DRAGOMAN_SECRET_KEY"), "{err}");
+        config.secret_key = Some("k".into());
+        assert!(config.validate().is_ok());
+        config.roles = "gateway".into();
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("DRAGOMAN_SCHEDULER_URL"), "{err}");
+    }
+
+    #[test]
+    fn unknown_roles_are_named() {
+        let config = Config {
+            roles: "gateway,worker".into(),
+            ..Config::default()
+        };
+        assert!(config.validate().unwrap_err().contains("`worker`"));
+    }
+}

@@ -1,0 +1,73 @@
+//! The `dragoman` binary: command line, configuration and role wiring.
+mod commands;
+mod config;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "dragoman",
+    version,
+    about = "Self-hosted whole-book translation with language models"
+)]
+struct Cli {
+    /// TOML configuration file (also DRAGOMAN_CONFIG).
+    #[arg(long, global = true, env = "DRAGOMAN_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the service: every role on embedded defaults, or the roles asked for.
+    Serve(serve::ServeArgs),
+    /// Apply the database migrations and exit.
+    Migrate,
+    /// Accounts.
+    #[command(subcommand)]
+    Admin(commands::AdminCommand),
+    /// Language-model providers.
+    #[command(subcommand)]
+    Provider(commands::ProviderCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn,sea_orm=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        let mut config = config::Config::load(cli.config.as_deref())?;
+        match cli.command {
+            Command::Serve(args) => serve::run(&mut config, args).await,
+            Command::Migrate => commands::migrate(&config).await,
+            Command::Admin(command) => commands::admin(&config, command).await,
+            Command::Provider(command) => commands::provider(&config, command).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! `dragoman serve`: opens the database, coordination and blob store, builds
+//! the services this process runs (and remote adapters for the others),
+//! serves them over gRPC with health and reflection, serves the gateway over
+//! HTTP, and stops gracefully on SIGTERM or Ctrl-C.
+
+use crate::commands::redact;
+use crate::config::{Config, Role};
+use clap::Args;
+use dragoman_delivery::DeliveryService;
+use dragoman_gateway::{Gateway, GatewaySettings, Service};
+use dragoman_memory::MemoryService;
+use dragoman_migrations::{Migrator, MigratorTrait};
+use dragoman_model::coordination::{Coordination, LocalCoordination, RedisCoordination};
+use dragoman_model::server_key::ServerKey;
+use dragoman_pipeline::PipelineService;
+use dragoman_proto::principal::InternalCredential;
+use dragoman_proto::remote::{self, RemoteDelivery, RemoteMemory, RemotePipeline, RemoteScheduler};
+use dragoman_proto::v1::{
+    FILE_DESCRIPTOR_SET, delivery_server::DeliveryServer, memory_server::MemoryServer,
+    pipeline_server::PipelineServer, scheduler_server::SchedulerServer,
+};
+use dragoman_scheduler::SchedulerService;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+#[derive(Args, Default)]
+pub struct ServeArgs {
+    /// HTTP address of the gateway (also DRAGOMAN_LISTEN).
+    #[arg(long)]
+    listen: Option<String>,
+    /// gRPC address of the internal services, or `off` (also DRAGOMAN_GRPC_LISTEN).
+    #[arg(long)]
+    grpc_listen: Option<String>,
+    /// Roles to run, comma-separated (also DRAGOMAN_ROLES; default: all).
+    #[arg(long)]
+    roles: Option<String>,
+    /// Do not apply migrations at start.
+    #[arg(long)]
+    no_migrate: bool,
+}
+
+/// A local service, or an adapter over a client of the process that runs it.
+fn pick<T: ?Sized>(
+    local: Option<Arc<T>>,
+    remote: impl FnOnce() -> Result<Arc<T>, String>,
+) -> Result<Service<T>, String> {
+    Ok(match local {
+        Some(handle) => Service {
+            handle,
+            local: true,
+        },
+        None => Service {
+            handle: remote()?,
+            local: false,
+        },
+    })
+}
+
+fn channel(config: &Config, role: Role) -> Result<tonic::transport::Channel, String> {
+    let url = config
+        .service_url(role)
+        .ok_or_else(|| format!("no address for the {} role", role.name()))?;
+    remote::channel(&url).map_err(|e| format!("{} address {url}: {e}", role.name()))
+}
+
+pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
+    if let Some(listen) = args.listen {
+        config.listen = listen;
+    }
+    if let Some(grpc) = args.grpc_listen {
+        config.grpc_listen = grpc;
+    }
+    if let Some(roles) = args.roles {
+        config.roles = roles;
+    }
+    if args.no_migrate {
+        config.migrate_on_start = false;
+    }
+    let roles = config.validate()?;
+    let runs = |role: Role| roles.contains(&role);
+
+    let database_url = config.database_url();
+    let db = dragoman_model::db::connect(&database_url)
+        .await
+        .map_err(|e| format!("database {}: {e}", redact(&database_url)))?;
+    if config.migrate_on_start {
+        Migrator::up(&db, None)
+            .await
+            .map_err(|e| format!("migrations: {e}"))?;
+    }
+    let coordination: Arc<dyn Coordination> = match &config.redis_url {
+        Some(url) => Arc::new(
+            RedisCoordination::connect(url, "dragoman:")
+                .await
+                .map_err(|e| format!("redis {}: {e}", redact(url)))?,
+        ),
+        None => Arc::new(LocalCoordination::new()),
+    };
+    let blobs =
+        dragoman_model::blob::open(&config.blob_url()).map_err(|e| format!("blob store: {e}"))?;
+    let server_key = match &config.secret_key {
+        Some(text) => {
+            ServerKey::from_base64(text).map_err(|e| format!("DRAGOMAN_SECRET_KEY: {e}"))?
+        }
+        None => ServerKey::load_or_create(&config.data_dir.join("secret.key"))
+            .map_err(|e| format!("secret key: {e}"))?,
+    };
+    let credential = InternalCredential::new(server_key.derive("dragoman internal grpc v1"));
+
+    let scheduler_local = runs(Role::Scheduler).then(|| {
+        Arc::new(SchedulerService::new(
+            db.clone(),
+            coordination.clone(),
+            credential.clone(),
+        ))
+    });
+    let pipeline_local = runs(Role::Pipeline)
+        .then(|| Arc::new(PipelineService::new(db.clone(), credential.clone())));
+    let delivery_local = runs(Role::Delivery).then(|| {
+        Arc::new(DeliveryService::new(
+            db.clone(),
+            blobs.clone(),
+            credential.clone(),
+        ))
+    });
+    let memory_local =
+        runs(Role::Memory).then(|| Arc::new(MemoryService::new(db.clone(), credential.clone())));
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        let _ = stop_tx.send(true);
+    });
+
+    let mut tasks = tokio::task::JoinSet::new();
+    let serves_grpc = roles.iter().any(|r| *r != Role::Gateway);
+    if serves_grpc && config.grpc_listen != "off" {
+        let listener = TcpListener::bind(&config.grpc_listen)
+            .await
+            .map_err(|e| format!("cannot listen for gRPC on {}: {e}", config.grpc_listen))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let (health, health_service) = tonic_health::server::health_reporter();
+        if scheduler_local.is_some() {
+            health
+                .set_serving::<SchedulerServer<SchedulerService>>()
+                .await;
+        }
+        if pipeline_local.is_some() {
+            health
+                .set_serving::<PipelineServer<PipelineService>>()
+                .await;
+        }
+        if delivery_local.is_some() {
+            health
+                .set_serving::<DeliveryServer<DeliveryService>>()
+                .await;
+        }
+        if memory_local.is_some() {
+            health.set_serving::<MemoryServer<MemoryService>>().await;
+        }
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()
+            .map_err(|e| format!("gRPC reflection: {e}"))?;
+        let router = tonic::transport::Server::builder()
+            .add_service(health_service)
+            .add_service(reflection)
+            .add_optional_service(scheduler_local.clone().map(SchedulerServer::from_arc))
+            .add_optional_service(pipeline_local.clone().map(PipelineServer::from_arc))
+            .add_optional_service(delivery_local.clone().map(DeliveryServer::from_arc))
+            .add_optional_service(memory_local.clone().map(MemoryServer::from_arc));
+        let mut stop = stop_rx.clone();
+        println!("dragoman: grpc listening on {address}");
+        tasks.spawn(async move {
+            router
+                .serve_with_incoming_shutdown(
+                    tokio_stream::wrappers::TcpListenerStream::new(listener),
+                    async move {
+                        let _ = stop.wait_for(|s| *s).await;
+                    },
+                )
+                .await
+                .map_err(|e| format!("gRPC server: {e}"))
+        });
+    }
+
+    if runs(Role::Gateway) {
+        let gateway = Gateway {
+            db: db.clone(),
+            coordination: coordination.clone(),
+            scheduler: pick(scheduler_local.clone().map(|s| s as _), || {
+                Ok(Arc::new(RemoteScheduler::new(channel(config, Role::Scheduler)?)) as _)
+            })?,
+            pipeline: pick(pipeline_local.clone().map(|s| s as _), || {
+                Ok(Arc::new(RemotePipeline::new(channel(config, Role::Pipeline)?)) as _)
+            })?,
+            delivery: pick(delivery_local.clone().map(|s| s as _), || {
+                Ok(Arc::new(RemoteDelivery::new(channel(config, Role::Delivery)?)) as _)
+            })?,
+            memory: pick(memory_local.clone().map(|s| s as _), || {
+                Ok(Arc::new(RemoteMemory::new(channel(config, Role::Memory)?)) as _)
+            })?,
+            credential: credential.clone(),
+            server_key: server_key.clone(),
+            settings: GatewaySettings {
+                max_payload_bytes: usize::try_from(
+                    config.api_max_payload_mb.saturating_mul(1024 * 1024),
+                )
+                .unwrap_or(usize::MAX),
+                demo_mode: config.demo_mode,
+                public_url: config.public_url.clone(),
+                session_days: config.session_days,
+                roles: roles.iter().map(|r| r.name().to_owned()).collect(),
+            },
+        };
+        let app = dragoman_gateway::router(Arc::new(gateway));
+        let listener = TcpListener::bind(&config.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        println!("dragoman: http listening on http://{address}");
+        let mut stop = stop_rx.clone();
+        tasks.spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await
+                .map_err(|e| format!("HTTP server: {e}"))
+        });
+    }
+    let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
+    tracing::info!(
+        roles = %names.join(","),
+        database = dragoman_model::db::backend_name(&db),
+        coordination = coordination.backend_name(),
+        "dragoman started"
+    );
+
+    let mut outcome = Ok(());
+    while let Some(joined) = tasks.join_next().await {
+        let result = joined
+            .map_err(|e| format!("server task: {e}"))
+            .and_then(|r| r);
+        if let Err(e) = result {
+            tracing::error!(error = %e, "server stopped");
+            outcome = Err(e);
+            tasks.abort_all();
+        }
+    }
+    db.close()
+        .await
+        .map_err(|e| format!("closing the database: {e}"))?;
+    outcome
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
