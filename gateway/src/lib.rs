@@ -6,6 +6,7 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod identity;
+pub mod mcp;
 pub mod messages;
 pub mod routes;
 pub mod state;

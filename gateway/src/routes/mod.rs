@@ -15,7 +15,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::Method;
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::Response;
-use axum::routing::{get, post, put};
+use axum::routing::{get, post, post_service, put};
 
 async fn not_found() -> ApiError {
     ApiError::not_found("not_found")
@@ -65,8 +65,14 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), session::same_origin));
 
+    // The tool protocol answers POST only; other methods get 405.
+    let tool_protocol = Router::new()
+        .route("/mcp", post_service(crate::mcp::service(state.clone())))
+        .layer(from_fn_with_state(state.clone(), bearer::require_token));
+
     Router::new()
         .route("/health", get(health::health))
+        .merge(tool_protocol)
         .nest("/api/v1", automation)
         .nest("/api", session_routes)
         .fallback(not_found)

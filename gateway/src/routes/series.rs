@@ -7,10 +7,12 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use dragoman_model::scopes::Scope;
-use dragoman_proto::v1::{GetSeriesRequest, ListSeriesRequest, SeriesSummary, VolumeEntry};
+use dragoman_proto::v1::{
+    GetSeriesRequest, ListSeriesRequest, SeriesDetail, SeriesSummary, VolumeEntry,
+};
 use serde_json::{Value, json};
 
-fn summary_json(s: &SeriesSummary) -> Value {
+pub fn summary_json(s: &SeriesSummary) -> Value {
     json!({
         "id": s.id,
         "name": s.name,
@@ -61,7 +63,12 @@ pub async fn detail(
         .get_series(state.call(&caller.principal(), GetSeriesRequest { series_id }))
         .await?
         .into_inner();
-    let mut value = answer
+    Ok(Json(series_detail_json(&answer)))
+}
+
+/// Series detail: the summary plus `volume_list` in reading order.
+pub fn series_detail_json(detail: &SeriesDetail) -> Value {
+    let mut value = detail
         .summary
         .as_ref()
         .map(summary_json)
@@ -69,8 +76,8 @@ pub async fn detail(
     if let Value::Object(map) = &mut value {
         map.insert(
             "volume_list".into(),
-            answer.volume_list.iter().map(volume_json).collect(),
+            detail.volume_list.iter().map(volume_json).collect(),
         );
     }
-    Ok(Json(value))
+    value
 }
