@@ -280,11 +280,6 @@ const CATALOGUE: &[(&str, &str, &str)] = &[
         "The queue is full.",
     ),
     (
-        "service_unavailable",
-        "Un service interne est indisponible.",
-        "An internal service is unavailable.",
-    ),
-    (
         "server_error",
         "Erreur interne du serveur (référence : {reference}).",
         "Internal server error (reference: {reference}).",
