@@ -73,6 +73,24 @@ pub struct Config {
     pub api_max_payload_mb: u64,
     /// Spec `DEMO_MODE`.
     pub demo_mode: bool,
+    /// Spec `API_MAX_CHAPTERS`.
+    pub api_max_chapters: usize,
+    /// Spec `API_RESULT_MAX_WAIT_SECONDS`.
+    pub api_result_max_wait_seconds: u64,
+    /// Spec `RETENTION_RESULTS_DAYS`.
+    pub retention_results_days: i64,
+    /// Jobs a pipeline process works on at once.
+    pub workers: usize,
+    /// Lease of a job; a worker that stops renewing loses it after this long.
+    pub lease_seconds: i64,
+    /// Timeout of one provider call.
+    pub provider_timeout_seconds: u64,
+    /// Attempts of one provider call before the passage is tried alone.
+    pub provider_max_attempts: u32,
+    /// Longest wait between two attempts (also caps `Retry-After`).
+    pub provider_retry_max_seconds: u64,
+    /// Prompt tokens of one batch of passages at most.
+    pub batch_tokens: usize,
 }
 
 impl Default for Config {
@@ -96,12 +114,27 @@ impl Default for Config {
             migrate_on_start: true,
             api_max_payload_mb: 64,
             demo_mode: false,
+            api_max_chapters: 2000,
+            api_result_max_wait_seconds: 60,
+            retention_results_days: 30,
+            workers: 2,
+            lease_seconds: 30,
+            provider_timeout_seconds: 120,
+            provider_max_attempts: 4,
+            provider_retry_max_seconds: 60,
+            batch_tokens: 2000,
         }
     }
 }
 
 /// The spec's variables, read without the `DRAGOMAN_` prefix.
-const SPEC_VARIABLES: [&str; 2] = ["API_MAX_PAYLOAD_MB", "DEMO_MODE"];
+const SPEC_VARIABLES: [&str; 5] = [
+    "API_MAX_PAYLOAD_MB",
+    "DEMO_MODE",
+    "API_MAX_CHAPTERS",
+    "API_RESULT_MAX_WAIT_SECONDS",
+    "RETENTION_RESULTS_DAYS",
+];
 
 impl Config {
     pub fn load(file: Option<&Path>) -> Result<Config, String> {
@@ -212,7 +245,7 @@ impl Config {
                 {
                     if self.service_url(role).is_none() {
                         return Err(format!(
-                            "the gateway needs the {0} role, which this process does not run: set \
+                            "this process needs the {0} role, which it does not run: set \
                              DRAGOMAN_{1}_URL (or DRAGOMAN_SERVICES_URL) to the gRPC address of the process that runs it",
                             role.name(),
                             role.name().to_uppercase()
@@ -228,6 +261,15 @@ impl Config {
         }
         if self.api_max_payload_mb == 0 {
             return Err("API_MAX_PAYLOAD_MB must be at least 1".into());
+        }
+        if self.api_max_chapters == 0 || !(1..=600).contains(&self.api_result_max_wait_seconds) {
+            return Err(
+                "API_MAX_CHAPTERS must be at least 1 and API_RESULT_MAX_WAIT_SECONDS 1 to 600"
+                    .into(),
+            );
+        }
+        if self.lease_seconds < 3 || self.workers == 0 || self.provider_max_attempts == 0 {
+            return Err("DRAGOMAN_LEASE_SECONDS must be at least 3, DRAGOMAN_WORKERS and DRAGOMAN_PROVIDER_MAX_ATTEMPTS at least 1".into());
         }
         if !(1..=365).contains(&self.session_days) {
             return Err("DRAGOMAN_SESSION_DAYS must be 1 to 365".into());

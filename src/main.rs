@@ -1,6 +1,8 @@
 //! The `dragoman` binary: command line, configuration and role wiring.
 mod commands;
 mod config;
+mod demo;
+mod demo_book;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -21,18 +23,44 @@ struct Cli {
     command: Command,
 }
 
+#[derive(clap::Args)]
+struct SimulateArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    listen: String,
+    #[command(flatten)]
+    config: dragoman_pipeline::simulator::SimulatorConfig,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the service: every role on embedded defaults, or the roles asked for.
     Serve(serve::ServeArgs),
     /// Apply the database migrations and exit.
     Migrate,
+    /// Translate a sample book end to end with the provider simulator, then keep serving.
+    Demo,
+    /// Run the provider simulator (OpenAI and Anthropic protocols) for tests and trials.
+    SimulateProvider(SimulateArgs),
     /// Accounts.
     #[command(subcommand)]
     Admin(commands::AdminCommand),
     /// Language-model providers.
     #[command(subcommand)]
     Provider(commands::ProviderCommand),
+}
+
+async fn simulate(args: SimulateArgs) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    println!("dragoman: simulator listening on http://{address}");
+    dragoman_pipeline::simulator::serve(listener, args.config, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+    .map_err(|e| format!("simulator: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -59,6 +87,8 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve::run(&mut config, args).await,
             Command::Migrate => commands::migrate(&config).await,
+            Command::Demo => demo::run(&mut config).await,
+            Command::SimulateProvider(args) => simulate(args).await,
             Command::Admin(command) => commands::admin(&config, command).await,
             Command::Provider(command) => commands::provider(&config, command).await,
         }

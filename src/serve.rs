@@ -13,13 +13,15 @@ use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::coordination::{Coordination, LocalCoordination, RedisCoordination};
 use dragoman_model::server_key::ServerKey;
 use dragoman_pipeline::PipelineService;
+use dragoman_pipeline::translate::RetryPolicy;
+use dragoman_pipeline::worker::{Worker, WorkerConfig};
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::remote::{self, RemoteDelivery, RemoteMemory, RemotePipeline, RemoteScheduler};
 use dragoman_proto::v1::{
     FILE_DESCRIPTOR_SET, delivery_server::DeliveryServer, memory_server::MemoryServer,
     pipeline_server::PipelineServer, scheduler_server::SchedulerServer,
 };
-use dragoman_scheduler::SchedulerService;
+use dragoman_scheduler::{IntakeLimits, SchedulerService};
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -28,16 +30,16 @@ use tokio::sync::watch;
 pub struct ServeArgs {
     /// HTTP address of the gateway (also DRAGOMAN_LISTEN).
     #[arg(long)]
-    listen: Option<String>,
+    pub listen: Option<String>,
     /// gRPC address of the internal services, or `off` (also DRAGOMAN_GRPC_LISTEN).
     #[arg(long)]
-    grpc_listen: Option<String>,
+    pub grpc_listen: Option<String>,
     /// Roles to run, comma-separated (also DRAGOMAN_ROLES; default: all).
     #[arg(long)]
-    roles: Option<String>,
+    pub roles: Option<String>,
     /// Do not apply migrations at start.
     #[arg(long)]
-    no_migrate: bool,
+    pub no_migrate: bool,
 }
 
 /// A local service, or an adapter over a client of the process that runs it.
@@ -113,6 +115,9 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             db.clone(),
             coordination.clone(),
             credential.clone(),
+            IntakeLimits {
+                max_chapters: config.api_max_chapters,
+            },
         ))
     });
     let pipeline_local = runs(Role::Pipeline)
@@ -122,6 +127,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             db.clone(),
             blobs.clone(),
             credential.clone(),
+            config.retention_results_days,
         ))
     });
     let memory_local =
@@ -187,19 +193,66 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         });
     }
 
-    if runs(Role::Gateway) {
+    // Service handles: the role itself when this process runs it, a client of
+    // the process that does otherwise (built only when something calls it).
+    let needs = |role: Role| {
+        runs(role)
+            || runs(Role::Gateway)
+            || (runs(Role::Pipeline) && matches!(role, Role::Scheduler | Role::Delivery))
+    };
+    let scheduler: Option<Service<dyn dragoman_proto::Scheduler>> = needs(Role::Scheduler)
+        .then(|| {
+            pick(scheduler_local.clone().map(|s| s as _), || {
+                Ok(Arc::new(RemoteScheduler::new(channel(config, Role::Scheduler)?)) as _)
+            })
+        })
+        .transpose()?;
+    let delivery: Option<Service<dyn dragoman_proto::Delivery>> = needs(Role::Delivery)
+        .then(|| {
+            pick(delivery_local.clone().map(|s| s as _), || {
+                Ok(Arc::new(RemoteDelivery::new(channel(config, Role::Delivery)?)) as _)
+            })
+        })
+        .transpose()?;
+
+    if let (true, Some(scheduler), Some(delivery)) = (runs(Role::Pipeline), &scheduler, &delivery) {
+        let worker = Arc::new(Worker {
+            db: db.clone(),
+            coordination: coordination.clone(),
+            scheduler: scheduler.handle.clone(),
+            delivery: delivery.handle.clone(),
+            credential: credential.clone(),
+            config: WorkerConfig {
+                concurrency: config.workers,
+                lease_seconds: config.lease_seconds,
+                idle_poll: std::time::Duration::from_secs(5),
+                retry: RetryPolicy {
+                    max_attempts: config.provider_max_attempts,
+                    base_delay: std::time::Duration::from_millis(500),
+                    max_delay: std::time::Duration::from_secs(config.provider_retry_max_seconds),
+                },
+                call_timeout: std::time::Duration::from_secs(config.provider_timeout_seconds),
+                batch_tokens: config.batch_tokens,
+            },
+        });
+        let stop = stop_rx.clone();
+        tasks.spawn(async move {
+            worker.run(stop).await;
+            Ok(())
+        });
+    }
+
+    if runs(Role::Gateway)
+        && let (Some(scheduler), Some(delivery)) = (scheduler, delivery)
+    {
         let gateway = Gateway {
             db: db.clone(),
             coordination: coordination.clone(),
-            scheduler: pick(scheduler_local.clone().map(|s| s as _), || {
-                Ok(Arc::new(RemoteScheduler::new(channel(config, Role::Scheduler)?)) as _)
-            })?,
+            scheduler,
             pipeline: pick(pipeline_local.clone().map(|s| s as _), || {
                 Ok(Arc::new(RemotePipeline::new(channel(config, Role::Pipeline)?)) as _)
             })?,
-            delivery: pick(delivery_local.clone().map(|s| s as _), || {
-                Ok(Arc::new(RemoteDelivery::new(channel(config, Role::Delivery)?)) as _)
-            })?,
+            delivery,
             memory: pick(memory_local.clone().map(|s| s as _), || {
                 Ok(Arc::new(RemoteMemory::new(channel(config, Role::Memory)?)) as _)
             })?,
@@ -213,6 +266,8 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 demo_mode: config.demo_mode,
                 public_url: config.public_url.clone(),
                 session_days: config.session_days,
+                max_chapters: config.api_max_chapters,
+                max_wait_seconds: config.api_result_max_wait_seconds,
                 roles: roles.iter().map(|r| r.name().to_owned()).collect(),
             },
         };

@@ -48,12 +48,13 @@ pub(crate) struct Archive<'a> {
 
 /// True when `name` is a plain relative path inside the archive.
 pub(crate) fn safe_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('/')
-        && !name.contains('\\')
-        && !name.contains('\0')
-        && !name.split('/').any(|c| c == ".." || c == ".")
-        && !(name.len() >= 2 && name.as_bytes()[1] == b':')
+    let unsafe_name = name.is_empty()
+        || name.starts_with('/')
+        || name.contains('\\')
+        || name.contains('\0')
+        || name.split('/').any(|c| c == ".." || c == ".")
+        || (name.len() >= 2 && name.as_bytes()[1] == b':');
+    !unsafe_name
 }
 
 /// Names of central-directory records, read directly so that a duplicate can be
@@ -142,14 +143,14 @@ impl<'a> Archive<'a> {
 
     /// Inflates one entry under the caps.
     pub fn read(&mut self, name: &str) -> Result<Vec<u8>> {
-        let index = self
-            .names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| BookError::Missing {
-                file: name.to_string(),
-                what: "entry not in the archive".into(),
-            })?;
+        let index =
+            self.names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| BookError::Missing {
+                    file: name.to_string(),
+                    what: "entry not in the archive".into(),
+                })?;
         let zip_err = |e: &dyn std::fmt::Display| BookError::Zip {
             file: name.to_string(),
             detail: e.to_string(),
@@ -217,8 +218,11 @@ pub(crate) mod tests {
             } else {
                 zip::CompressionMethod::Stored
             };
-            w.start_file(*name, SimpleFileOptions::default().compression_method(method))
-                .unwrap();
+            w.start_file(
+                *name,
+                SimpleFileOptions::default().compression_method(method),
+            )
+            .unwrap();
             w.write_all(data).unwrap();
         }
         w.finish().unwrap().into_inner()
@@ -249,24 +253,35 @@ pub(crate) mod tests {
             let err = Archive::open("b.epub", &bytes, Limits::default())
                 .err()
                 .unwrap_or_else(|| panic!("{name} accepted"));
-            assert!(matches!(err.code(), "unsafe_name" | "not_zip"), "{name}: {err}");
+            assert!(
+                matches!(err.code(), "unsafe_name" | "not_zip"),
+                "{name}: {err}"
+            );
         }
     }
 
     #[test]
     fn symlinks_are_refused() {
         let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
-        w.add_symlink("OEBPS/link.xhtml", "/etc/passwd", SimpleFileOptions::default())
-            .unwrap();
+        w.add_symlink(
+            "OEBPS/link.xhtml",
+            "/etc/passwd",
+            SimpleFileOptions::default(),
+        )
+        .unwrap();
         let bytes = w.finish().unwrap().into_inner();
-        let err = Archive::open("b.epub", &bytes, Limits::default()).err().unwrap();
+        let err = Archive::open("b.epub", &bytes, Limits::default())
+            .err()
+            .unwrap();
         assert_eq!(err.code(), "symlink");
         assert_eq!(err.file(), Some("OEBPS/link.xhtml"));
     }
 
     #[test]
     fn not_a_zip_is_a_clear_error() {
-        let err = Archive::open("b.epub", b"hello", Limits::default()).err().unwrap();
+        let err = Archive::open("b.epub", b"hello", Limits::default())
+            .err()
+            .unwrap();
         assert_eq!(err.code(), "not_zip");
         assert!(err.to_string().contains("b.epub"));
     }

@@ -54,7 +54,11 @@ impl ChapterDraft {
             })
             .collect();
         let (words, source_sha256) = text::chapter_stats(&passages);
-        let number = if self.kind.is_special() { None } else { self.number };
+        let number = if self.kind.is_special() {
+            None
+        } else {
+            self.number
+        };
         Chapter {
             position,
             kind: self.kind,

@@ -132,10 +132,10 @@ static TABLE: LazyLock<HashMap<&'static str, String>> = LazyLock::new(|| {
     }
     for (base, names) in [(913u32, GREEK_UPPER), (945u32, GREEK_LOWER)] {
         for (i, name) in names.split(' ').enumerate() {
-            if name != "-" {
-                if let Some(c) = char::from_u32(base + i as u32) {
-                    m.insert(name, c.to_string());
-                }
+            if name != "-"
+                && let Some(c) = char::from_u32(base + i as u32)
+            {
+                m.insert(name, c.to_string());
             }
         }
     }

@@ -140,10 +140,10 @@ pub fn display_label(
 ) -> String {
     let l = lang_key(lang);
     let mut s = kind_name(kind, l).to_string();
-    if kind == ChapterKind::Chapter {
-        if let Some(n) = number {
-            s.push_str(&format!(" {n}"));
-        }
+    if kind == ChapterKind::Chapter
+        && let Some(n) = number
+    {
+        s.push_str(&format!(" {n}"));
     }
     if let Some(p) = part {
         s.push_str(&format!(" ({} {p}", part_word(l)));
@@ -170,8 +170,14 @@ mod tests {
             display_label(ChapterKind::Chapter, Some(12), Some(2), Some(3), "fr-CA"),
             "Chapitre 12 (partie 2 sur 3)"
         );
-        assert_eq!(display_label(ChapterKind::Epilogue, None, None, None, "fr"), "Épilogue");
-        assert_eq!(display_label(ChapterKind::Prologue, None, None, None, "ja"), "Prologue");
+        assert_eq!(
+            display_label(ChapterKind::Epilogue, None, None, None, "fr"),
+            "Épilogue"
+        );
+        assert_eq!(
+            display_label(ChapterKind::Prologue, None, None, None, "ja"),
+            "Prologue"
+        );
         assert_eq!(label(ChapterKind::Chapter, Some(3), None), "Chapter 3");
     }
 }

@@ -11,8 +11,12 @@
 //! (reported as [`ResidualReason::MarkupMismatch`]).
 
 pub mod archive;
+pub mod bilingual;
+pub mod docx;
 pub mod epub;
 pub mod error;
+pub mod export;
+pub mod inspect;
 pub mod labels;
 pub mod model;
 pub mod numbering;
@@ -25,7 +29,11 @@ mod entities;
 mod xhtml;
 mod xml;
 
-pub use error::{BookError, Result};
-pub use model::*;
+pub use bilingual::{BilingualOptions, Layout, write_bilingual_epub};
+pub use docx::read_docx;
 pub use epub::{EpubWriteOptions, ReaderNote, read_epub, write_epub};
+pub use error::{BookError, Result};
+pub use export::{write_txt, write_txt_zip};
+pub use inspect::{InspectReport, inspect, read_any};
+pub use model::*;
 pub use txt::{Split, read_txt};

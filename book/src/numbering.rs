@@ -36,7 +36,8 @@ pub fn fold(s: &str) -> String {
 }
 
 static ROMAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$").unwrap_or_else(|_| unreachable!())
+    Regex::new(r"(?i)^m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+        .unwrap_or_else(|_| unreachable!())
 });
 
 /// Parses a canonical roman numeral (case-insensitive), 1 to 4999.
@@ -173,7 +174,8 @@ static CHAPTER_KW: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|_| unreachable!())
 });
 static BOOK_PART_KW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(part|partie|book|livre|volume|tome|teil)\s+").unwrap_or_else(|_| unreachable!())
+    Regex::new(r"(?i)^\s*(part|partie|book|livre|volume|tome|teil)\s+")
+        .unwrap_or_else(|_| unreachable!())
 });
 static PART_SUFFIX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -218,8 +220,10 @@ pub fn special_kind(keyword: &str) -> Option<ChapterKind> {
 }
 
 fn strip_separators(s: &str) -> &str {
-    s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '.' | ':' | '-' | '–' | '—' | ',' | '|'))
-        .trim_end()
+    s.trim_start_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '.' | ':' | '-' | '–' | '—' | ',' | '|')
+    })
+    .trim_end()
 }
 
 /// Reads a number at the start of `s`: digits, a roman numeral, or up to six
@@ -234,10 +238,10 @@ fn leading_number(s: &str) -> Option<(u32, &'static str, &str)> {
     }
     let word_end = |t: &str| t.find(|c: char| !c.is_alphabetic()).unwrap_or(t.len());
     let first = word_end(s);
-    if first > 0 {
-        if let Some(n) = parse_roman(&s[..first]) {
-            return Some((n, "roman numeral", &s[first..]));
-        }
+    if first > 0
+        && let Some(n) = parse_roman(&s[..first])
+    {
+        return Some((n, "roman numeral", &s[first..]));
     }
     // Collect up to six words (separated by spaces or hyphens) and try the longest prefix.
     let mut ends = Vec::new();
@@ -295,8 +299,13 @@ pub fn detect_heading(line: &str) -> Option<Detected> {
             .unwrap_or(after);
         let (n, how, rest) = leading_number(after)?;
         let (part, part_count, rest) = part_suffix(rest);
-        let had_separator = rest.trim_start().starts_with(['.', ':', '-', '–', '—', ',', '|']) || rest.trim().is_empty();
-        let title = Some(strip_separators(rest)).filter(|t| !t.is_empty()).map(str::to_string);
+        let had_separator = rest
+            .trim_start()
+            .starts_with(['.', ':', '-', '–', '—', ',', '|'])
+            || rest.trim().is_empty();
+        let title = Some(strip_separators(rest))
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
         let confidence = if had_separator { 0.95 } else { 0.75 };
         return Some(Detected {
             kind: ChapterKind::Chapter,
@@ -309,21 +318,24 @@ pub fn detect_heading(line: &str) -> Option<Detected> {
             reason: format!("heading {} names chapter {n} in {how}", quoted()),
         });
     }
-    if let Some(m) = BOOK_PART_KW.find(line) {
-        if let Some((n, how, rest)) = leading_number(&line[m.end()..]) {
-            let rest_ok = rest.trim().is_empty() || rest.trim_start().starts_with(['.', ':', '-', '–', '—']);
-            if rest_ok {
-                return Some(Detected {
-                    kind: ChapterKind::Chapter,
-                    number: Some(n),
-                    part: None,
-                    part_count: None,
-                    title: Some(strip_separators(rest)).filter(|t| !t.is_empty()).map(str::to_string),
-                    book_part: true,
-                    confidence: 0.8,
-                    reason: format!("heading {} names part {n} of the book in {how}", quoted()),
-                });
-            }
+    if let Some(m) = BOOK_PART_KW.find(line)
+        && let Some((n, how, rest)) = leading_number(&line[m.end()..])
+    {
+        let rest_ok =
+            rest.trim().is_empty() || rest.trim_start().starts_with(['.', ':', '-', '–', '—']);
+        if rest_ok {
+            return Some(Detected {
+                kind: ChapterKind::Chapter,
+                number: Some(n),
+                part: None,
+                part_count: None,
+                title: Some(strip_separators(rest))
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_string),
+                book_part: true,
+                confidence: 0.8,
+                reason: format!("heading {} names part {n} of the book in {how}", quoted()),
+            });
         }
     }
     if let Some(c) = SPECIAL.captures(line) {
@@ -343,7 +355,9 @@ pub fn detect_heading(line: &str) -> Option<Detected> {
             number: None,
             part,
             part_count,
-            title: Some(strip_separators(rest)).filter(|t| !t.is_empty()).map(str::to_string),
+            title: Some(strip_separators(rest))
+                .filter(|t| !t.is_empty())
+                .map(str::to_string),
             book_part: false,
             confidence: 0.9,
             reason: format!("heading {} names a {}", quoted(), kind.key()),
@@ -352,7 +366,8 @@ pub fn detect_heading(line: &str) -> Option<Detected> {
     // A line that is only a number ("XII", "12.") is a heading in many books.
     let bare = line.trim_end_matches(['.', ':']);
     if bare.chars().count() <= 8 {
-        let digits = !bare.is_empty() && bare.bytes().all(|b| b.is_ascii_digit()) && bare.len() <= 4;
+        let digits =
+            !bare.is_empty() && bare.bytes().all(|b| b.is_ascii_digit()) && bare.len() <= 4;
         let roman = parse_roman(bare).filter(|_| bare.chars().all(|c| c.is_ascii_uppercase()));
         let n = if digits { bare.parse().ok() } else { roman };
         if let Some(n) = n {
@@ -391,7 +406,9 @@ pub fn detect_file_name(name: &str) -> Option<Detected> {
     };
     let spaced = stem.replace('_', " ");
     let quoted = format!("\"{base}\"");
-    if let Some(mut d) = detect_heading(&spaced).filter(|d| !d.book_part && (d.kind.is_special() || d.confidence >= 0.9)) {
+    if let Some(mut d) = detect_heading(&spaced)
+        .filter(|d| !d.book_part && (d.kind.is_special() || d.confidence >= 0.9))
+    {
         d.reason = format!("file name {quoted}: {}", d.reason);
         return Some(d);
     }
@@ -422,7 +439,8 @@ pub fn detect_file_name(name: &str) -> Option<Detected> {
     if lead > 0 && lead <= 5 {
         let n: u32 = trimmed[..lead].parse().ok()?;
         let rest = strip_separators(&trimmed[lead..]);
-        let title = (!rest.is_empty() && !rest.bytes().all(|b| b.is_ascii_digit())).then(|| rest.to_string());
+        let title = (!rest.is_empty() && !rest.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| rest.to_string());
         return Some(Detected {
             kind: ChapterKind::Chapter,
             number: Some(n),
@@ -434,19 +452,19 @@ pub fn detect_file_name(name: &str) -> Option<Detected> {
             reason: format!("file name {quoted} starts with the number {n}"),
         });
     }
-    if let Some(c) = SPECIAL.captures(trimmed) {
-        if let Some(kind) = c.get(1).and_then(|m| special_kind(m.as_str())) {
-            return Some(Detected {
-                kind,
-                number: None,
-                part,
-                part_count,
-                title: None,
-                book_part: false,
-                confidence: 0.8,
-                reason: format!("file name {quoted} names a {}", kind.key()),
-            });
-        }
+    if let Some(c) = SPECIAL.captures(trimmed)
+        && let Some(kind) = c.get(1).and_then(|m| special_kind(m.as_str()))
+    {
+        return Some(Detected {
+            kind,
+            number: None,
+            part,
+            part_count,
+            title: None,
+            book_part: false,
+            confidence: 0.8,
+            reason: format!("file name {quoted} names a {}", kind.key()),
+        });
     }
     let last = NAME_NUMBERS.find_iter(&spaced).last()?;
     let n: u32 = last.as_str().parse().ok()?;
@@ -501,7 +519,10 @@ mod tests {
     #[test]
     fn chapter_headings() {
         let d = h("Chapter 12");
-        assert_eq!((d.kind, d.number, d.part, d.title.as_deref()), (ChapterKind::Chapter, Some(12), None, None));
+        assert_eq!(
+            (d.kind, d.number, d.part, d.title.as_deref()),
+            (ChapterKind::Chapter, Some(12), None, None)
+        );
         assert_eq!(h("Chapitre XII").number, Some(12));
         assert_eq!(h("Chapter Twelve").number, Some(12));
         assert_eq!(h("CHAPTER the First").number, Some(1));
@@ -509,9 +530,15 @@ mod tests {
         let d = h("Chapter 12 (Part 2)");
         assert_eq!((d.number, d.part, d.part_count), (Some(12), Some(2), None));
         let d = h("Chapter 3 (Part 1 of 2): The Storm");
-        assert_eq!((d.number, d.part, d.part_count, d.title.as_deref()), (Some(3), Some(1), Some(2), Some("The Storm")));
+        assert_eq!(
+            (d.number, d.part, d.part_count, d.title.as_deref()),
+            (Some(3), Some(1), Some(2), Some("The Storm"))
+        );
         let d = h("CHAPTER XIV: HOW MATTERS ARE MANAGED");
-        assert_eq!((d.number, d.title.as_deref()), (Some(14), Some("HOW MATTERS ARE MANAGED")));
+        assert_eq!(
+            (d.number, d.title.as_deref()),
+            (Some(14), Some("HOW MATTERS ARE MANAGED"))
+        );
         assert!(d.reason.contains("roman numeral"), "{}", d.reason);
         assert_eq!(h("Chapitre vingt et un - Le retour").number, Some(21));
     }
@@ -536,7 +563,9 @@ mod tests {
 
     #[test]
     fn sentences_are_not_headings() {
-        assert!(detect_heading("Chapter and verse were quoted at length by the old man.").is_none());
+        assert!(
+            detect_heading("Chapter and verse were quoted at length by the old man.").is_none()
+        );
         assert!(detect_heading("Introductions were made all round, and we sat.").is_none());
         assert!(detect_heading("I went home.").is_none());
         assert!(detect_heading("").is_none());
@@ -558,11 +587,17 @@ mod tests {
         assert!(d.confidence >= 0.9);
         assert_eq!(detect_file_name("012.txt").unwrap().number, Some(12));
         let d = detect_file_name("07 - The Return.docx").unwrap();
-        assert_eq!((d.number, d.title.as_deref()), (Some(7), Some("The Return")));
+        assert_eq!(
+            (d.number, d.title.as_deref()),
+            (Some(7), Some("The Return"))
+        );
         let d = detect_file_name("Chapter 12 (Part 2).txt").unwrap();
         assert_eq!((d.number, d.part), (Some(12), Some(2)));
         assert_eq!(detect_file_name("ch5_part2.txt").unwrap().part, Some(2));
-        assert_eq!(detect_file_name("prologue.txt").unwrap().kind, ChapterKind::Prologue);
+        assert_eq!(
+            detect_file_name("prologue.txt").unwrap().kind,
+            ChapterKind::Prologue
+        );
         let d = detect_file_name("my-book-v2-17.txt").unwrap();
         assert_eq!(d.number, Some(17));
         assert!(d.confidence < 0.7);

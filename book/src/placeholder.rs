@@ -276,7 +276,10 @@ mod tests {
         assert_eq!(check("⟦1⟧y⟦/1⟧⟦2/⟧⟦3/⟧", &t), Err(Mismatch::Unknown(3)));
         assert_eq!(check("⟦1⟧y⟦2/⟧", &t), Err(Mismatch::Nesting(1)));
         assert_eq!(check("⟦1/⟧⟦2/⟧", &t), Err(Mismatch::Shape(1)));
-        assert_eq!(check("⟦1⟧a⟦/1⟧⟦1⟧b⟦/1⟧⟦2/⟧", &t), Err(Mismatch::Repeated(1)));
+        assert_eq!(
+            check("⟦1⟧a⟦/1⟧⟦1⟧b⟦/1⟧⟦2/⟧", &t),
+            Err(Mismatch::Repeated(1))
+        );
         assert!(matches!(check("⟦1 y", &t), Err(Mismatch::Syntax(_))));
     }
 

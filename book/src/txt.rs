@@ -13,7 +13,9 @@
 
 use crate::draft::ChapterDraft;
 use crate::error::{BookError, Result};
-use crate::model::{Book, ChapterKind, IntakeDecision, Mapping, Metadata, PassageRole, SourceFormat, Warning};
+use crate::model::{
+    Book, ChapterKind, IntakeDecision, Mapping, Metadata, PassageRole, SourceFormat, Warning,
+};
 use crate::numbering::{self, Detected};
 use crate::placeholder::Builder;
 use crate::text::count_words;
@@ -48,7 +50,9 @@ pub fn decode_utf8<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str> {
             let at = e.valid_up_to();
             let byte = body.get(at).copied().unwrap_or(0);
             let hint = if byte >= 0x80 {
-                format!("byte 0x{byte:02X} at offset {at} is not UTF-8; it looks like Latin-1 or Windows-1252")
+                format!(
+                    "byte 0x{byte:02X} at offset {at} is not UTF-8; it looks like Latin-1 or Windows-1252"
+                )
             } else {
                 format!("invalid UTF-8 at offset {at}")
             };
@@ -72,7 +76,9 @@ fn paragraphs(text: &str) -> Vec<Para<'_>> {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.trim().is_empty() {
             if !cur.is_empty() {
-                out.push(Para { lines: std::mem::take(&mut cur) });
+                out.push(Para {
+                    lines: std::mem::take(&mut cur),
+                });
             }
         } else {
             cur.push(line);
@@ -89,7 +95,11 @@ fn wrap_width(paras: &[Para<'_>]) -> Option<usize> {
     let mut lens: Vec<usize> = paras
         .iter()
         .filter(|p| p.lines.len() > 1)
-        .flat_map(|p| p.lines[..p.lines.len() - 1].iter().map(|l| l.trim_end().chars().count()))
+        .flat_map(|p| {
+            p.lines[..p.lines.len() - 1]
+                .iter()
+                .map(|l| l.trim_end().chars().count())
+        })
         .collect();
     if lens.len() < 8 {
         return None;
@@ -105,7 +115,10 @@ fn join_lines(lines: &[&str], width: Option<usize>) -> String {
         let line = line.trim();
         if i > 0 {
             let prev = lines[i - 1].trim_end();
-            let next_word = line.split_whitespace().next().map_or(0, |w| w.chars().count());
+            let next_word = line
+                .split_whitespace()
+                .next()
+                .map_or(0, |w| w.chars().count());
             let soft = match width {
                 // The line broke because the next word would not fit.
                 Some(w) => prev.chars().count() + 1 + next_word > w.saturating_sub(2),
@@ -138,7 +151,11 @@ pub fn read_txt(file: &str, bytes: &[u8], split: Split) -> Result<Book> {
         .iter()
         .map(|p| {
             let text = join_lines(&p.lines, width);
-            let heading = if p.lines.len() == 1 { numbering::detect_heading(&text) } else { None };
+            let heading = if p.lines.len() == 1 {
+                numbering::detect_heading(&text)
+            } else {
+                None
+            };
             Block { text, heading }
         })
         .collect();
@@ -181,7 +198,11 @@ pub fn read_txt(file: &str, bytes: &[u8], split: Split) -> Result<Book> {
 fn passage_of(text: &str, heading: bool) -> (PassageRole, String, Vec<crate::model::Tag>) {
     let mut b = Builder::default();
     b.push_text(text);
-    let role = if heading { PassageRole::Heading(1) } else { PassageRole::Paragraph };
+    let role = if heading {
+        PassageRole::Heading(1)
+    } else {
+        PassageRole::Paragraph
+    };
     (role, b.text, b.tags)
 }
 
@@ -202,7 +223,9 @@ fn decision(file: &str, name: &str, d: &ChapterDraft) -> IntakeDecision {
 pub(crate) fn whole_file_draft(file: &str, first_line: Option<&str>) -> ChapterDraft {
     let mut d = ChapterDraft::new(file);
     let from_name = numbering::detect_file_name(file);
-    let from_heading = first_line.and_then(numbering::detect_heading).filter(|h| !h.book_part && h.confidence >= 0.75);
+    let from_heading = first_line
+        .and_then(numbering::detect_heading)
+        .filter(|h| !h.book_part && h.confidence >= 0.75);
     match (&from_name, &from_heading) {
         (Some(n), h) => {
             apply(&mut d, n);
@@ -212,7 +235,8 @@ pub(crate) fn whole_file_draft(file: &str, first_line: Option<&str>) -> ChapterD
                 d.title_is_label = h.title.is_none();
                 if h.number != n.number || h.kind != n.kind {
                     d.mapping.confidence = (n.confidence - 0.2).max(0.3);
-                    d.mapping.reason = format!("{}; the first line disagrees ({})", n.reason, h.reason);
+                    d.mapping.reason =
+                        format!("{}; the first line disagrees ({})", n.reason, h.reason);
                 } else {
                     d.mapping.confidence = n.confidence.max(h.confidence);
                     d.mapping.reason = format!("{}; the first line agrees", n.reason);
@@ -226,7 +250,9 @@ pub(crate) fn whole_file_draft(file: &str, first_line: Option<&str>) -> ChapterD
             d.mapping.reason = format!("no number in the file name; {}", h.reason);
         }
         (None, None) => {
-            d.mapping.reason = format!("no number in the file name \"{file}\" nor in its first line; placed by upload order");
+            d.mapping.reason = format!(
+                "no number in the file name \"{file}\" nor in its first line; placed by upload order"
+            );
         }
     }
     d
@@ -263,7 +289,9 @@ fn looks_like_title(s: &str) -> bool {
         && (1..=10).contains(&words)
         && !s.ends_with([',', ';', ':'])
         && !s.contains('\n')
-        && s.chars().next().is_some_and(|c| c.is_uppercase() || !c.is_alphabetic())
+        && s.chars()
+            .next()
+            .is_some_and(|c| c.is_uppercase() || !c.is_alphabetic())
         && numbering::detect_heading(s).is_none()
 }
 
@@ -274,8 +302,12 @@ fn split_headings(
     warnings: &mut Vec<Warning>,
 ) -> Vec<ChapterDraft> {
     // Project Gutenberg header and footer become front and back matter.
-    let start = blocks.iter().position(|b| is_gutenberg_marker(&b.text, "START OF"));
-    let end = blocks.iter().position(|b| is_gutenberg_marker(&b.text, "END OF"));
+    let start = blocks
+        .iter()
+        .position(|b| is_gutenberg_marker(&b.text, "START OF"));
+    let end = blocks
+        .iter()
+        .position(|b| is_gutenberg_marker(&b.text, "END OF"));
     let body_start = start.map_or(0, |s| s + 1);
     let body_end = end.filter(|e| *e >= body_start).unwrap_or(blocks.len());
 
@@ -294,7 +326,8 @@ fn split_headings(
         let next = cuts.get(k + 1).copied().unwrap_or(body_end);
         let body_paras = next - c - 1;
         let t = blocks[c + 1..next].first().map_or("", |b| b.text.trim());
-        let only_a_title = body_paras == 1 && looks_like_title(t) && !t.ends_with(['.', '!', '?', '…', '"', '»']);
+        let only_a_title =
+            body_paras == 1 && looks_like_title(t) && !t.ends_with(['.', '!', '?', '…', '"', '»']);
         if next < body_end && (body_paras == 0 || only_a_title) {
             continue;
         }
@@ -332,27 +365,35 @@ fn split_headings(
             },
             detected: true,
         };
-        d.passages = blocks[..front_end].iter().map(|b| passage_of(&b.text, false)).collect();
+        d.passages = blocks[..front_end]
+            .iter()
+            .map(|b| passage_of(&b.text, false))
+            .collect();
         intake.push(decision(file, "(front matter)", &d));
         drafts.push(d);
     }
     for (k, &s) in starts.iter().enumerate() {
         let e = starts.get(k + 1).copied().unwrap_or(body_end);
         let cut = cuts[k];
-        let Some(h) = blocks[cut].heading.as_ref() else { continue };
+        let Some(h) = blocks[cut].heading.as_ref() else {
+            continue;
+        };
         let mut d = ChapterDraft::new(file);
         apply(&mut d, h);
         let heading_text = blocks[cut].text.trim().to_string();
         d.title = Some(heading_text.clone());
         d.title_is_label = h.title.is_none();
-        if h.title.is_none() {
-            if let Some(next) = blocks.get(cut + 1).filter(|_| cut + 1 < e) {
-                let t = next.text.trim();
-                let upper = t.chars().filter(|c| c.is_alphabetic()).all(char::is_uppercase);
-                if looks_like_title(t) && (upper || !t.ends_with(['.', '!', '?', '…'])) {
-                    d.title = Some(format!("{heading_text}: {}", next.text.trim()));
-                    d.title_is_label = false;
-                }
+        if h.title.is_none()
+            && let Some(next) = blocks.get(cut + 1).filter(|_| cut + 1 < e)
+        {
+            let t = next.text.trim();
+            let upper = t
+                .chars()
+                .filter(|c| c.is_alphabetic())
+                .all(char::is_uppercase);
+            if looks_like_title(t) && (upper || !t.ends_with(['.', '!', '?', '…'])) {
+                d.title = Some(format!("{heading_text}: {}", next.text.trim()));
+                d.title_is_label = false;
             }
         }
         d.passages = blocks[s..e]
@@ -370,20 +411,23 @@ fn split_headings(
             reason: "Project Gutenberg footer".into(),
             detected: true,
         };
-        d.passages = blocks[body_end..].iter().map(|b| passage_of(&b.text, false)).collect();
+        d.passages = blocks[body_end..]
+            .iter()
+            .map(|b| passage_of(&b.text, false))
+            .collect();
         drafts.push(d);
     }
     fill_part_counts(&mut drafts);
     let mut seen = std::collections::HashSet::new();
     for d in &drafts {
-        if let (ChapterKind::Chapter, Some(n)) = (d.kind, d.number) {
-            if !seen.insert((n, d.part)) {
-                warnings.push(Warning::new(
-                    "duplicate_chapter_number",
-                    Some(file),
-                    format!("chapter {n} appears more than once"),
-                ));
-            }
+        if let (ChapterKind::Chapter, Some(n)) = (d.kind, d.number)
+            && !seen.insert((n, d.part))
+        {
+            warnings.push(Warning::new(
+                "duplicate_chapter_number",
+                Some(file),
+                format!("chapter {n} appears more than once"),
+            ));
         }
         if d.kind != ChapterKind::FrontMatter {
             let name = d.title.clone().unwrap_or_default();
@@ -403,11 +447,15 @@ fn fill_part_counts(drafts: &mut [ChapterDraft]) {
         }
     }
     for d in drafts.iter_mut() {
-        if d.part.is_some() && d.part_count.is_none() {
-            if let Some(n) = d.number {
-                d.part_count = max_part.get(&n).copied();
-                d.mapping.reason.push_str(&format!("; part count {} counted in the file", d.part_count.unwrap_or(0)));
-            }
+        if d.part.is_some()
+            && d.part_count.is_none()
+            && let Some(n) = d.number
+        {
+            d.part_count = max_part.get(&n).copied();
+            d.mapping.reason.push_str(&format!(
+                "; part count {} counted in the file",
+                d.part_count.unwrap_or(0)
+            ));
         }
     }
 }
@@ -422,7 +470,10 @@ mod tests {
         assert_eq!(book.chapters[0].passages[0].text, "Hello world.");
         let err = read_txt("ch1.txt", b"caf\xE9\n", Split::None).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("ch1.txt") && msg.contains("Latin-1") && msg.contains("0xE9"), "{msg}");
+        assert!(
+            msg.contains("ch1.txt") && msg.contains("Latin-1") && msg.contains("0xE9"),
+            "{msg}"
+        );
         assert!(read_txt("x.txt", b"\xFF\xFEh\0i\0", Split::None).is_err());
     }
 
@@ -443,7 +494,11 @@ mod tests {
     fn split_at_headings_in_english_and_french() {
         let src = "My Book\n\nPrologue\n\nIt was dark.\n\nChapter 1\n\nThe Beginning\n\nText one.\n\nChapitre II - Le retour\n\nTexte deux.\n\nChapter Three\n\nMore.\n\nInterlude\n\nA pause.\n\nChapter 12 (Part 2)\n\nHalf.\n\nÉpilogue\n\nThe end.\n";
         let book = read_txt("book.txt", src.as_bytes(), Split::Headings).unwrap();
-        let got: Vec<_> = book.chapters.iter().map(|c| (c.kind, c.number, c.part)).collect();
+        let got: Vec<_> = book
+            .chapters
+            .iter()
+            .map(|c| (c.kind, c.number, c.part))
+            .collect();
         use ChapterKind::*;
         assert_eq!(
             got,
@@ -458,11 +513,18 @@ mod tests {
                 (Epilogue, None, None),
             ]
         );
-        assert_eq!(book.chapters[2].title.as_deref(), Some("Chapter 1: The Beginning"));
+        assert_eq!(
+            book.chapters[2].title.as_deref(),
+            Some("Chapter 1: The Beginning")
+        );
         assert!(book.chapters[1].title_is_label);
         assert_eq!(book.chapters[6].part_count, Some(2));
         assert_eq!(book.intake.len(), 8);
-        assert!(book.intake.iter().all(|d| !d.reason.is_empty() && d.confidence > 0.0));
+        assert!(
+            book.intake
+                .iter()
+                .all(|d| !d.reason.is_empty() && d.confidence > 0.0)
+        );
     }
 
     #[test]
@@ -496,7 +558,9 @@ mod tests {
     }
 
     fn corpus(name: &str) -> Option<Vec<u8>> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(name);
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/corpus")
+            .join(name);
         match std::fs::read(&p) {
             Ok(b) => Some(b),
             Err(_) => {
@@ -508,20 +572,40 @@ mod tests {
 
     #[test]
     fn corpus_news_from_nowhere_splits_into_32_chapters() {
-        let Some(bytes) = corpus("txt-en-gutenberg-news-from-nowhere-ascii-crlf.txt") else { return };
+        let Some(bytes) = corpus("txt-en-gutenberg-news-from-nowhere-ascii-crlf.txt") else {
+            return;
+        };
         let book = read_txt("news.txt", &bytes, Split::Headings).unwrap();
-        let chapters: Vec<_> = book.chapters.iter().filter(|c| c.kind == ChapterKind::Chapter).collect();
+        let chapters: Vec<_> = book
+            .chapters
+            .iter()
+            .filter(|c| c.kind == ChapterKind::Chapter)
+            .collect();
         assert_eq!(chapters.len(), 32);
-        assert_eq!(chapters.iter().map(|c| c.number.unwrap()).collect::<Vec<_>>(), (1..=32).collect::<Vec<_>>());
-        assert_eq!(book.chapters.first().unwrap().kind, ChapterKind::FrontMatter);
+        assert_eq!(
+            chapters
+                .iter()
+                .map(|c| c.number.unwrap())
+                .collect::<Vec<_>>(),
+            (1..=32).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            book.chapters.first().unwrap().kind,
+            ChapterKind::FrontMatter
+        );
         assert_eq!(book.chapters.last().unwrap().kind, ChapterKind::BackMatter);
-        assert_eq!(chapters[13].title.as_deref(), Some("CHAPTER XIV: HOW MATTERS ARE MANAGED"));
+        assert_eq!(
+            chapters[13].title.as_deref(),
+            Some("CHAPTER XIV: HOW MATTERS ARE MANAGED")
+        );
         assert!(book.words() > 50_000);
     }
 
     #[test]
     fn corpus_latin1_is_refused_with_a_clear_error() {
-        let Some(bytes) = corpus("txt-nl-gutenberg-ontboezemingen-latin1-crlf.txt") else { return };
+        let Some(bytes) = corpus("txt-nl-gutenberg-ontboezemingen-latin1-crlf.txt") else {
+            return;
+        };
         let err = read_txt("ontboezemingen.txt", &bytes, Split::Headings).unwrap_err();
         assert_eq!(err.code(), "encoding");
         assert!(err.to_string().contains("not UTF-8"));

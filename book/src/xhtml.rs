@@ -25,24 +25,88 @@ pub(crate) struct Located {
     pub end: usize,
 }
 
-/// Passages of one document and the unknown entities met on the way.
+/// Passages of one document.
 #[derive(Debug, Default)]
 pub(crate) struct Extraction {
     pub passages: Vec<Located>,
-    pub unknown_entities: Vec<String>,
 }
 
 fn is_block(name: &str) -> bool {
     matches!(
         name,
-        "address" | "article" | "aside" | "blockquote" | "body" | "caption" | "center" | "dd" | "details" | "dialog"
-            | "dir" | "div" | "dl" | "dt" | "fieldset" | "figcaption" | "figure" | "footer" | "form" | "h1" | "h2"
-            | "h3" | "h4" | "h5" | "h6" | "header" | "hgroup" | "hr" | "html" | "legend" | "li" | "main" | "menu"
-            | "nav" | "ol" | "p" | "section" | "summary" | "table" | "tbody" | "td" | "tfoot" | "th" | "thead"
-            | "tr" | "ul" | "switch" | "default" | "dtbook" | "book" | "frontmatter" | "bodymatter"
-            | "rearmatter" | "level" | "level1" | "level2" | "level3" | "level4" | "level5" | "level6" | "list"
-            | "poem" | "linegroup" | "line" | "sidebar" | "note" | "annotation" | "doctitle" | "docauthor"
-            | "hd" | "prodnote" | "imggroup" | "lic"
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "body"
+            | "caption"
+            | "center"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "legend"
+            | "li"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "p"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+            | "switch"
+            | "default"
+            | "dtbook"
+            | "book"
+            | "frontmatter"
+            | "bodymatter"
+            | "rearmatter"
+            | "level"
+            | "level1"
+            | "level2"
+            | "level3"
+            | "level4"
+            | "level5"
+            | "level6"
+            | "list"
+            | "poem"
+            | "linegroup"
+            | "line"
+            | "sidebar"
+            | "note"
+            | "annotation"
+            | "doctitle"
+            | "docauthor"
+            | "hd"
+            | "prodnote"
+            | "imggroup"
+            | "lic"
     )
 }
 
@@ -50,9 +114,33 @@ fn is_block(name: &str) -> bool {
 fn is_opaque(name: &str) -> bool {
     matches!(
         name,
-        "head" | "script" | "style" | "pre" | "math" | "svg" | "object" | "video" | "audio" | "canvas" | "iframe"
-            | "template" | "textarea" | "select" | "code" | "kbd" | "samp" | "rt" | "rp" | "img" | "case"
-            | "embed" | "input" | "button" | "meter" | "progress" | "picture"
+        "head"
+            | "script"
+            | "style"
+            | "pre"
+            | "math"
+            | "svg"
+            | "object"
+            | "video"
+            | "audio"
+            | "canvas"
+            | "iframe"
+            | "template"
+            | "textarea"
+            | "select"
+            | "code"
+            | "kbd"
+            | "samp"
+            | "rt"
+            | "rp"
+            | "img"
+            | "case"
+            | "embed"
+            | "input"
+            | "button"
+            | "meter"
+            | "progress"
+            | "picture"
     )
 }
 
@@ -95,10 +183,12 @@ impl<'d, 's> Extractor<'d, 's> {
         let n = doc.nodes.len();
         let mut has_block = vec![false; n];
         let mut has_text = vec![false; n];
-        let mut opaque = vec![false; n];
-        for id in 0..n {
-            opaque[id] = doc.name(id).is_some_and(|name| Self::opaque_element(doc, id, name));
-        }
+        let opaque: Vec<bool> = (0..n)
+            .map(|id| {
+                doc.name(id)
+                    .is_some_and(|name| Self::opaque_element(doc, id, name))
+            })
+            .collect();
         // Children always come after their parent, so a reverse sweep sees them first.
         for id in (0..n).rev() {
             match &doc.nodes[id].kind {
@@ -133,7 +223,10 @@ impl<'d, 's> Extractor<'d, 's> {
         }
         let types = doc.attr(id, "epub:type").unwrap_or("");
         let class = doc.attr(id, "class").unwrap_or("");
-        if name == "a" && (types.split_whitespace().any(|t| t == "noteref") || class.split_whitespace().any(|c| c == "noteref")) {
+        if name == "a"
+            && (types.split_whitespace().any(|t| t == "noteref")
+                || class.split_whitespace().any(|c| c == "noteref"))
+        {
             return true;
         }
         // A superscript that only holds a marker (1, 23, *, †) is a note reference.
@@ -142,7 +235,8 @@ impl<'d, 's> Extractor<'d, 's> {
             let t = t.trim();
             return !t.is_empty()
                 && t.chars().count() <= 4
-                && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '*' | '†' | '‡' | '§' | '[' | ']'));
+                && t.chars()
+                    .all(|c| c.is_ascii_digit() || matches!(c, '*' | '†' | '‡' | '§' | '[' | ']'));
         }
         types.split_whitespace().any(|t| t == "pagebreak")
     }
@@ -152,7 +246,11 @@ impl<'d, 's> Extractor<'d, 's> {
             Some(name) => {
                 if self.opaque[id] {
                     // Opaque elements used as blocks (pre, display svg) stand alone.
-                    return is_block(name) || matches!(name, "pre" | "head" | "script" | "style" | "case" | "template");
+                    return is_block(name)
+                        || matches!(
+                            name,
+                            "pre" | "head" | "script" | "style" | "case" | "template"
+                        );
                 }
                 is_block(name) || self.has_block[id]
             }
@@ -181,7 +279,14 @@ impl<'d, 's> Extractor<'d, 's> {
         for c in children {
             if self.is_block_like(c) {
                 self.flush(&mut run, role);
-                self.container(c, if role == PassageRole::Other { PassageRole::Other } else { role });
+                self.container(
+                    c,
+                    if role == PassageRole::Other {
+                        PassageRole::Other
+                    } else {
+                        role
+                    },
+                );
             } else {
                 run.push(c);
             }
@@ -225,11 +330,15 @@ impl<'d, 's> Extractor<'d, 's> {
                 nodes.pop();
             }
             // One element wrapping the whole run: its tags stay outside.
-            if let [only] = nodes[..] {
-                if matches!(self.doc.nodes[only].kind, NodeKind::Element { empty: false, .. }) && !self.opaque[only] {
-                    nodes = self.doc.children(only).to_vec();
-                    continue;
-                }
+            if let [only] = nodes[..]
+                && matches!(
+                    self.doc.nodes[only].kind,
+                    NodeKind::Element { empty: false, .. }
+                )
+                && !self.opaque[only]
+            {
+                nodes = self.doc.children(only).to_vec();
+                continue;
             }
             break;
         }
@@ -277,7 +386,6 @@ impl<'d, 's> Extractor<'d, 's> {
             }
             NodeKind::Ref(Reference::Text(t)) if !t.chars().any(is_xml_ws) => b.push_text(t),
             NodeKind::Ref(Reference::Unknown(name)) => {
-                self.out.unknown_entities.push(name.clone());
                 b.void(self.doc.raw(id).to_string(), format!("&{name};"));
             }
             NodeKind::Ref(_) | NodeKind::CData(_) | NodeKind::Other | NodeKind::Document => {
@@ -285,7 +393,11 @@ impl<'d, 's> Extractor<'d, 's> {
             }
             NodeKind::Element { name, empty, .. } => {
                 if self.opaque[id] || !self.has_text[id] || *empty {
-                    let plain = if name == "br" { "\n".to_string() } else { String::new() };
+                    let plain = if name == "br" {
+                        "\n".to_string()
+                    } else {
+                        String::new()
+                    };
                     b.void(self.doc.raw(id).to_string(), plain);
                 } else {
                     let (open, close) = self.doc.tags(id);
@@ -329,9 +441,15 @@ mod tests {
     use super::*;
 
     fn passages(body: &str) -> Vec<(String, Vec<Tag>)> {
-        let src = format!("<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><title>T</title></head><body>{body}</body></html>");
+        let src = format!(
+            "<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><title>T</title></head><body>{body}</body></html>"
+        );
         let d = Doc::parse("t.xhtml", &src).unwrap();
-        extract(&d).passages.into_iter().map(|p| (p.text, p.tags)).collect()
+        extract(&d)
+            .passages
+            .into_iter()
+            .map(|p| (p.text, p.tags))
+            .collect()
     }
 
     fn texts(body: &str) -> Vec<String> {
@@ -350,22 +468,35 @@ mod tests {
 
     #[test]
     fn wrappers_and_anchors_stay_outside() {
-        assert_eq!(texts("<p><a id=\"p1\"/><span class=\"x\">All of it</span></p>"), vec!["All of it"]);
-        assert_eq!(texts("<p>\n   Spread\n   over   lines\n</p>"), vec!["Spread over lines"]);
+        assert_eq!(
+            texts("<p><a id=\"p1\"/><span class=\"x\">All of it</span></p>"),
+            vec!["All of it"]
+        );
+        assert_eq!(
+            texts("<p>\n   Spread\n   over   lines\n</p>"),
+            vec!["Spread over lines"]
+        );
     }
 
     #[test]
     fn mixed_containers_split_into_runs() {
         assert_eq!(
-            texts("<ul><li>Item <b>one</b><ul><li>Nested</li></ul></li></ul><div>Bare text<p>Para</p>tail</div>"),
+            texts(
+                "<ul><li>Item <b>one</b><ul><li>Nested</li></ul></li></ul><div>Bare text<p>Para</p>tail</div>"
+            ),
             vec!["Item ⟦1⟧one⟦/1⟧", "Nested", "Bare text", "Para", "tail"]
         );
-        assert_eq!(texts("<table><tr><th>H</th><td>C</td></tr></table><dl><dt>T</dt><dd>D</dd></dl>"), vec!["H", "C", "T", "D"]);
+        assert_eq!(
+            texts("<table><tr><th>H</th><td>C</td></tr></table><dl><dt>T</dt><dd>D</dd></dl>"),
+            vec!["H", "C", "T", "D"]
+        );
     }
 
     #[test]
     fn code_math_ruby_and_noterefs_are_not_text() {
-        let ps = passages("<pre>let x = 1;</pre><p>See <code>x</code> and <ruby>漢<rt>かん</rt></ruby><a epub:type=\"noteref\" href=\"#n1\">1</a>.</p>");
+        let ps = passages(
+            "<pre>let x = 1;</pre><p>See <code>x</code> and <ruby>漢<rt>かん</rt></ruby><a epub:type=\"noteref\" href=\"#n1\">1</a>.</p>",
+        );
         assert_eq!(ps.len(), 1);
         assert_eq!(ps[0].0, "See ⟦1/⟧ and ⟦2⟧漢⟦3/⟧⟦/2⟧⟦4/⟧.");
         assert_eq!(ps[0].1[2].open, "<rt>かん</rt>");
@@ -378,7 +509,7 @@ mod tests {
         let ex = extract(&d);
         assert_eq!(ex.passages[0].text, "a\u{a0}b ⟦1/⟧ c");
         assert_eq!(ex.passages[0].tags[0].open, "&foo;");
-        assert_eq!(ex.unknown_entities, vec!["foo"]);
+        assert_eq!(d.unknown_entities, vec!["foo"]);
     }
 
     #[test]

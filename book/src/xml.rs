@@ -56,6 +56,8 @@ pub(crate) struct Node {
 pub(crate) struct Doc<'s> {
     pub src: &'s str,
     pub nodes: Vec<Node>,
+    /// Entity names no table knows, in order of appearance.
+    pub unknown_entities: Vec<String>,
 }
 
 fn xml_err(file: &str, position: u64, detail: impl std::fmt::Display) -> BookError {
@@ -85,6 +87,7 @@ impl<'s> Doc<'s> {
         }];
         let mut stack: Vec<usize> = vec![0];
         let mut depth_guard = 0usize;
+        let mut unknown_entities = Vec::new();
         loop {
             let before = reader.buffer_position() as usize;
             let event = reader
@@ -96,7 +99,8 @@ impl<'s> Doc<'s> {
                 Event::Eof => break,
                 Event::Start(ref e) | Event::Empty(ref e) => {
                     let empty = matches!(event, Event::Empty(_));
-                    let name = String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase();
+                    let name =
+                        String::from_utf8_lossy(e.local_name().as_ref()).to_ascii_lowercase();
                     let mut attrs = Vec::new();
                     for a in e.attributes().with_checks(false) {
                         let a = a.map_err(|err| xml_err(file, before as u64, err))?;
@@ -138,14 +142,21 @@ impl<'s> Doc<'s> {
                         Ok(Some(c)) => Reference::Text(c.to_string()),
                         Ok(None) => match entities::lookup(&name) {
                             Some(s) => Reference::Text(s.to_string()),
-                            None => Reference::Unknown(name.into_owned()),
+                            None => {
+                                if !unknown_entities.contains(&name.to_string()) {
+                                    unknown_entities.push(name.to_string());
+                                }
+                                Reference::Unknown(name.into_owned())
+                            }
                         },
                         Err(e) => return Err(xml_err(file, before as u64, e)),
                     };
                     NodeKind::Ref(resolved)
                 }
                 Event::CData(c) => NodeKind::CData(String::from_utf8_lossy(&c).into_owned()),
-                Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => NodeKind::Other,
+                Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {
+                    NodeKind::Other
+                }
             };
             let is_open = matches!(kind, NodeKind::Element { empty: false, .. });
             let id = nodes.len();
@@ -159,7 +170,11 @@ impl<'s> Doc<'s> {
             if is_open {
                 depth_guard += 1;
                 if depth_guard > 2000 {
-                    return Err(xml_err(file, before as u64, "elements nested more than 2000 deep"));
+                    return Err(xml_err(
+                        file,
+                        before as u64,
+                        "elements nested more than 2000 deep",
+                    ));
                 }
                 stack.push(id);
             }
@@ -170,12 +185,24 @@ impl<'s> Doc<'s> {
                 NodeKind::Element { name, .. } => name.clone(),
                 _ => String::new(),
             };
-            return Err(xml_err(file, src.len() as u64, format!("element <{name}> is never closed")));
+            return Err(xml_err(
+                file,
+                src.len() as u64,
+                format!("element <{name}> is never closed"),
+            ));
         }
-        if !nodes[0].children.iter().any(|&c| matches!(nodes[c].kind, NodeKind::Element { .. })) {
+        if !nodes[0]
+            .children
+            .iter()
+            .any(|&c| matches!(nodes[c].kind, NodeKind::Element { .. }))
+        {
             return Err(xml_err(file, 0, "no root element"));
         }
-        Ok(Doc { src, nodes })
+        Ok(Doc {
+            src,
+            nodes,
+            unknown_entities,
+        })
     }
 
     pub fn name(&self, id: usize) -> Option<&str> {
@@ -354,7 +381,10 @@ mod tests {
     fn doctype_entities_are_never_expanded() {
         let mut src = String::from("<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">");
         for i in 1..10 {
-            src.push_str(&format!("<!ENTITY lol{i} \"{}\">", format!("&lol{};", i - 1).repeat(10)));
+            src.push_str(&format!(
+                "<!ENTITY lol{i} \"{}\">",
+                format!("&lol{};", i - 1).repeat(10)
+            ));
         }
         src.push_str("<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><html><body><p>&lol9; &xxe;</p></body></html>");
         let d = Doc::parse("bomb.xhtml", &src).unwrap();

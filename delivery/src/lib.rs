@@ -1,6 +1,8 @@
-//! The Delivery service: results (build, store, serve), EPUB validation and
-//! webhooks. This issue's part: the role and its health, which proves the
-//! blob store it writes results to works.
+//! The Delivery service: results (build, store, serve); EPUB validation and
+//! webhooks arrive with their issues.
+pub mod error;
+pub mod results;
 pub mod service;
 
+pub use error::DeliveryError;
 pub use service::DeliveryService;

@@ -131,8 +131,22 @@ impl From<tonic::Status> for ApiError {
                 _ => StatusCode::INTERNAL_SERVER_ERROR,
             };
             let code = crate::messages::known_code(&code).unwrap_or("server_error");
+            // Spending and quota refusals at intake are 402; the same codes
+            // on a resume come as a failed precondition (409).
+            let http = match (status.code(), code) {
+                (
+                    Code::ResourceExhausted,
+                    "budget_exceeded" | "licence_quota_insufficient" | "allowance_insufficient",
+                ) => StatusCode::PAYMENT_REQUIRED,
+                _ => http,
+            };
             let mut err = ApiError::new(http, code);
-            if let Some(Ok(Value::Object(map))) = extra.map(|e| serde_json::from_str::<Value>(&e)) {
+            if let Some(Ok(Value::Object(mut map))) =
+                extra.map(|e| serde_json::from_str::<Value>(&e))
+            {
+                if let Some(Value::Array(items)) = map.remove("issues") {
+                    err.issues = items.iter().map(issue_from_service).collect();
+                }
                 err.extra = map;
             }
             if code == "server_error" {
@@ -142,6 +156,42 @@ impl From<tonic::Status> for ApiError {
         }
         ApiError::server(format!("service call: {status}"))
     }
+}
+
+/// Kinds an issue may have; a service's kind outside this list is reported
+/// as a plain value error.
+const ISSUE_KINDS: [&str; 14] = [
+    "missing",
+    "extra_forbidden",
+    "type_error",
+    "json_invalid",
+    "string_too_short",
+    "string_too_long",
+    "out_of_range",
+    "enum",
+    "empty_list",
+    "duplicate",
+    "too_many",
+    "pattern",
+    "not_positive",
+    "value_error",
+];
+
+fn issue_from_service(item: &Value) -> Issue {
+    let kind = item
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(|k| ISSUE_KINDS.iter().find(|known| **known == k))
+        .copied()
+        .unwrap_or("value_error");
+    let loc = item
+        .get("loc")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut issue = Issue::new(loc, kind);
+    issue.ctx = item.get("ctx").filter(|c| !c.is_null()).cloned();
+    issue
 }
 
 /// Marker left in the response extensions for the envelope middleware.

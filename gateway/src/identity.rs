@@ -125,6 +125,45 @@ pub async fn set_active(
     Ok(updated)
 }
 
+/// Sets a new password (same length rules as creation).
+pub async fn set_password(
+    db: &impl ConnectionTrait,
+    username: &str,
+    password_text: &str,
+) -> Result<account::Model, ApiError> {
+    let len = password_text.chars().count();
+    if !(password::PASSWORD_MIN..=password::PASSWORD_MAX).contains(&len) {
+        return Err(ApiError::validation(
+            "invalid_payload",
+            vec![
+                Issue::new([json!("body"), json!("password")], "string_too_short").with_ctx(
+                    json!({"min": password::PASSWORD_MIN, "max": password::PASSWORD_MAX}),
+                ),
+            ],
+        ));
+    }
+    let found = account::Entity::find()
+        .filter(account::Column::Username.eq(username))
+        .one(db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("not_found"))?;
+    let id = found.id.clone();
+    let mut model: account::ActiveModel = found.into();
+    model.password_hash = Set(password::hash(password_text).map_err(ApiError::server)?);
+    model.updated_at = Set(clock::now());
+    let updated = model.update(db).await?;
+    audit(
+        db,
+        None,
+        "account.password",
+        "account",
+        Some(&id),
+        json!({}),
+    )
+    .await?;
+    Ok(updated)
+}
+
 /// Appends one line to the audit log.
 pub async fn audit(
     db: &impl ConnectionTrait,

@@ -781,13 +781,15 @@ fn indexes() -> Vec<IndexCreateStatement> {
             "idx_requests_account_id_external_id",
             Requests::Table,
             [Requests::AccountId, Requests::ExternalId],
-            false,
+            // Unique: concurrent identical submissions store one request.
+            true,
         ),
         index(
             "idx_requests_account_id_idempotency_key",
             Requests::Table,
             [Requests::AccountId, Requests::IdempotencyKey],
-            false,
+            // Unique: concurrent identical submissions store one request.
+            true,
         ),
         index(
             "idx_requests_project_id",

@@ -23,7 +23,8 @@ pub fn open(url: &str) -> Result<Arc<dyn ObjectStore>, ModelError> {
         None => url,
     };
     std::fs::create_dir_all(path)?;
-    let store = LocalFileSystem::new_with_prefix(path).map_err(|e| ModelError::Blob(e.to_string()))?;
+    let store =
+        LocalFileSystem::new_with_prefix(path).map_err(|e| ModelError::Blob(e.to_string()))?;
     Ok(Arc::new(store))
 }
 
@@ -32,7 +33,13 @@ pub async fn probe(store: &dyn ObjectStore) -> Result<(), ModelError> {
     let path = object_store::path::Path::from(format!("health/{}", crate::ids::new_id()));
     let blob = |e: object_store::Error| ModelError::Blob(e.to_string());
     store.put(&path, bytes_of(b"ok")).await.map_err(blob)?;
-    let read = store.get(&path).await.map_err(blob)?.bytes().await.map_err(blob)?;
+    let read = store
+        .get(&path)
+        .await
+        .map_err(blob)?
+        .bytes()
+        .await
+        .map_err(blob)?;
     store.delete(&path).await.map_err(blob)?;
     if read.as_ref() == b"ok" {
         Ok(())

@@ -11,12 +11,14 @@
 //! * [`server_key`]: the installation's master key, sealed secrets, derived credentials.
 
 pub mod blob;
+pub mod budget;
 pub mod clock;
 pub mod coordination;
 pub mod db;
 pub mod entities;
 pub mod error;
 pub mod ids;
+pub mod payload;
 pub mod scopes;
 pub mod server_key;
 

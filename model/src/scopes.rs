@@ -70,7 +70,10 @@ impl fmt::Display for Scope {
 impl FromStr for Scope {
     type Err = ();
     fn from_str(s: &str) -> Result<Self, ()> {
-        Scope::ALL.into_iter().find(|scope| scope.as_str() == s).ok_or(())
+        Scope::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == s)
+            .ok_or(())
     }
 }
 
@@ -84,7 +87,9 @@ pub const PROVIDER_KINDS: [&str; 5] = [
 ];
 
 /// Queue priority of a request, and the ceilings of tokens and accounts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Priority {
     Low,

@@ -1,8 +1,13 @@
 //! The Pipeline service: workers, providers, usage and cost. This issue's
-//! part: the providers an administrator configures.
+//! part: the providers an administrator configures, the provider clients,
+//! the batch translation ladder and the provider simulator.
 pub mod error;
+pub mod llm;
 pub mod providers;
 pub mod service;
+pub mod simulator;
+pub mod translate;
+pub mod worker;
 
 pub use error::PipelineError;
 pub use service::PipelineService;

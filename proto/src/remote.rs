@@ -45,6 +45,12 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, {
     status(StatusRequest) -> RoleStatus;
     list_series(ListSeriesRequest) -> SeriesList;
     get_series(GetSeriesRequest) -> SeriesDetail;
+    submit(SubmitRequest) -> SubmitResponse;
+    get_request(RequestRef) -> RequestDocument;
+    control(ControlRequest) -> RequestDocument;
+    lease_job(LeaseJobRequest) -> LeaseJobResponse;
+    heartbeat(HeartbeatRequest) -> HeartbeatResponse;
+    finish_job(FinishJobRequest) -> RequestDocument;
 });
 
 remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {
@@ -56,6 +62,8 @@ remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {
 
 remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
     status(StatusRequest) -> RoleStatus;
+    store_result(StoreResultRequest) -> StoredResult;
+    get_result(GetResultRequest) -> ResultFile;
 });
 
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, {

@@ -1,9 +1,15 @@
 //! The Scheduler service: intake and admission, request lifecycle, the fair
-//! queue, leases, quotas and budgets. This part: series listings.
+//! queue, leases, quotas and budgets, series and volumes.
+pub mod chapters;
+pub mod document;
 pub mod error;
+pub mod intake;
+pub mod lifecycle;
 pub mod reading_order;
+pub mod report;
 pub mod series;
 pub mod service;
 
 pub use error::SchedulerError;
-pub use service::SchedulerService;
+pub use intake::IntakeLimits;
+pub use service::{JOBS_CHANNEL, SchedulerService, request_channel};

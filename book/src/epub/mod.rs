@@ -10,21 +10,27 @@ mod read;
 mod write;
 
 pub use read::{read_epub, read_epub_with};
+pub(crate) use write::utc_now;
 pub use write::{EpubWriteOptions, ReaderNote, write_epub};
-
 
 /// Resolves `href` (relative to the folder of `base`, percent-encoded, maybe with
 /// a fragment) to an archive path. `None` when it leaves the archive or is external.
 pub(crate) fn resolve(base: &str, href: &str) -> Option<String> {
     let href = href.split('#').next().unwrap_or("");
-    if href.is_empty() || href.contains("://") || href.starts_with("mailto:") || href.starts_with("data:") {
+    if href.is_empty()
+        || href.contains("://")
+        || href.starts_with("mailto:")
+        || href.starts_with("data:")
+    {
         return None;
     }
     let decoded = percent_decode(href);
     let mut parts: Vec<&str> = if decoded.starts_with('/') {
         Vec::new()
     } else {
-        base.rsplit_once('/').map(|(d, _)| d.split('/').collect()).unwrap_or_default()
+        base.rsplit_once('/')
+            .map(|(d, _)| d.split('/').collect())
+            .unwrap_or_default()
     };
     for seg in decoded.split('/') {
         match seg {
@@ -61,9 +67,18 @@ fn percent_decode(s: &str) -> String {
 mod tests {
     #[test]
     fn hrefs_resolve_inside_the_archive() {
-        assert_eq!(super::resolve("OEBPS/content.opf", "text/ch%201.xhtml#x").as_deref(), Some("OEBPS/text/ch 1.xhtml"));
-        assert_eq!(super::resolve("OEBPS/content.opf", "../text/a.xhtml").as_deref(), Some("text/a.xhtml"));
-        assert_eq!(super::resolve("content.opf", "a.xhtml").as_deref(), Some("a.xhtml"));
+        assert_eq!(
+            super::resolve("OEBPS/content.opf", "text/ch%201.xhtml#x").as_deref(),
+            Some("OEBPS/text/ch 1.xhtml")
+        );
+        assert_eq!(
+            super::resolve("OEBPS/content.opf", "../text/a.xhtml").as_deref(),
+            Some("text/a.xhtml")
+        );
+        assert_eq!(
+            super::resolve("content.opf", "a.xhtml").as_deref(),
+            Some("a.xhtml")
+        );
         assert_eq!(super::resolve("content.opf", "../../a.xhtml"), None);
         assert_eq!(super::resolve("a/b.xhtml", "http://x.org/"), None);
     }

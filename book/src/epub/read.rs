@@ -5,14 +5,19 @@ use std::collections::HashMap;
 use crate::archive::{Archive, Limits};
 use crate::draft::ChapterDraft;
 use crate::error::{BookError, Result};
-use crate::model::{Book, ChapterKind, Mapping, Metadata, Passage, PassageRole, SourceFormat, TocEntry, Warning};
+use crate::model::{
+    Book, ChapterKind, Mapping, Metadata, Passage, PassageRole, SourceFormat, TocEntry, Warning,
+};
 use crate::numbering;
 use crate::xhtml::{self, Extractor, Located};
 use crate::xml::Doc;
 
 use super::resolve;
 
-const FONT_OBFUSCATION: [&str; 2] = ["http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"];
+const FONT_OBFUSCATION: [&str; 2] = [
+    "http://www.idpf.org/2008/embedding",
+    "http://ns.adobe.com/pdf/enc#RC",
+];
 
 #[derive(Debug, Clone)]
 pub(crate) struct ManifestItem {
@@ -94,7 +99,11 @@ fn xml_doc<'s>(file: &str, src: &'s str) -> Result<Doc<'s>> {
 fn check_mimetype(archive: &mut Archive<'_>, warnings: &mut Vec<Warning>) -> Result<()> {
     if !archive.contains("mimetype") {
         if archive.contains("META-INF/container.xml") {
-            warnings.push(Warning::new("mimetype_missing", Some("mimetype"), "the mimetype entry is missing; the rebuilt book will have one"));
+            warnings.push(Warning::new(
+                "mimetype_missing",
+                Some("mimetype"),
+                "the mimetype entry is missing; the rebuilt book will have one",
+            ));
             return Ok(());
         }
         return Err(BookError::Mimetype {
@@ -105,16 +114,27 @@ fn check_mimetype(archive: &mut Archive<'_>, warnings: &mut Vec<Warning>) -> Res
     let text = String::from_utf8_lossy(&raw);
     if text == "application/epub+zip" {
         if archive.names().first().map(String::as_str) != Some("mimetype") {
-            warnings.push(Warning::new("mimetype_not_first", Some("mimetype"), "the mimetype entry is not the first in the archive"));
+            warnings.push(Warning::new(
+                "mimetype_not_first",
+                Some("mimetype"),
+                "the mimetype entry is not the first in the archive",
+            ));
         }
         return Ok(());
     }
     if text.trim() == "application/epub+zip" {
-        warnings.push(Warning::new("mimetype_whitespace", Some("mimetype"), "the mimetype entry has extra whitespace; the rebuilt book fixes it"));
+        warnings.push(Warning::new(
+            "mimetype_whitespace",
+            Some("mimetype"),
+            "the mimetype entry has extra whitespace; the rebuilt book fixes it",
+        ));
         return Ok(());
     }
     Err(BookError::Mimetype {
-        detail: format!("says \"{}\" instead of application/epub+zip", text.chars().take(60).collect::<String>()),
+        detail: format!(
+            "says \"{}\" instead of application/epub+zip",
+            text.chars().take(60).collect::<String>()
+        ),
     })
 }
 
@@ -134,10 +154,10 @@ fn encrypted_paths(archive: &mut Archive<'_>) -> Result<Vec<(String, String)>> {
             .unwrap_or("")
             .to_string();
         for r in doc.descendants(data, "cipherreference") {
-            if let Some(uri) = doc.attr(r, "URI") {
-                if let Some(path) = resolve("", uri) {
-                    out.push((path, algo.clone()));
-                }
+            if let Some(uri) = doc.attr(r, "URI")
+                && let Some(path) = resolve("", uri)
+            {
+                out.push((path, algo.clone()));
             }
         }
     }
@@ -244,7 +264,11 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
         file: opf_path.clone(),
         detail: "empty package document".into(),
     })?;
-    let version = opf.attr(package, "version").unwrap_or("2.0").trim().to_string();
+    let version = opf
+        .attr(package, "version")
+        .unwrap_or("2.0")
+        .trim()
+        .to_string();
     let mut ranges = OpfRanges {
         package_tag: (opf.nodes[package].start, opf.inner_range(package).0),
         ..OpfRanges::default()
@@ -273,10 +297,11 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
                     ranges.languages.push(opf.inner_range(c));
                 }
                 Some("creator") => metadata.authors.push(text()),
-                Some("identifier") => {
-                    if metadata.identifier.is_none() || opf.attr(c, "id").map(str::to_string) == unique_id {
-                        metadata.identifier = Some(text());
-                    }
+                Some("identifier")
+                    if (metadata.identifier.is_none()
+                        || opf.attr(c, "id").map(str::to_string) == unique_id) =>
+                {
+                    metadata.identifier = Some(text());
                 }
                 _ => {}
             }
@@ -290,7 +315,9 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
             let (Some(id), Some(href)) = (opf.attr(item, "id"), opf.attr(item, "href")) else {
                 continue;
             };
-            let Some(path) = resolve(&opf_path, href) else { continue };
+            let Some(path) = resolve(&opf_path, href) else {
+                continue;
+            };
             manifest.push(ManifestItem {
                 id: id.to_string(),
                 path,
@@ -306,7 +333,11 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
     let ncx_item = spine
         .and_then(|s| opf.attr(s, "toc"))
         .and_then(|id| by_id.get(id).copied())
-        .or_else(|| manifest.iter().find(|m| m.media_type == "application/x-dtbncx+xml"));
+        .or_else(|| {
+            manifest
+                .iter()
+                .find(|m| m.media_type == "application/x-dtbncx+xml")
+        });
     let nav_item = manifest
         .iter()
         .find(|m| m.properties.split_whitespace().any(|p| p == "nav"));
@@ -321,18 +352,16 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
     let mut guide: HashMap<String, ChapterKind> = HashMap::new();
     if let Some(g) = opf.elements(package, "guide").next() {
         for r in opf.elements(g, "reference") {
-            if let (Some(t), Some(href)) = (opf.attr(r, "type"), opf.attr(r, "href")) {
-                if let (Some(k), Some(p)) = (guide_kind(t), resolve(&opf_path, href)) {
-                    guide.entry(p).or_insert(k);
-                }
+            if let (Some(t), Some(href)) = (opf.attr(r, "type"), opf.attr(r, "href"))
+                && let (Some(k), Some(p)) = (guide_kind(t), resolve(&opf_path, href))
+            {
+                guide.entry(p).or_insert(k);
             }
         }
     }
-    if opf
-        .descendants(package, "meta")
-        .iter()
-        .any(|&m| opf.attr(m, "property") == Some("rendition:layout") && opf.text(m).trim() == "pre-paginated")
-    {
+    if opf.descendants(package, "meta").iter().any(|&m| {
+        opf.attr(m, "property") == Some("rendition:layout") && opf.text(m).trim() == "pre-paginated"
+    }) {
         warnings.push(Warning::new(
             "fixed_layout",
             Some(&opf_path),
@@ -348,32 +377,33 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
     }
 
     // Navigation.
-    let spine_set: std::collections::HashSet<&str> = spine_paths.iter().map(|m| m.path.as_str()).collect();
+    let spine_set: std::collections::HashSet<&str> =
+        spine_paths.iter().map(|m| m.path.as_str()).collect();
     let mut nav = None;
-    if let Some(item) = nav_item {
-        if archive.contains(&item.path) {
-            let src = archive.read_text(&item.path)?;
-            let titles = nav_titles(&item.path, &src, &mut guide)?;
-            nav = Some(NavDoc {
-                path: item.path.clone(),
-                src,
-                titles,
-                in_spine: spine_set.contains(item.path.as_str()),
-            });
-        }
+    if let Some(item) = nav_item
+        && archive.contains(&item.path)
+    {
+        let src = archive.read_text(&item.path)?;
+        let titles = nav_titles(&item.path, &src, &mut guide)?;
+        nav = Some(NavDoc {
+            path: item.path.clone(),
+            src,
+            titles,
+            in_spine: spine_set.contains(item.path.as_str()),
+        });
     }
     let mut ncx = None;
-    if let Some(item) = ncx_item {
-        if archive.contains(&item.path) {
-            let src = archive.read_text(&item.path)?;
-            let titles = ncx_titles(&item.path, &src)?;
-            ncx = Some(NavDoc {
-                path: item.path.clone(),
-                src,
-                titles,
-                in_spine: false,
-            });
-        }
+    if let Some(item) = ncx_item
+        && archive.contains(&item.path)
+    {
+        let src = archive.read_text(&item.path)?;
+        let titles = ncx_titles(&item.path, &src)?;
+        ncx = Some(NavDoc {
+            path: item.path.clone(),
+            src,
+            titles,
+            in_spine: false,
+        });
     }
 
     // Content documents.
@@ -382,30 +412,43 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
     for item in &spine_paths {
         let xhtml_like = matches!(
             item.media_type.as_str(),
-            "application/xhtml+xml" | "application/x-dtbook+xml" | "text/html" | "text/x-oeb1-document"
+            "application/xhtml+xml"
+                | "application/x-dtbook+xml"
+                | "text/html"
+                | "text/x-oeb1-document"
         );
         if !xhtml_like {
             continue;
         }
         if !archive.contains(&item.path) {
-            warnings.push(Warning::new("missing_document", Some(&item.path), "spine document missing from the archive"));
+            warnings.push(Warning::new(
+                "missing_document",
+                Some(&item.path),
+                "spine document missing from the archive",
+            ));
             continue;
         }
         let src = archive.read_text(&item.path)?;
         let doc = Doc::parse(&item.path, &src)?;
         let extraction = xhtml::extract(&doc);
-        if !extraction.unknown_entities.is_empty() && !entity_warned {
-            let mut names = extraction.unknown_entities.clone();
-            names.dedup();
+        if !doc.unknown_entities.is_empty() && !entity_warned {
+            let names = doc.unknown_entities.clone();
             warnings.push(Warning::new(
                 "undefined_entity",
                 Some(&item.path),
-                format!("undefined entities kept as they are: &{};", names.join("; &")),
+                format!(
+                    "undefined entities kept as they are: &{};",
+                    names.join("; &")
+                ),
             ));
             entity_warned = true;
         }
         if item.media_type == "application/x-dtbook+xml" {
-            warnings.push(Warning::new("dtbook", Some(&item.path), "DAISY DTBook content document"));
+            warnings.push(Warning::new(
+                "dtbook",
+                Some(&item.path),
+                "DAISY DTBook content document",
+            ));
         }
         let root = doc.root().unwrap_or(0);
         let root_tag = (doc.nodes[root].start, doc.inner_range(root).0);
@@ -415,8 +458,18 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
         // Kind from epub:type on body or its first sections.
         let mut typed = None;
         if let Some(b) = body {
+            // The body's own type, or that of its only section: a type on one of
+            // several sections describes that section, not the document.
             let mut candidates = vec![b];
-            candidates.extend(doc.children(b).iter().copied().filter(|&c| doc.name(c).is_some()).take(3));
+            let elements: Vec<usize> = doc
+                .children(b)
+                .iter()
+                .copied()
+                .filter(|&c| doc.name(c).is_some())
+                .collect();
+            if let [only] = elements[..] {
+                candidates.push(only);
+            }
             for c in candidates {
                 for t in epub_types(&doc, c) {
                     if t == "chapter" {
@@ -502,7 +555,11 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
 }
 
 /// Titles of a nav document's `toc` nav; landmarks feed `guide`.
-fn nav_titles(path: &str, src: &str, guide: &mut HashMap<String, ChapterKind>) -> Result<Vec<NavTitle>> {
+fn nav_titles(
+    path: &str,
+    src: &str,
+    guide: &mut HashMap<String, ChapterKind>,
+) -> Result<Vec<NavTitle>> {
     let doc = Doc::parse(path, src)?;
     let navs = doc.descendants(0, "nav");
     for &n in &navs {
@@ -533,7 +590,14 @@ fn nav_titles(path: &str, src: &str, guide: &mut HashMap<String, ChapterKind>) -
     Ok(out)
 }
 
-fn walk_nav_ol(doc: &Doc<'_>, ex: &mut Extractor<'_, '_>, path: &str, ol: usize, depth: u32, out: &mut Vec<NavTitle>) {
+fn walk_nav_ol(
+    doc: &Doc<'_>,
+    ex: &mut Extractor<'_, '_>,
+    path: &str,
+    ol: usize,
+    depth: u32,
+    out: &mut Vec<NavTitle>,
+) {
     if depth > 64 {
         return;
     }
@@ -547,12 +611,21 @@ fn walk_nav_ol(doc: &Doc<'_>, ex: &mut Extractor<'_, '_>, path: &str, ol: usize,
             let href = doc
                 .attr(label, "href")
                 .map(|h| {
-                    let frag = h.split_once('#').map(|(_, f)| format!("#{f}")).unwrap_or_default();
-                    resolve(path, h).map(|p| format!("{p}{frag}")).unwrap_or_default()
+                    let frag = h
+                        .split_once('#')
+                        .map(|(_, f)| format!("#{f}"))
+                        .unwrap_or_default();
+                    resolve(path, h)
+                        .map(|p| format!("{p}{frag}"))
+                        .unwrap_or_default()
                 })
                 .unwrap_or_default();
             if let Some(located) = ex.run(doc.children(label), PassageRole::TocTitle) {
-                out.push(NavTitle { located, href, depth });
+                out.push(NavTitle {
+                    located,
+                    href,
+                    depth,
+                });
             }
         }
         for sub in doc.elements(li, "ol").collect::<Vec<_>>() {
@@ -571,7 +644,14 @@ fn ncx_titles(path: &str, src: &str) -> Result<Vec<NavTitle>> {
     Ok(out)
 }
 
-fn walk_ncx(doc: &Doc<'_>, ex: &mut Extractor<'_, '_>, path: &str, parent: usize, depth: u32, out: &mut Vec<NavTitle>) {
+fn walk_ncx(
+    doc: &Doc<'_>,
+    ex: &mut Extractor<'_, '_>,
+    path: &str,
+    parent: usize,
+    depth: u32,
+    out: &mut Vec<NavTitle>,
+) {
     if depth > 64 {
         return;
     }
@@ -585,14 +665,23 @@ fn walk_ncx(doc: &Doc<'_>, ex: &mut Extractor<'_, '_>, path: &str, parent: usize
             .next()
             .and_then(|c| doc.attr(c, "src"))
             .map(|h| {
-                let frag = h.split_once('#').map(|(_, f)| format!("#{f}")).unwrap_or_default();
-                resolve(path, h).map(|p| format!("{p}{frag}")).unwrap_or_default()
+                let frag = h
+                    .split_once('#')
+                    .map(|(_, f)| format!("#{f}"))
+                    .unwrap_or_default();
+                resolve(path, h)
+                    .map(|p| format!("{p}{frag}"))
+                    .unwrap_or_default()
             })
             .unwrap_or_default();
-        if let Some(t) = text {
-            if let Some(located) = ex.run(doc.children(t), PassageRole::TocTitle) {
-                out.push(NavTitle { located, href, depth });
-            }
+        if let Some(t) = text
+            && let Some(located) = ex.run(doc.children(t), PassageRole::TocTitle)
+        {
+            out.push(NavTitle {
+                located,
+                href,
+                depth,
+            });
         }
         walk_ncx(doc, ex, path, np, depth + 1, out);
     }
@@ -612,7 +701,10 @@ fn classify(docs: &mut [ContentDoc], nav: Option<&NavDoc>, ncx: Option<&NavDoc>)
         let d = &mut doc.draft;
         let toc_title = nav_title_for(nav, &doc.path).or_else(|| nav_title_for(ncx, &doc.path));
         let heading = d.title.take();
-        let candidates = [("navigation title", toc_title.clone()), ("heading", heading.clone())];
+        let candidates = [
+            ("navigation title", toc_title.clone()),
+            ("heading", heading.clone()),
+        ];
         let detected = candidates.iter().find_map(|(what, t)| {
             let t = t.as_ref()?;
             numbering::detect_heading(t)
@@ -640,7 +732,9 @@ fn classify(docs: &mut [ContentDoc], nav: Option<&NavDoc>, ncx: Option<&NavDoc>)
         if d.mapping.detected || (d.kind == ChapterKind::Chapter && d.mapping.confidence > 0.0) {
             continue;
         }
-        if let Some(f) = numbering::detect_file_name(&doc.path).filter(|f| f.kind.is_special() || f.confidence >= 0.9) {
+        if let Some(f) = numbering::detect_file_name(&doc.path)
+            .filter(|f| f.kind.is_special() || f.confidence >= 0.9)
+        {
             d.kind = f.kind;
             d.number = f.number;
             d.mapping = Mapping {
@@ -661,9 +755,15 @@ fn classify(docs: &mut [ContentDoc], nav: Option<&NavDoc>, ncx: Option<&NavDoc>)
     }
     // Documents with no evidence: numbered by position when the book gives no
     // numbers at all, else placed around the numbered chapters.
-    let any_number = docs.iter().any(|d| d.draft.mapping.detected && d.draft.number.is_some());
-    let first_numbered = docs.iter().position(|d| d.draft.mapping.detected && d.draft.number.is_some());
-    let last_numbered = docs.iter().rposition(|d| d.draft.mapping.detected && d.draft.number.is_some());
+    let any_number = docs
+        .iter()
+        .any(|d| d.draft.mapping.detected && d.draft.number.is_some());
+    let first_numbered = docs
+        .iter()
+        .position(|d| d.draft.mapping.detected && d.draft.number.is_some());
+    let last_numbered = docs
+        .iter()
+        .rposition(|d| d.draft.mapping.detected && d.draft.number.is_some());
     let mut counter = 0;
     for (i, doc) in docs.iter_mut().enumerate() {
         let d = &mut doc.draft;

@@ -50,7 +50,9 @@ static LANG_ATTR: LazyLock<Regex> = LazyLock::new(|| {
 
 fn set_lang(tag: &str, lang: &str) -> String {
     LANG_ATTR
-        .replace_all(tag, |c: &regex::Captures<'_>| format!("{}\"{}\"", &c[1], escape_attr(lang)))
+        .replace_all(tag, |c: &regex::Captures<'_>| {
+            format!("{}\"{}\"", &c[1], escape_attr(lang))
+        })
         .into_owned()
 }
 
@@ -92,7 +94,11 @@ fn splice(src: &str, edits: &mut [(usize, usize, String)]) -> String {
 
 /// Rebuilds `original` with `translations` (passage id → text with the same
 /// placeholders). Returns the new EPUB and what was translated or kept.
-pub fn write_epub(original: &[u8], translations: &Translations, options: &EpubWriteOptions) -> Result<(Vec<u8>, WriteReport)> {
+pub fn write_epub(
+    original: &[u8],
+    translations: &Translations,
+    options: &EpubWriteOptions,
+) -> Result<(Vec<u8>, WriteReport)> {
     if options.target_language.trim().is_empty() {
         return Err(BookError::Usage("target_language is required".into()));
     }
@@ -101,10 +107,11 @@ pub fn write_epub(original: &[u8], translations: &Translations, options: &EpubWr
     let mut report = WriteReport::default();
     let mut modified: Vec<(String, Vec<u8>)> = Vec::new();
     let lang = options.target_language.trim();
-    let notes_by_passage: HashMap<&str, Vec<&ReaderNote>> = options.notes.iter().fold(HashMap::new(), |mut m, n| {
-        m.entry(n.passage_id.as_str()).or_default().push(n);
-        m
-    });
+    let notes_by_passage: HashMap<&str, Vec<&ReaderNote>> =
+        options.notes.iter().fold(HashMap::new(), |mut m, n| {
+            m.entry(n.passage_id.as_str()).or_default().push(n);
+            m
+        });
     let mut notes_inserted = 0usize;
     let upgrade = parsed.version.starts_with('2');
     // Source plain text → translated plain text, for NCX titles that mirror the nav.
@@ -120,7 +127,10 @@ pub fn write_epub(original: &[u8], translations: &Translations, options: &EpubWr
                 Rendered::Translated(mut html) => {
                     report.translated += 1;
                     if doc.path == parsed.nav.as_ref().map_or("", |n| n.path.as_str()) {
-                        title_map.insert(p.plain_text(), placeholder::to_plain(translations.get(&p.id).unwrap_or(""), &p.tags));
+                        title_map.insert(
+                            p.plain_text(),
+                            placeholder::to_plain(translations.get(&p.id).unwrap_or(""), &p.tags),
+                        );
                     }
                     for note in notes_by_passage.get(p.id.as_str()).into_iter().flatten() {
                         note_no += 1;
@@ -139,15 +149,19 @@ pub fn write_epub(original: &[u8], translations: &Translations, options: &EpubWr
                 Rendered::Kept(reason) => report.residual(&p.id, Some(chapter.position), reason),
             }
         }
-        if !note_section.is_empty() {
-            if let Some(at) = doc.body_close {
-                edits.push((at, at, format!("<section epub:type=\"footnotes\" class=\"dragoman-notes\">\n{note_section}</section>\n")));
-            }
+        if !note_section.is_empty()
+            && let Some(at) = doc.body_close
+        {
+            edits.push((at, at, format!("<section epub:type=\"footnotes\" class=\"dragoman-notes\">\n{note_section}</section>\n")));
         }
         let (rs, re) = doc.root_tag;
         let mut root = set_lang(&doc.src[rs..re], lang);
         if note_no > 0 && !root.contains("xmlns:epub") {
-            root = root.replacen("<html", "<html xmlns:epub=\"http://www.idpf.org/2007/ops\"", 1);
+            root = root.replacen(
+                "<html",
+                "<html xmlns:epub=\"http://www.idpf.org/2007/ops\"",
+                1,
+            );
         }
         edits.push((rs, re, root));
         modified.push((doc.path.clone(), splice(&doc.src, &mut edits).into_bytes()));
@@ -155,11 +169,24 @@ pub fn write_epub(original: &[u8], translations: &Translations, options: &EpubWr
 
     // Navigation titles.
     let toc_is_nav = parsed.nav.as_ref().is_some_and(|n| !n.in_spine);
-    let extra: HashMap<&str, &crate::model::Passage> = book.extra_passages.iter().map(|p| (p.id.as_str(), p)).collect();
-    let translate_titles = |titles: &[read::NavTitle], by_id: bool, title_map: &mut HashMap<String, String>, report: &mut WriteReport| {
+    let extra: HashMap<&str, &crate::model::Passage> = book
+        .extra_passages
+        .iter()
+        .map(|p| (p.id.as_str(), p))
+        .collect();
+    let translate_titles = |titles: &[read::NavTitle],
+                            by_id: bool,
+                            title_map: &mut HashMap<String, String>,
+                            report: &mut WriteReport| {
         let mut edits = Vec::new();
         for (i, t) in titles.iter().enumerate() {
-            let Located { text, tags, start, end, .. } = &t.located;
+            let Located {
+                text,
+                tags,
+                start,
+                end,
+                ..
+            } = &t.located;
             let id = format!("toc.{}", i + 1);
             let translation = if by_id {
                 translations.get(&id).map(str::to_string)
@@ -170,7 +197,10 @@ pub fn write_epub(original: &[u8], translations: &Translations, options: &EpubWr
                 Rendered::Translated(html) => {
                     if by_id {
                         report.translated += 1;
-                        title_map.insert(placeholder::to_plain(text, tags), placeholder::to_plain(translation.as_deref().unwrap_or(""), tags));
+                        title_map.insert(
+                            placeholder::to_plain(text, tags),
+                            placeholder::to_plain(translation.as_deref().unwrap_or(""), tags),
+                        );
                     }
                     edits.push((*start, *end, html));
                 }
@@ -185,28 +215,36 @@ pub fn write_epub(original: &[u8], translations: &Translations, options: &EpubWr
     };
     if let Some(nav) = parsed.nav.as_ref().filter(|n| !n.in_spine) {
         let mut edits = translate_titles(&nav.titles, toc_is_nav, &mut title_map, &mut report);
-        if let Ok(doc) = crate::xml::Doc::parse(&nav.path, &nav.src) {
-            if let Some(root) = doc.root() {
-                let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
-                edits.push((s, e, set_lang(&nav.src[s..e], lang)));
-            }
+        if let Ok(doc) = crate::xml::Doc::parse(&nav.path, &nav.src)
+            && let Some(root) = doc.root()
+        {
+            let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
+            edits.push((s, e, set_lang(&nav.src[s..e], lang)));
         }
         modified.push((nav.path.clone(), splice(&nav.src, &mut edits).into_bytes()));
     }
     if let Some(ncx) = parsed.ncx.as_ref() {
         let mut edits = translate_titles(&ncx.titles, !toc_is_nav, &mut title_map, &mut report);
-        if let Ok(doc) = crate::xml::Doc::parse(&ncx.path, &ncx.src) {
-            if let Some(root) = doc.root() {
-                let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
-                edits.push((s, e, set_lang(&ncx.src[s..e], lang)));
-            }
+        if let Ok(doc) = crate::xml::Doc::parse(&ncx.path, &ncx.src)
+            && let Some(root) = doc.root()
+        {
+            let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
+            edits.push((s, e, set_lang(&ncx.src[s..e], lang)));
         }
         modified.push((ncx.path.clone(), splice(&ncx.src, &mut edits).into_bytes()));
     }
 
     // Package document.
     let mut added: Vec<(String, Vec<u8>)> = Vec::new();
-    let opf = rebuild_opf(&parsed, &book, translations, options, &mut report, upgrade && notes_inserted > 0, &mut added);
+    let opf = rebuild_opf(
+        &parsed,
+        &book,
+        translations,
+        options,
+        &mut report,
+        upgrade && notes_inserted > 0,
+        &mut added,
+    );
     modified.push((parsed.opf_path.clone(), opf.into_bytes()));
 
     let bytes = write_zip(&mut parsed, modified, added)?;
@@ -229,7 +267,8 @@ fn rebuild_opf(
         edits.push((s, e, escape_attr(options.target_language.trim())));
     }
     for (id, range) in [("meta.title", r.title), ("meta.description", r.description)] {
-        let (Some((s, e)), Some(p)) = (range, book.extra_passages.iter().find(|p| p.id == id)) else {
+        let (Some((s, e)), Some(p)) = (range, book.extra_passages.iter().find(|p| p.id == id))
+        else {
             continue;
         };
         match render(&p.text, &p.tags, translations.get(id)) {
@@ -253,7 +292,9 @@ fn rebuild_opf(
                 "<dc:contributor id=\"dragoman-translator\">{n}</dc:contributor>\n<meta refines=\"#dragoman-translator\" property=\"role\" scheme=\"marc:relators\">trl</meta>\n"
             ));
         } else {
-            meta_add.push_str(&format!("<dc:contributor opf:role=\"trl\">{n}</dc:contributor>\n"));
+            meta_add.push_str(&format!(
+                "<dc:contributor xmlns:opf=\"http://www.idpf.org/2007/opf\" opf:role=\"trl\">{n}</dc:contributor>\n"
+            ));
         }
     }
     let mut out_src = src.clone();
@@ -262,36 +303,60 @@ fn rebuild_opf(
         // attributes (opf:role, opf:file-as, …) are not valid there.
         let nav_path = format!(
             "{}dragoman-nav.xhtml",
-            parsed.opf_path.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default()
+            parsed
+                .opf_path
+                .rsplit_once('/')
+                .map(|(d, _)| format!("{d}/"))
+                .unwrap_or_default()
         );
-        added.push((nav_path.clone(), build_nav(parsed, book, translations).into_bytes()));
-        meta_add.push_str(&format!("<meta property=\"dcterms:modified\">{}</meta>\n", utc_now()));
+        added.push((
+            nav_path.clone(),
+            build_nav(parsed, book, translations).into_bytes(),
+        ));
+        meta_add.push_str(&format!(
+            "<meta property=\"dcterms:modified\">{}</meta>\n",
+            utc_now()
+        ));
         let (ps, pe) = r.package_tag;
         let tag = &src[ps..pe];
-        static VERSION: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new(r#"version\s*=\s*("[^"]*"|'[^']*')"#).unwrap_or_else(|_| unreachable!()));
+        static VERSION: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r#"version\s*=\s*("[^"]*"|'[^']*')"#).unwrap_or_else(|_| unreachable!())
+        });
         edits.push((ps, pe, VERSION.replace(tag, "version=\"3.0\"").into_owned()));
-        if let Some(close) = src.find("</manifest>").or_else(|| src.find("</opf:manifest>")) {
+        if let Some(close) = src
+            .find("</manifest>")
+            .or_else(|| src.find("</opf:manifest>"))
+        {
             edits.push((close, close, "<item id=\"dragoman-nav\" href=\"dragoman-nav.xhtml\" media-type=\"application/xhtml+xml\" properties=\"nav\"/>\n".into()));
         }
     }
-    if let Some(close) = r.metadata_close {
-        if !meta_add.is_empty() {
-            edits.push((close, close, meta_add));
-        }
+    if let Some(close) = r.metadata_close
+        && !meta_add.is_empty()
+    {
+        edits.push((close, close, meta_add));
     }
     out_src = splice(&out_src, &mut edits);
     if upgrade {
-        static OPF_ATTR: LazyLock<Regex> =
-            LazyLock::new(|| Regex::new(r#"\sopf:[A-Za-z-]+\s*=\s*("[^"]*"|'[^']*')"#).unwrap_or_else(|_| unreachable!()));
+        static OPF_ATTR: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r#"\sopf:[A-Za-z-]+\s*=\s*("[^"]*"|'[^']*')"#)
+                .unwrap_or_else(|_| unreachable!())
+        });
         out_src = OPF_ATTR.replace_all(&out_src, "").into_owned();
     }
     out_src
 }
 
 /// An EPUB 3 nav document built from the NCX titles (for an upgraded EPUB 2).
-fn build_nav(parsed: &Parsed<'_>, book: &crate::model::Book, translations: &Translations) -> String {
-    let base = parsed.opf_path.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
+fn build_nav(
+    parsed: &Parsed<'_>,
+    book: &crate::model::Book,
+    translations: &Translations,
+) -> String {
+    let base = parsed
+        .opf_path
+        .rsplit_once('/')
+        .map(|(d, _)| format!("{d}/"))
+        .unwrap_or_default();
     let mut items = String::new();
     for entry in &book.toc {
         let title = translations
@@ -301,20 +366,30 @@ fn build_nav(parsed: &Parsed<'_>, book: &crate::model::Book, translations: &Tran
         let href = entry.href.strip_prefix(&base).unwrap_or(&entry.href);
         let mut t = String::new();
         escape_text(&title, &mut t);
-        items.push_str(&format!("<li><a href=\"{}\">{t}</a></li>\n", escape_attr(href)));
+        items.push_str(&format!(
+            "<li><a href=\"{}\">{t}</a></li>\n",
+            escape_attr(href)
+        ));
     }
-    if items.is_empty() {
-        if let Some(d) = parsed.docs.first() {
-            let href = d.path.strip_prefix(&base).unwrap_or(&d.path);
-            items.push_str(&format!("<li><a href=\"{}\">Start</a></li>\n", escape_attr(href)));
-        }
+    if items.is_empty()
+        && let Some(d) = parsed.docs.first()
+    {
+        let href = d.path.strip_prefix(&base).unwrap_or(&d.path);
+        items.push_str(&format!(
+            "<li><a href=\"{}\">Start</a></li>\n",
+            escape_attr(href)
+        ));
     }
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\">\n<head><title>Contents</title></head>\n<body>\n<nav epub:type=\"toc\" id=\"toc\">\n<ol>\n{items}</ol>\n</nav>\n</body>\n</html>\n"
     )
 }
 
-fn write_zip(parsed: &mut Parsed<'_>, modified: Vec<(String, Vec<u8>)>, added: Vec<(String, Vec<u8>)>) -> Result<Vec<u8>> {
+fn write_zip(
+    parsed: &mut Parsed<'_>,
+    modified: Vec<(String, Vec<u8>)>,
+    added: Vec<(String, Vec<u8>)>,
+) -> Result<Vec<u8>> {
     let zerr = |e: &dyn std::fmt::Display| BookError::Zip {
         file: "output.epub".into(),
         detail: e.to_string(),
@@ -333,22 +408,28 @@ fn write_zip(parsed: &mut Parsed<'_>, modified: Vec<(String, Vec<u8>)>, added: V
             continue;
         }
         if let Some(bytes) = changed.remove(name) {
-            w.start_file(name.as_str(), deflated).map_err(|e| zerr(&e))?;
+            w.start_file(name.as_str(), deflated)
+                .map_err(|e| zerr(&e))?;
             w.write_all(&bytes).map_err(|e| zerr(&e))?;
         } else {
-            let entry = parsed.archive.zip_mut().by_index_raw(i).map_err(|e| zerr(&e))?;
+            let entry = parsed
+                .archive
+                .zip_mut()
+                .by_index_raw(i)
+                .map_err(|e| zerr(&e))?;
             w.raw_copy_file(entry).map_err(|e| zerr(&e))?;
         }
     }
     for (name, bytes) in added {
-        w.start_file(name.as_str(), deflated).map_err(|e| zerr(&e))?;
+        w.start_file(name.as_str(), deflated)
+            .map_err(|e| zerr(&e))?;
         w.write_all(&bytes).map_err(|e| zerr(&e))?;
     }
     Ok(w.finish().map_err(|e| zerr(&e))?.into_inner())
 }
 
 /// Current UTC time as `CCYY-MM-DDThh:mm:ssZ` (dcterms:modified of an upgraded book).
-fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs()) as i64;
@@ -363,5 +444,10 @@ fn utc_now() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

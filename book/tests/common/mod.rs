@@ -15,7 +15,11 @@ pub fn zip(entries: &[(&str, &[u8])]) -> Vec<u8> {
         } else {
             zip::CompressionMethod::Deflated
         };
-        w.start_file(*name, SimpleFileOptions::default().compression_method(method)).unwrap();
+        w.start_file(
+            *name,
+            SimpleFileOptions::default().compression_method(method),
+        )
+        .unwrap();
         w.write_all(data).unwrap();
     }
     w.finish().unwrap().into_inner()
@@ -32,13 +36,17 @@ pub fn xhtml(title: &str, body: &str) -> String {
 
 /// A minimal EPUB 3 with one document per body, and a nav.
 pub fn epub3(bodies: &[&str]) -> Vec<u8> {
-    let mut manifest = String::from("<item id=\"nav\" href=\"nav.xhtml\" media-type=\"application/xhtml+xml\" properties=\"nav\"/>");
+    let mut manifest = String::from(
+        "<item id=\"nav\" href=\"nav.xhtml\" media-type=\"application/xhtml+xml\" properties=\"nav\"/>",
+    );
     let mut spine = String::new();
     let mut nav = String::new();
     let mut docs = Vec::new();
     for (i, b) in bodies.iter().enumerate() {
         let n = i + 1;
-        manifest.push_str(&format!("<item id=\"c{n}\" href=\"c{n}.xhtml\" media-type=\"application/xhtml+xml\"/>"));
+        manifest.push_str(&format!(
+            "<item id=\"c{n}\" href=\"c{n}.xhtml\" media-type=\"application/xhtml+xml\"/>"
+        ));
         spine.push_str(&format!("<itemref idref=\"c{n}\"/>"));
         nav.push_str(&format!("<li><a href=\"c{n}.xhtml\">Chapter {n}</a></li>"));
         docs.push((format!("OEBPS/c{n}.xhtml"), xhtml(&format!("C{n}"), b)));
@@ -46,15 +54,24 @@ pub fn epub3(bodies: &[&str]) -> Vec<u8> {
     let opf = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<package xmlns=\"http://www.idpf.org/2007/opf\" version=\"3.0\" unique-identifier=\"uid\"><metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:identifier id=\"uid\">urn:uuid:12345678-1234-1234-1234-123456789012</dc:identifier><dc:title>Test Book</dc:title><dc:language>en</dc:language><meta property=\"dcterms:modified\">2024-01-01T00:00:00Z</meta></metadata><manifest>{manifest}</manifest><spine>{spine}</spine></package>"
     );
-    let nav_doc = xhtml("Contents", &format!("<nav epub:type=\"toc\" id=\"toc\"><ol>{nav}</ol></nav>"));
+    let nav_doc = xhtml(
+        "Contents",
+        &format!("<nav epub:type=\"toc\" id=\"toc\"><ol>{nav}</ol></nav>"),
+    );
     let mut entries: Vec<(String, Vec<u8>)> = vec![
         ("mimetype".into(), b"application/epub+zip".to_vec()),
-        ("META-INF/container.xml".into(), CONTAINER.as_bytes().to_vec()),
+        (
+            "META-INF/container.xml".into(),
+            CONTAINER.as_bytes().to_vec(),
+        ),
         ("OEBPS/content.opf".into(), opf.into_bytes()),
         ("OEBPS/nav.xhtml".into(), nav_doc.into_bytes()),
     ];
     entries.extend(docs.into_iter().map(|(n, d)| (n, d.into_bytes())));
-    let refs: Vec<(&str, &[u8])> = entries.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+    let refs: Vec<(&str, &[u8])> = entries
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
     zip(&refs)
 }
 

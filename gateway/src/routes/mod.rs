@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod health;
 pub mod providers;
+pub mod requests;
 pub mod series;
 pub mod tokens;
 
@@ -44,6 +45,16 @@ async fn demo_guard(
 
 pub fn router(state: AppState) -> Router {
     let automation = Router::new()
+        .route("/translation-requests", post(requests::submit))
+        .route("/translation-requests/{request_id}", get(requests::status))
+        .route(
+            "/translation-requests/{request_id}/result",
+            get(requests::result),
+        )
+        .route(
+            "/translation-requests/{request_id}/{action}",
+            post(requests::action),
+        )
         .route("/providers", get(providers::list))
         .route("/series", get(series::list))
         .route("/series/{series_id}", get(series::detail))

@@ -13,13 +13,13 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use dragoman_model::entities::{account, api_token, provider_call};
+use dragoman_model::entities::{account, api_token};
 use dragoman_model::scopes::{Priority, Scope};
 use dragoman_model::{clock, ids};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
+    TransactionTrait,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -363,14 +363,7 @@ pub async fn view(state: &AppState, token: &api_token::Model) -> ApiResult<Value
     } else {
         "active"
     };
-    let budget = match (token.budget_amount, token.budget_period.as_deref()) {
-        (Some(amount), Some(period)) => {
-            let (since, resets_at) = budget_window(period, token.created_at, now);
-            let spent = spent_since(&state.db, &token.id, since).await?;
-            json!({"amount": amount, "period": period, "spent": spent, "resets_at": resets_at})
-        }
-        _ => Value::Null,
-    };
+    let budget = dragoman_model::budget::view(&state.db, token, now).await?;
     let scopes: Vec<&str> = bearer::scopes_of(token)
         .iter()
         .map(|s| s.as_str())
@@ -391,55 +384,4 @@ pub async fn view(state: &AppState, token: &api_token::Model) -> ApiResult<Value
         "max_queued": token.max_queued,
         "budget": budget,
     }))
-}
-
-/// Start of the budget window and when it resets: calendar month in UTC, or
-/// the token's whole life (never resets).
-pub fn budget_window(period: &str, created_at: i64, now: i64) -> (i64, Option<i64>) {
-    if period != "month" {
-        return (created_at, None);
-    }
-    let Ok(moment) = time::OffsetDateTime::from_unix_timestamp(now) else {
-        return (created_at, None);
-    };
-    let date = moment.date();
-    let start = time::Date::from_calendar_date(date.year(), date.month(), 1)
-        .map(|d| d.midnight().assume_utc().unix_timestamp())
-        .unwrap_or(created_at);
-    let (year, month) = if date.month() == time::Month::December {
-        (date.year() + 1, time::Month::January)
-    } else {
-        (date.year(), date.month().next())
-    };
-    let reset = time::Date::from_calendar_date(year, month, 1)
-        .map(|d| d.midnight().assume_utc().unix_timestamp())
-        .ok();
-    (start, reset)
-}
-
-async fn spent_since(db: &impl ConnectionTrait, token_id: &str, since: i64) -> ApiResult<f64> {
-    let spent: Option<Option<f64>> = provider_call::Entity::find()
-        .select_only()
-        .column_as(provider_call::Column::Cost.sum(), "spent")
-        .filter(provider_call::Column::TokenId.eq(token_id))
-        .filter(provider_call::Column::CreatedAt.gte(since))
-        .into_tuple()
-        .one(db)
-        .await?;
-    Ok(spent.flatten().unwrap_or(0.0))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::budget_window;
-
-    #[test]
-    fn monthly_budget_resets_on_the_first_of_next_month_utc() {
-        // 2026-12-15T10:00:00Z
-        let now = 1_797_328_800;
-        let (start, reset) = budget_window("month", 0, now);
-        assert_eq!(start, 1_796_083_200); // 2026-12-01
-        assert_eq!(reset, Some(1_798_761_600)); // 2027-01-01
-        assert_eq!(budget_window("total", 42, now), (42, None));
-    }
 }

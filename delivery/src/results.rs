@@ -1,0 +1,454 @@
+//! Results of a request built from the database (spec 2.6, 4.5): the JSON
+//! document, and TXT, ZIP and bilingual EPUB through the `book` writers. A
+//! passage without a usable translation keeps its source text everywhere.
+
+use crate::error::DeliveryError;
+use dragoman_book::bilingual::{BilingualOptions, Layout, write_bilingual_epub};
+use dragoman_book::export::{write_txt, write_txt_zip};
+use dragoman_book::model::{
+    Book, Chapter, ChapterKind, Mapping, Metadata, Passage, PassageRole, SourceFormat, Translations,
+};
+use dragoman_book::text::sha256_hex;
+use dragoman_model::entities::{chapter, passage, project, provider, request, series};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+pub const FINAL: [&str; 5] = [
+    "completed",
+    "completed_with_residuals",
+    "failed",
+    "cancelled",
+    "imported",
+];
+
+/// What a client asks for.
+#[derive(Debug, Clone)]
+pub struct ResultQuery {
+    pub format: String,
+    pub scope: String,
+    pub partial: bool,
+    pub layout: Layout,
+}
+
+/// A built file and what the headers say about it.
+pub struct BuiltResult {
+    pub body: Vec<u8>,
+    pub media_type: &'static str,
+    pub filename: String,
+    pub complete: bool,
+}
+
+pub fn media_type(format: &str) -> &'static str {
+    match format {
+        "json" => "application/json",
+        "txt" => "text/plain; charset=utf-8",
+        "txt-zip" => "application/zip",
+        _ => "application/epub+zip",
+    }
+}
+
+fn extension(format: &str) -> &'static str {
+    match format {
+        "json" => "json",
+        "txt" => "txt",
+        "txt-zip" => "zip",
+        _ => "epub",
+    }
+}
+
+/// A usable translation: stored and accepted.
+fn usable(p: &passage::Model) -> Option<&str> {
+    match (&p.translation, p.status.as_str()) {
+        (Some(t), "ok" | "check") => Some(t.as_str()),
+        _ => None,
+    }
+}
+
+fn kind_of(key: &str) -> ChapterKind {
+    serde_json::from_value(json!(key)).unwrap_or(ChapterKind::Chapter)
+}
+
+fn ids_in(value: &Value, key: &str) -> Vec<String> {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+struct Loaded {
+    row: request::Model,
+    volume: project::Model,
+    series: series::Model,
+    chapters: Vec<chapter::Model>,
+    passages: HashMap<String, Vec<passage::Model>>,
+}
+
+async fn load(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    request_id: &str,
+    scope: &str,
+) -> Result<Loaded, DeliveryError> {
+    let row = request::Entity::find_by_id(request_id.to_owned())
+        .filter(request::Column::AccountId.eq(account_id))
+        .one(db)
+        .await?
+        .ok_or(DeliveryError::RequestNotFound)?;
+    let volume = project::Entity::find_by_id(row.project_id.clone())
+        .one(db)
+        .await?
+        .ok_or(DeliveryError::RequestNotFound)?;
+    let series = series::Entity::find_by_id(row.series_id.clone())
+        .one(db)
+        .await?
+        .ok_or(DeliveryError::RequestNotFound)?;
+    let mut query =
+        chapter::Entity::find().filter(chapter::Column::ProjectId.eq(volume.id.clone()));
+    match scope {
+        "volume" => {}
+        "new" => query = query.filter(chapter::Column::Id.is_in(ids_in(&row.chapters, "new"))),
+        _ => query = query.filter(chapter::Column::Id.is_in(ids_in(&row.chapters, "ids"))),
+    }
+    let chapters = query
+        .order_by_asc(chapter::Column::Position)
+        .all(db)
+        .await?;
+    let mut passages: HashMap<String, Vec<passage::Model>> = HashMap::new();
+    let ids: Vec<String> = chapters.iter().map(|c| c.id.clone()).collect();
+    for p in passage::Entity::find()
+        .filter(passage::Column::ChapterId.is_in(ids))
+        .order_by_asc(passage::Column::Position)
+        .all(db)
+        .await?
+    {
+        passages.entry(p.chapter_id.clone()).or_default().push(p);
+    }
+    Ok(Loaded {
+        row,
+        volume,
+        series,
+        chapters,
+        passages,
+    })
+}
+
+/// The request's own output format (spec 2.5: `epub` only for an EPUB).
+pub fn default_format(row: &request::Model) -> String {
+    row.options
+        .get("output_format")
+        .and_then(Value::as_str)
+        .unwrap_or("json")
+        .to_owned()
+}
+
+pub async fn build(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    request_id: &str,
+    query: &ResultQuery,
+) -> Result<BuiltResult, DeliveryError> {
+    if !matches!(query.scope.as_str(), "request" | "new" | "volume") {
+        return Err(DeliveryError::InvalidRequest("scope"));
+    }
+    let loaded = load(db, account_id, request_id, &query.scope).await?;
+    let row = &loaded.row;
+    match row.status.as_str() {
+        "failed" => return Err(DeliveryError::RequestFailed(row.error.clone())),
+        "cancelled" => return Err(DeliveryError::RequestCancelled(row.stop_reason.clone())),
+        _ => {}
+    }
+    let format = if query.format.is_empty() {
+        default_format(row)
+    } else {
+        query.format.clone()
+    };
+    if !matches!(
+        format.as_str(),
+        "json" | "txt" | "txt-zip" | "epub" | "epub-bilingual"
+    ) {
+        return Err(DeliveryError::InvalidRequest("format"));
+    }
+    if format == "epub" && row.input != "epub" {
+        return Err(DeliveryError::FormatUnavailable);
+    }
+    let incomplete: Vec<String> = loaded
+        .chapters
+        .iter()
+        .filter(|c| {
+            let ps = loaded.passages.get(&c.id).map(Vec::as_slice).unwrap_or(&[]);
+            ps.iter().any(|p| usable(p).is_none())
+        })
+        .map(|c| c.id.clone())
+        .collect();
+    let finished = FINAL.contains(&row.status.as_str());
+    let complete = finished && incomplete.is_empty();
+    if !finished && !query.partial {
+        return Err(DeliveryError::NotReady {
+            status: row.status.clone(),
+            incomplete,
+        });
+    }
+    let target = loaded.volume.target_language.clone();
+    let base = format!(
+        "{}-{}",
+        slug(&loaded.volume.title),
+        &row.id[..8.min(row.id.len())]
+    );
+    let filename = format!("{base}.{}", extension(&format));
+    let body = match format.as_str() {
+        "json" => serde_json::to_vec_pretty(
+            &json_result(db, &loaded, &query.scope, &incomplete, complete).await?,
+        )
+        .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?,
+        other => {
+            let (book, translations) = as_book(&loaded);
+            match other {
+                "txt" => write_txt(&book, &translations, &target).0.into_bytes(),
+                "txt-zip" => {
+                    let (bytes, _) = write_txt_zip(&book, &translations, &target)
+                        .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?;
+                    let mut with_report = Vec::new();
+                    add_report(&bytes, &mut with_report, row.report.as_ref())?;
+                    with_report
+                }
+                _ => {
+                    let options = BilingualOptions {
+                        source_language: loaded.volume.source_language.clone(),
+                        target_language: target.clone(),
+                        layout: query.layout,
+                        title: Some(loaded.volume.title.clone()),
+                    };
+                    write_bilingual_epub(&book, &translations, &options)
+                        .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?
+                        .0
+                }
+            }
+        }
+    };
+    Ok(BuiltResult {
+        body,
+        media_type: media_type(&format),
+        filename,
+        complete,
+    })
+}
+
+/// Adds `report.json` to a ZIP once the request has a report (spec 2.7).
+fn add_report(
+    zip_bytes: &[u8],
+    out: &mut Vec<u8>,
+    report: Option<&Value>,
+) -> Result<(), DeliveryError> {
+    use std::io::{Cursor, Write};
+    let Some(report) = report else {
+        out.extend_from_slice(zip_bytes);
+        return Ok(());
+    };
+    let fail = |e: &dyn std::fmt::Display| DeliveryError::DeliveryFailed(e.to_string());
+    let mut archive = zip::ZipArchive::new(Cursor::new(zip_bytes)).map_err(|e| fail(&e))?;
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for index in 0..archive.len() {
+        let file = archive.by_index_raw(index).map_err(|e| fail(&e))?;
+        writer.raw_copy_file(file).map_err(|e| fail(&e))?;
+    }
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    writer
+        .start_file("report.json", options)
+        .map_err(|e| fail(&e))?;
+    let text = serde_json::to_vec_pretty(report).map_err(|e| fail(&e))?;
+    writer.write_all(&text).map_err(|e| fail(&e))?;
+    *out = writer.finish().map_err(|e| fail(&e))?.into_inner();
+    Ok(())
+}
+
+fn slug(title: &str) -> String {
+    let s: String = title
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    if s.is_empty() {
+        "book".into()
+    } else {
+        s.chars().take(60).collect()
+    }
+}
+
+/// The covered chapters as a `book::Book` plus the usable translations, for
+/// the `book` writers.
+fn as_book(loaded: &Loaded) -> (Book, Translations) {
+    let mut translations = Translations::new();
+    let chapters = loaded
+        .chapters
+        .iter()
+        .map(|c| {
+            let passages: Vec<Passage> = loaded
+                .passages
+                .get(&c.id)
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+                .iter()
+                .map(|p| {
+                    if let Some(t) = usable(p) {
+                        translations.insert(p.id.clone(), t);
+                    }
+                    Passage {
+                        id: p.id.clone(),
+                        role: PassageRole::Paragraph,
+                        text: p.source.clone(),
+                        tags: Vec::new(),
+                    }
+                })
+                .collect();
+            let kind = kind_of(&c.kind);
+            Chapter {
+                position: u32::try_from(c.position).unwrap_or(0),
+                kind,
+                number: c.number.and_then(|n| u32::try_from(n).ok()),
+                part: c.part.and_then(|n| u32::try_from(n).ok()),
+                part_count: c.part_count.and_then(|n| u32::try_from(n).ok()),
+                title: c.translated_title.clone().or_else(|| c.title.clone()),
+                title_is_label: c.title.is_none(),
+                label: c.label.clone().unwrap_or_default(),
+                mapping: Mapping {
+                    confidence: 1.0,
+                    reason: String::new(),
+                    detected: false,
+                },
+                source: c.external_id.clone().unwrap_or_else(|| c.id.clone()),
+                passages,
+                words: u64::try_from(c.words).unwrap_or(0),
+                source_sha256: c.source_sha256.clone(),
+            }
+        })
+        .collect();
+    let book = Book {
+        format: SourceFormat::Txt,
+        metadata: Metadata {
+            title: Some(loaded.volume.title.clone()),
+            description: None,
+            language: Some(loaded.volume.source_language.clone()),
+            authors: loaded.volume.author.clone().into_iter().collect(),
+            identifier: Some(loaded.volume.id.clone()),
+        },
+        chapters,
+        toc: Vec::new(),
+        extra_passages: Vec::new(),
+        warnings: Vec::new(),
+        intake: Vec::new(),
+        epub_version: None,
+    };
+    (book, translations)
+}
+
+async fn json_result(
+    db: &impl ConnectionTrait,
+    loaded: &Loaded,
+    scope: &str,
+    incomplete: &[String],
+    complete: bool,
+) -> Result<Value, DeliveryError> {
+    let row = &loaded.row;
+    let volume = &loaded.volume;
+    let target = volume.target_language.as_str();
+    let provider = match row.options.get("provider_id").and_then(Value::as_str) {
+        Some(id) => provider::Entity::find_by_id(id.to_owned()).one(db).await?,
+        None => None,
+    };
+    let chapters: Vec<Value> = loaded
+        .chapters
+        .iter()
+        .map(|c| {
+            let ps = loaded.passages.get(&c.id).map(Vec::as_slice).unwrap_or(&[]);
+            let translation = ps
+                .iter()
+                .map(|p| usable(p).unwrap_or(p.source.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            let missing = ps.iter().filter(|p| usable(p).is_none()).count();
+            let flagged: Vec<&str> = ps
+                .iter()
+                .filter(|p| {
+                    matches!(p.status.as_str(), "check" | "error" | "refused") && !p.validated
+                })
+                .map(|p| p.id.as_str())
+                .collect();
+            let kind = kind_of(&c.kind);
+            json!({
+                "chapter_id": c.id,
+                "external_id": c.external_id,
+                "number": c.number,
+                "kind": c.kind,
+                "part": c.part,
+                "part_count": c.part_count,
+                "label": c.label,
+                "display_label": dragoman_book::labels::display_label(
+                    kind,
+                    c.number.and_then(|n| u32::try_from(n).ok()),
+                    c.part.and_then(|n| u32::try_from(n).ok()),
+                    c.part_count.and_then(|n| u32::try_from(n).ok()),
+                    target,
+                ),
+                "position": c.position,
+                "title": c.title,
+                "translated_title": c.translated_title,
+                "complete": !ps.is_empty() && missing == 0,
+                "missing_segments": missing,
+                "translation": translation,
+                "source_sha256": c.source_sha256,
+                "sha256": sha256_hex(translation.as_bytes()),
+                "review": {
+                    "segments": ps.len(),
+                    "validated": ps.iter().filter(|p| p.validated).count(),
+                    "flagged": flagged.len(),
+                },
+                "issues": [],
+                "flagged_passages": flagged,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "schema_version": 1,
+        "request_id": row.id,
+        "external_id": row.external_id,
+        "status": row.status,
+        "complete": complete,
+        "scope": scope,
+        "series": {"id": loaded.series.id, "name": loaded.series.name},
+        "volume": {
+            "project_id": volume.id,
+            "external_id": volume.external_id,
+            "number": volume.volume_number,
+            "label": volume.volume_label,
+            "title": volume.title,
+        },
+        "source_language": volume.source_language,
+        "target_language": volume.target_language,
+        "strategy": {
+            "provider": provider.map(|p| json!({"name": p.name, "model": p.model})),
+            "quality": row.options.get("quality").cloned().unwrap_or(json!("normal")),
+            "context_backend": row.options.get("context_backend").cloned().unwrap_or(json!("internal")),
+            "final_review": row.options.get("final_review").cloned().unwrap_or(json!(true)),
+        },
+        "incomplete_chapters": incomplete,
+        "chapters": chapters,
+        "report": row.report,
+    }))
+}

@@ -1,0 +1,493 @@
+//! The JSON translation payload (spec 2.4): its types, which refuse unknown
+//! fields at every level, its semantic checks (as located issues, never
+//! echoing values), and the content hash that decides idempotent replays.
+//! Shared by the gateway, which answers 422 before calling anything, and the
+//! scheduler, which checks again for direct gRPC callers.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+pub const QUALITIES: [&str; 4] = ["fast", "normal", "high", "maximum"];
+pub const CONTEXT_BACKENDS: [&str; 3] = ["internal", "external", "hybrid"];
+pub const PRIORITIES: [&str; 3] = ["low", "normal", "high"];
+/// Output formats a JSON request may ask for (`epub` needs an EPUB upload).
+pub const JSON_OUTPUT_FORMATS: [&str; 4] = ["json", "txt", "txt-zip", "epub-bilingual"];
+pub const CALLBACK_EVENTS: [&str; 1] = ["chapters.translated"];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TranslationPayload {
+    #[serde(default)]
+    pub external_id: Option<String>,
+    pub series: SeriesRef,
+    pub volume: VolumeRef,
+    #[serde(default)]
+    pub author: Option<String>,
+    pub source_language: String,
+    pub target_language: String,
+    pub chapters: Vec<ChapterIn>,
+    #[serde(default)]
+    pub replace_changed_chapters: bool,
+    #[serde(default)]
+    pub discard_human: bool,
+    /// The request's provider; else the volume's, else the series default.
+    #[serde(default)]
+    pub provider_id: Option<String>,
+    #[serde(default)]
+    pub pipeline: PipelineOptions,
+    #[serde(default)]
+    pub output: OutputOptions,
+    #[serde(default)]
+    pub callback_url: Option<String>,
+    #[serde(default)]
+    pub callback_events: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesRef {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub create_if_missing: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VolumeRef {
+    #[serde(default)]
+    pub external_id: Option<String>,
+    #[serde(default)]
+    pub number: Option<i64>,
+    #[serde(default)]
+    pub latest: bool,
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChapterIn {
+    #[serde(default)]
+    pub external_id: Option<String>,
+    #[serde(default)]
+    pub number: Option<i64>,
+    /// Part of a split chapter (`Chapter 12 (Part 2)`), from 1.
+    #[serde(default)]
+    pub part: Option<i64>,
+    #[serde(default)]
+    pub title: Option<String>,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineOptions {
+    #[serde(default)]
+    pub start: Option<bool>,
+    #[serde(default)]
+    pub quality: Option<String>,
+    #[serde(default)]
+    pub context_backend: Option<String>,
+    #[serde(default)]
+    pub final_review: Option<bool>,
+    #[serde(default)]
+    pub priority: Option<String>,
+    /// 1 to 64; can only lower the volume's share of the provider capacity.
+    #[serde(default)]
+    pub threads: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputOptions {
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+/// One located problem: `loc` under `body`, a stable kind, and limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PayloadIssue {
+    pub loc: Vec<Value>,
+    pub kind: &'static str,
+    pub ctx: Option<Value>,
+}
+
+fn at(path: &[Value]) -> Vec<Value> {
+    let mut loc = vec![json!("body")];
+    loc.extend_from_slice(path);
+    loc
+}
+
+/// The spec's pattern for external ids: `^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$`.
+pub fn valid_external_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    first_ok
+        && id.len() <= 200
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '/' | '-'))
+}
+
+/// A BCP 47 tag of at most 35 characters: alphanumeric subtags of 1 to 8
+/// characters separated by hyphens, the first alphabetic.
+pub fn valid_language(tag: &str) -> bool {
+    if tag.is_empty() || tag.len() > 35 {
+        return false;
+    }
+    let mut parts = tag.split('-');
+    let first_ok = parts
+        .next()
+        .is_some_and(|p| (2..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphabetic()));
+    first_ok
+        && parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
+impl TranslationPayload {
+    /// Every rule of 2.4 that the types alone do not enforce.
+    pub fn check(&self, max_chapters: usize) -> Vec<PayloadIssue> {
+        let mut issues = Vec::new();
+        let mut push = |path: &[Value], kind: &'static str, ctx: Option<Value>| {
+            issues.push(PayloadIssue {
+                loc: at(path),
+                kind,
+                ctx,
+            });
+        };
+        if let Some(id) = &self.external_id
+            && !valid_external_id(id)
+        {
+            push(&[json!("external_id")], "pattern", None);
+        }
+        match (&self.series.id, &self.series.name) {
+            (None, None) => push(
+                &[json!("series")],
+                "missing",
+                Some(json!({"fields": "id or name"})),
+            ),
+            (_, Some(name)) if name.trim().is_empty() || name.chars().count() > 500 => push(
+                &[json!("series"), json!("name")],
+                "string_too_long",
+                Some(json!({"min": 1, "max": 500})),
+            ),
+            (Some(id), _) if id.is_empty() || id.len() > 36 => push(
+                &[json!("series"), json!("id")],
+                "string_too_long",
+                Some(json!({"max": 36})),
+            ),
+            _ => {}
+        }
+        if let Some(id) = &self.volume.external_id
+            && !valid_external_id(id)
+        {
+            push(&[json!("volume"), json!("external_id")], "pattern", None);
+        }
+        match (self.volume.number, self.volume.latest) {
+            (Some(_), true) => push(
+                &[json!("volume"), json!("latest")],
+                "value_error",
+                Some(json!({"conflicts_with": "number"})),
+            ),
+            (None, false) if self.volume.external_id.is_none() => {
+                push(&[json!("volume"), json!("number")], "missing", None)
+            }
+            (Some(n), false) if !(1..=10_000).contains(&n) => push(
+                &[json!("volume"), json!("number")],
+                "out_of_range",
+                Some(json!({"min": 1, "max": 10000})),
+            ),
+            _ => {}
+        }
+        if let Some(title) = &self.volume.title
+            && title.chars().count() > 500
+        {
+            push(
+                &[json!("volume"), json!("title")],
+                "string_too_long",
+                Some(json!({"max": 500})),
+            );
+        }
+        if let Some(author) = &self.author
+            && author.chars().count() > 500
+        {
+            push(
+                &[json!("author")],
+                "string_too_long",
+                Some(json!({"max": 500})),
+            );
+        }
+        for (field, tag) in [
+            ("source_language", &self.source_language),
+            ("target_language", &self.target_language),
+        ] {
+            if !valid_language(tag) {
+                push(&[json!(field)], "pattern", Some(json!({"max": 35})));
+            }
+        }
+        if self.chapters.is_empty() {
+            push(&[json!("chapters")], "empty_list", None);
+        } else if self.chapters.len() > max_chapters {
+            push(
+                &[json!("chapters")],
+                "too_many",
+                Some(json!({"max": max_chapters})),
+            );
+        }
+        let mut numbers = std::collections::HashSet::new();
+        let mut external_ids = std::collections::HashSet::new();
+        for (index, chapter) in self.chapters.iter().enumerate() {
+            let base = [json!("chapters"), json!(index)];
+            if let Some(id) = &chapter.external_id {
+                if !valid_external_id(id) {
+                    push(
+                        &[base[0].clone(), base[1].clone(), json!("external_id")],
+                        "pattern",
+                        None,
+                    );
+                } else if !external_ids.insert(id.clone()) {
+                    push(
+                        &[base[0].clone(), base[1].clone(), json!("external_id")],
+                        "duplicate",
+                        None,
+                    );
+                }
+            }
+            if let Some(number) = chapter.number {
+                if !(0..=100_000).contains(&number) {
+                    push(
+                        &[base[0].clone(), base[1].clone(), json!("number")],
+                        "out_of_range",
+                        Some(json!({"min": 0, "max": 100000})),
+                    );
+                } else if !numbers.insert((number, chapter.part.unwrap_or(1))) {
+                    push(
+                        &[base[0].clone(), base[1].clone(), json!("number")],
+                        "duplicate",
+                        None,
+                    );
+                }
+            }
+            if let Some(part) = chapter.part {
+                if chapter.number.is_none() {
+                    push(
+                        &[base[0].clone(), base[1].clone(), json!("part")],
+                        "value_error",
+                        Some(json!({"requires": "number"})),
+                    );
+                } else if !(1..=1000).contains(&part) {
+                    push(
+                        &[base[0].clone(), base[1].clone(), json!("part")],
+                        "out_of_range",
+                        Some(json!({"min": 1, "max": 1000})),
+                    );
+                }
+            }
+            if let Some(title) = &chapter.title
+                && title.chars().count() > 500
+            {
+                push(
+                    &[base[0].clone(), base[1].clone(), json!("title")],
+                    "string_too_long",
+                    Some(json!({"max": 500})),
+                );
+            }
+            if chapter.content.trim().is_empty() {
+                push(
+                    &[base[0].clone(), base[1].clone(), json!("content")],
+                    "string_too_short",
+                    Some(json!({"min": 1})),
+                );
+            }
+        }
+        if self.discard_human && !self.replace_changed_chapters {
+            push(
+                &[json!("discard_human")],
+                "value_error",
+                Some(json!({"requires": "replace_changed_chapters"})),
+            );
+        }
+        let p = &self.pipeline;
+        let options: [(&str, &Option<String>, &[&str]); 3] = [
+            ("quality", &p.quality, &QUALITIES),
+            ("context_backend", &p.context_backend, &CONTEXT_BACKENDS),
+            ("priority", &p.priority, &PRIORITIES),
+        ];
+        for (field, value, allowed) in options {
+            if let Some(value) = value
+                && !allowed.contains(&value.as_str())
+            {
+                push(
+                    &[json!("pipeline"), json!(field)],
+                    "enum",
+                    Some(json!({"expected": allowed.join(", ")})),
+                );
+            }
+        }
+        if let Some(threads) = p.threads
+            && !(1..=64).contains(&threads)
+        {
+            push(
+                &[json!("pipeline"), json!("threads")],
+                "out_of_range",
+                Some(json!({"min": 1, "max": 64})),
+            );
+        }
+        if let Some(format) = &self.output.format
+            && !JSON_OUTPUT_FORMATS.contains(&format.as_str())
+        {
+            push(
+                &[json!("output"), json!("format")],
+                "enum",
+                Some(json!({"expected": JSON_OUTPUT_FORMATS.join(", ")})),
+            );
+        }
+        if let Some(url) = &self.callback_url {
+            let parsed = url::Url::parse(url);
+            let ok = url.len() <= 2000
+                && parsed.as_ref().is_ok_and(|u| {
+                    matches!(u.scheme(), "http" | "https")
+                        && u.username().is_empty()
+                        && u.password().is_none()
+                        && u.host().is_some()
+                });
+            if !ok {
+                push(
+                    &[json!("callback_url")],
+                    "value_error",
+                    Some(json!({"max": 2000})),
+                );
+            }
+        }
+        let events_len: usize = self
+            .callback_events
+            .iter()
+            .map(|e| e.chars().count())
+            .sum::<usize>()
+            + self.callback_events.len().saturating_sub(1);
+        if events_len > 200 {
+            push(
+                &[json!("callback_events")],
+                "string_too_long",
+                Some(json!({"max": 200})),
+            );
+        }
+        for (index, event) in self.callback_events.iter().enumerate() {
+            if !CALLBACK_EVENTS.contains(&event.as_str()) {
+                push(
+                    &[json!("callback_events"), json!(index)],
+                    "enum",
+                    Some(json!({"expected": CALLBACK_EVENTS.join(", ")})),
+                );
+            }
+        }
+        if !self.callback_events.is_empty() && self.callback_url.is_none() {
+            push(
+                &[json!("callback_events")],
+                "value_error",
+                Some(json!({"requires": "callback_url"})),
+            );
+        }
+        issues
+    }
+
+    pub fn start(&self) -> bool {
+        self.pipeline.start.unwrap_or(true)
+    }
+
+    /// SHA-256 of the payload without its priority, over JSON with sorted
+    /// keys: the same content sent again, at any priority, is a replay.
+    pub fn content_hash(&self) -> String {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(pipeline) = value.get_mut("pipeline").and_then(Value::as_object_mut) {
+            pipeline.remove("priority");
+        }
+        // serde_json's map keeps keys sorted (no `preserve_order`), so this
+        // text is canonical.
+        let text = value.to_string();
+        hex::encode(Sha256::digest(text.as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload() -> TranslationPayload {
+        serde_json::from_value(json!({
+            "series": {"name": "S", "create_if_missing": true},
+            "volume": {"number": 1},
+            "source_language": "en",
+            "target_language": "fr",
+            "chapters": [{"number": 1, "title": "One", "content": "Hello.\n\nWorld."}]
+        }))
+        .expect("valid payload")
+    }
+
+    #[test]
+    fn a_valid_payload_has_no_issue() {
+        assert!(payload().check(100).is_empty());
+    }
+
+    #[test]
+    fn priority_is_not_content() {
+        let a = payload();
+        let mut b = payload();
+        b.pipeline.priority = Some("high".into());
+        assert_eq!(a.content_hash(), b.content_hash());
+        b.chapters[0].content.push('!');
+        assert_ne!(a.content_hash(), b.content_hash());
+    }
+
+    #[test]
+    fn rules_are_located() {
+        let mut p = payload();
+        p.external_id = Some("-bad".into());
+        p.volume.latest = true;
+        p.source_language = "english language tag way too long for bcp".into();
+        p.chapters.push(p.chapters[0].clone());
+        p.pipeline.quality = Some("best".into());
+        let kinds: Vec<(String, &str)> = p
+            .check(100)
+            .into_iter()
+            .map(|i| {
+                (
+                    i.loc
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                    i.kind,
+                )
+            })
+            .collect();
+        assert!(
+            kinds.contains(&("\"body\"/\"external_id\"".into(), "pattern")),
+            "{kinds:?}"
+        );
+        assert!(kinds.iter().any(|k| k.0.contains("latest")));
+        assert!(kinds.iter().any(|k| k.0.contains("source_language")));
+        assert!(
+            kinds
+                .iter()
+                .any(|k| k.0.contains("\"chapters\"/1/\"number\"") && k.1 == "duplicate")
+        );
+        assert!(
+            kinds
+                .iter()
+                .any(|k| k.0.contains("quality") && k.1 == "enum")
+        );
+        assert_eq!(payload().check(0).len(), 1);
+    }
+
+    #[test]
+    fn external_ids_and_languages() {
+        assert!(valid_external_id("book-1/ch.2:a_b"));
+        assert!(!valid_external_id(""));
+        assert!(!valid_external_id(&"a".repeat(201)));
+        assert!(valid_language("zh-Hant-TW"));
+        assert!(!valid_language("e"));
+        assert!(!valid_language("en_US"));
+    }
+}

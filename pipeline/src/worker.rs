@@ -1,0 +1,401 @@
+//! The worker loop of the pipeline role: leases jobs from the scheduler,
+//! keeps the lease alive with heartbeats, translates the request's passages
+//! that have no stored translation yet (so a job resumed after a crash never
+//! sends a translated passage again), records every provider call, then
+//! finishes the job and has delivery store the result.
+
+use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
+use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
+use dragoman_model::coordination::Coordination;
+use dragoman_model::entities::{passage, provider, provider_call, request};
+use dragoman_model::{clock, ids};
+use dragoman_proto::principal::InternalCredential;
+use dragoman_proto::v1::{
+    FinishJobRequest, HeartbeatRequest, JobTicket, LeaseJobRequest, StoreResultRequest,
+};
+use dragoman_proto::{Delivery, Scheduler};
+use futures::StreamExt;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
+};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Settings of the worker loops of one process.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Jobs this process works on at once.
+    pub concurrency: usize,
+    /// A job's lease; a worker that stops renewing loses it after this long.
+    pub lease_seconds: i64,
+    /// How long an idle worker waits for a wake-up before looking again.
+    pub idle_poll: Duration,
+    pub retry: RetryPolicy,
+    /// Timeout of one provider call.
+    pub call_timeout: Duration,
+    /// Prompt tokens of one batch at most.
+    pub batch_tokens: usize,
+}
+
+pub struct Worker {
+    pub db: DatabaseConnection,
+    pub coordination: Arc<dyn Coordination>,
+    pub scheduler: Arc<dyn Scheduler>,
+    pub delivery: Arc<dyn Delivery>,
+    pub credential: InternalCredential,
+    pub config: WorkerConfig,
+}
+
+/// Why a job stopped before its end.
+enum Stop {
+    /// Lease lost, or the job was paused or cancelled: leave it as it is.
+    Released,
+    /// The job cannot go on: it fails with this reason.
+    Failed(String),
+}
+
+impl Worker {
+    /// Runs `concurrency` loops until `stop` turns true.
+    pub async fn run(self: Arc<Self>, stop: watch::Receiver<bool>) {
+        let mut loops = tokio::task::JoinSet::new();
+        for index in 0..self.config.concurrency.max(1) {
+            let worker = self.clone();
+            let stop = stop.clone();
+            let worker_id = format!("{}-{index}", ids::new_id());
+            loops.spawn(async move { worker.run_loop(worker_id, stop).await });
+        }
+        while loops.join_next().await.is_some() {}
+    }
+
+    async fn run_loop(&self, worker_id: String, mut stop: watch::Receiver<bool>) {
+        while !*stop.borrow() {
+            // Subscribed before looking, so a job queued meanwhile wakes us.
+            let mut wake = self.coordination.subscribe("jobs");
+            let leased = self
+                .scheduler
+                .lease_job(self.credential.system_request(LeaseJobRequest {
+                    worker_id: worker_id.clone(),
+                    lease_seconds: i32::try_from(self.config.lease_seconds).unwrap_or(30),
+                }))
+                .await;
+            match leased.map(|r| r.into_inner().job) {
+                Ok(Some(ticket)) => {
+                    tokio::select! {
+                        _ = self.work(&worker_id, ticket) => {}
+                        _ = stop.changed() => return,
+                    }
+                }
+                Ok(None) => {
+                    tokio::select! {
+                        _ = wake.wait(self.config.idle_poll) => {}
+                        _ = stop.changed() => return,
+                    }
+                }
+                Err(status) => {
+                    tracing::warn!(error = %status, "leasing a job failed");
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.config.idle_poll) => {}
+                        _ = stop.changed() => return,
+                    }
+                }
+            }
+        }
+    }
+
+    async fn work(&self, worker_id: &str, ticket: JobTicket) {
+        let (lost_tx, lost_rx) = watch::channel(false);
+        let heartbeat = self.heartbeat(worker_id.to_owned(), ticket.job_id.clone(), lost_tx);
+        let outcome = tokio::select! {
+            outcome = self.translate_job(&ticket, lost_rx) => outcome,
+            _ = heartbeat => Err(Stop::Released),
+        };
+        let (result, error) = match outcome {
+            Ok(()) => ("done", String::new()),
+            Err(Stop::Released) => {
+                tracing::info!(job = %ticket.job_id, "job released (lease lost, paused or cancelled)");
+                return;
+            }
+            Err(Stop::Failed(reason)) => ("failed", reason),
+        };
+        let finish = FinishJobRequest {
+            job_id: ticket.job_id.clone(),
+            worker_id: worker_id.to_owned(),
+            outcome: result.into(),
+            error,
+        };
+        match self
+            .scheduler
+            .finish_job(self.credential.system_request(finish))
+            .await
+        {
+            Ok(_) if result == "done" => {
+                let store = StoreResultRequest {
+                    request_id: ticket.request_id.clone(),
+                };
+                if let Err(status) = self
+                    .delivery
+                    .store_result(self.credential.system_request(store))
+                    .await
+                {
+                    tracing::error!(request = %ticket.request_id, error = %status, "storing the result failed");
+                }
+            }
+            Ok(_) => {}
+            Err(status) => {
+                tracing::warn!(job = %ticket.job_id, error = %status, "finishing the job failed")
+            }
+        }
+    }
+
+    /// Renews the lease until told to stop; returns when the worker must
+    /// let the job go.
+    async fn heartbeat(&self, worker_id: String, job_id: String, lost: watch::Sender<bool>) {
+        let every = Duration::from_secs(
+            u64::try_from(self.config.lease_seconds / 3)
+                .unwrap_or(1)
+                .max(1),
+        );
+        loop {
+            tokio::time::sleep(every).await;
+            let beat = HeartbeatRequest {
+                job_id: job_id.clone(),
+                worker_id: worker_id.clone(),
+                lease_seconds: i32::try_from(self.config.lease_seconds).unwrap_or(30),
+            };
+            match self
+                .scheduler
+                .heartbeat(self.credential.system_request(beat))
+                .await
+            {
+                Ok(answer) if answer.get_ref().keep_going => {}
+                Ok(_) => {
+                    let _ = lost.send(true);
+                    return;
+                }
+                // A missed beat is not fatal: the lease outlives a few.
+                Err(status) => tracing::warn!(job = %job_id, error = %status, "heartbeat failed"),
+            }
+        }
+    }
+
+    async fn translate_job(
+        &self,
+        ticket: &JobTicket,
+        lost: watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let db_error = |e: sea_orm::DbErr| Stop::Failed(format!("database: {e}"));
+        let row = request::Entity::find_by_id(ticket.request_id.clone())
+            .one(&self.db)
+            .await
+            .map_err(db_error)?
+            .ok_or(Stop::Released)?;
+        let chapter_ids: Vec<String> = row
+            .chapters
+            .get("ids")
+            .and_then(Value::as_array)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let todo = passage::Entity::find()
+            .filter(passage::Column::ChapterId.is_in(chapter_ids))
+            .filter(passage::Column::Translation.is_null())
+            .filter(passage::Column::Status.eq("pending"))
+            .order_by_asc(passage::Column::ChapterId)
+            .order_by_asc(passage::Column::Position)
+            .all(&self.db)
+            .await
+            .map_err(db_error)?;
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let provider = provider::Entity::find_by_id(ticket.provider_id.clone())
+            .one(&self.db)
+            .await
+            .map_err(db_error)?
+            .ok_or_else(|| Stop::Failed("provider_missing".into()))?;
+        let client = Arc::new(self.client(&provider)?);
+        let passages: Vec<PassageIn> = todo
+            .iter()
+            .map(|p| PassageIn {
+                id: p.id.clone(),
+                text: p.source.clone(),
+            })
+            .collect();
+        // The budget is the whole prompt's; passages get what the fixed part
+        // of the prompt leaves.
+        let overhead = translate::prompt_overhead_tokens(
+            &ticket.source_language,
+            &ticket.target_language,
+            None,
+        );
+        let budget = self.config.batch_tokens.saturating_sub(overhead).max(64);
+        let batches = translate::plan_batches(&passages, budget);
+        let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
+        let capacity = usize::try_from(provider.capacity).unwrap_or(1).max(1);
+        let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
+            let client = client.clone();
+            let ticket = ticket.clone();
+            let provider = provider.clone();
+            let lost = lost.clone();
+            async move {
+                if *lost.borrow() {
+                    return Err(Stop::Released);
+                }
+                self.run_batch(&client, &ticket, &provider, capacity, batch)
+                    .await
+            }
+        }))
+        .buffer_unordered(threads);
+        while let Some(outcome) = runs.next().await {
+            outcome?;
+            if *lost.borrow() {
+                return Err(Stop::Released);
+            }
+        }
+        Ok(())
+    }
+
+    fn client(&self, provider: &provider::Model) -> Result<LlmClient, Stop> {
+        let kind = ProviderKind::from_name(&provider.kind).ok_or_else(|| {
+            Stop::Failed(format!(
+                "provider kind {} is not supported yet",
+                provider.kind
+            ))
+        })?;
+        let api_key = (!provider.api_key_env.is_empty())
+            .then(|| std::env::var(&provider.api_key_env).ok())
+            .flatten();
+        LlmClient::new(ProviderConfig {
+            kind,
+            base_url: provider.base_url.clone(),
+            model: provider.model.clone(),
+            api_key,
+            timeout: self.config.call_timeout,
+            price_input: provider.price_input,
+            price_output: provider.price_output,
+        })
+        .map_err(|e| Stop::Failed(format!("provider client: {e:?}")))
+    }
+
+    /// Takes one of the provider's capacity slots (shared by every worker of
+    /// the installation through expiring leases, so a crashed worker's slot
+    /// comes back), translates the batch and stores what came back.
+    async fn run_batch(
+        &self,
+        client: &LlmClient,
+        ticket: &JobTicket,
+        provider: &provider::Model,
+        capacity: usize,
+        batch: Vec<PassageIn>,
+    ) -> Result<(), Stop> {
+        let holder = ids::new_id();
+        let slot_ttl = Duration::from_secs(
+            u64::try_from(self.config.lease_seconds)
+                .unwrap_or(30)
+                .max(1)
+                * 4,
+        );
+        let slot = loop {
+            let mut taken = None;
+            for index in 0..capacity {
+                let key = format!("provider:{}:slot:{index}", provider.id);
+                if self
+                    .coordination
+                    .lease_acquire(&key, &holder, slot_ttl)
+                    .await
+                    .unwrap_or(false)
+                {
+                    taken = Some(key);
+                    break;
+                }
+            }
+            match taken {
+                Some(key) => break key,
+                None => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        };
+        let job = TranslateJob {
+            source_language: ticket.source_language.clone(),
+            target_language: ticket.target_language.clone(),
+            passages: batch,
+            context: None,
+        };
+        let mut calls: Vec<CallRecord> = Vec::new();
+        let outcomes = translate::translate(client, &job, &self.config.retry, &mut |record| {
+            calls.push(record)
+        })
+        .await;
+        let _ = self.coordination.lease_release(&slot, &holder).await;
+        self.record_calls(ticket, provider, calls).await?;
+        let now = clock::now();
+        for outcome in outcomes {
+            let Some(found) = passage::Entity::find_by_id(outcome.id.clone())
+                .one(&self.db)
+                .await
+                .map_err(|e| Stop::Failed(format!("database: {e}")))?
+            else {
+                continue;
+            };
+            let mut model: passage::ActiveModel = found.into();
+            match outcome.result {
+                Ok(text) => {
+                    model.translation = Set(Some(text));
+                    model.status = Set("ok".into());
+                    model.last_error = Set(None);
+                }
+                Err(residual) => {
+                    model.status = Set("source_retained".into());
+                    model.last_error = Set(Some(residual.reason));
+                }
+            }
+            model.attempts = Set(1);
+            model.updated_at = Set(now);
+            model
+                .update(&self.db)
+                .await
+                .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+        }
+        Ok(())
+    }
+
+    async fn record_calls(
+        &self,
+        ticket: &JobTicket,
+        provider: &provider::Model,
+        calls: Vec<CallRecord>,
+    ) -> Result<(), Stop> {
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let now = clock::now();
+        let rows: Vec<provider_call::ActiveModel> = calls
+            .into_iter()
+            .map(|c| provider_call::ActiveModel {
+                id: Set(ids::new_id()),
+                provider_id: Set(provider.id.clone()),
+                account_id: Set(ticket.account_id.clone()),
+                token_id: Set(ticket.token_id.clone()),
+                request_id: Set(Some(ticket.request_id.clone())),
+                job_id: Set(Some(ticket.job_id.clone())),
+                prompt_tokens: Set(i64::try_from(c.prompt_tokens).unwrap_or(i64::MAX)),
+                completion_tokens: Set(i64::try_from(c.completion_tokens).unwrap_or(i64::MAX)),
+                cached: Set(c.cached),
+                cost: Set(c.cost),
+                duration_ms: Set(i64::try_from(c.duration_ms).unwrap_or(i64::MAX)),
+                status: Set(c.outcome),
+                error: Set(c.error),
+                created_at: Set(now),
+            })
+            .collect();
+        provider_call::Entity::insert_many(rows)
+            .exec(&self.db)
+            .await
+            .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,206 @@
+//! The status document of a request (spec 2.2): every field present with its
+//! type, progress per stage, and the chapter items in reading order.
+
+use crate::error::SchedulerError;
+use crate::lifecycle::is_final;
+use crate::report::{is_translated, request_chapter_ids};
+use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+pub const STAGES: [&str; 5] = ["import", "analysis", "translation", "review", "export"];
+
+fn percent(done: usize, total: usize) -> usize {
+    (done * 100).checked_div(total).unwrap_or(100)
+}
+
+pub async fn build(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<Value, SchedulerError> {
+    let ids = request_chapter_ids(row);
+    let chapters = chapter::Entity::find()
+        .filter(chapter::Column::Id.is_in(ids.clone()))
+        .order_by_asc(chapter::Column::Position)
+        .all(db)
+        .await?;
+    let passages = passage::Entity::find()
+        .filter(passage::Column::ChapterId.is_in(ids))
+        .all(db)
+        .await?;
+    let mut per_chapter: HashMap<&str, (usize, usize, usize, usize)> = HashMap::new();
+    for p in &passages {
+        let entry = per_chapter.entry(p.chapter_id.as_str()).or_default();
+        entry.0 += 1;
+        if is_translated(p) {
+            entry.1 += 1;
+        }
+        if p.validated {
+            entry.2 += 1;
+        }
+        if matches!(p.status.as_str(), "check" | "error" | "refused") && !p.validated {
+            entry.3 += 1;
+        }
+    }
+    let target = row
+        .options
+        .get("target_language")
+        .and_then(Value::as_str)
+        .unwrap_or("en");
+    let items: Vec<Value> = chapters
+        .iter()
+        .map(|c| {
+            let (segments, translated, validated, flagged) =
+                per_chapter.get(c.id.as_str()).copied().unwrap_or_default();
+            let kind = c.kind.as_str();
+            let mapping = c
+                .mapping
+                .clone()
+                .unwrap_or_else(|| json!({"confidence": 1.0, "reason": "", "detected": false}));
+            json!({
+                "chapter_id": c.id,
+                "external_id": c.external_id,
+                "number": c.number,
+                "kind": kind,
+                "part": c.part,
+                "part_count": c.part_count,
+                "label": c.label,
+                "display_label": display_label(c, target),
+                "position": c.position,
+                "mapping": mapping,
+                "title": c.title,
+                "segments": segments,
+                "translated": translated,
+                "validated": validated,
+                "flagged": flagged,
+                "complete": segments > 0 && translated == segments,
+            })
+        })
+        .collect();
+    let total = passages.len();
+    let translated = passages.iter().filter(|p| is_translated(p)).count();
+    let attempted = passages.iter().filter(|p| p.status != "pending").count();
+    let finished = is_final(&row.status);
+    let job_row = match &row.job_id {
+        Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
+        None => None,
+    };
+    let stage_done = |key: &str| -> (usize, usize) {
+        match key {
+            "import" => (1, 1),
+            "translation" => (attempted, total),
+            "export" => (usize::from(finished && row.status != "cancelled"), 1),
+            // Analysis and review run with later issues: nothing to do yet.
+            _ => (0, 0),
+        }
+    };
+    let stages: Vec<Value> = STAGES
+        .iter()
+        .map(|key| {
+            let (done, total) = stage_done(key);
+            json!({"key": key, "done": done, "total": total, "percent": percent(done, total)})
+        })
+        .collect();
+    let stored = result::Entity::find()
+        .filter(result::Column::RequestId.eq(row.id.clone()))
+        .order_by_desc(result::Column::CreatedAt)
+        .one(db)
+        .await?
+        .map(|r| {
+            json!({
+                "format": r.format, "media_type": r.media_type, "filename": r.filename,
+                "size": r.size, "sha256": r.sha256, "created_at": r.created_at,
+            })
+        });
+    let deliveries = webhook_delivery::Entity::find()
+        .filter(webhook_delivery::Column::RequestId.eq(row.id.clone()))
+        .all(db)
+        .await?;
+    let finals: Vec<&webhook_delivery::Model> =
+        deliveries.iter().filter(|d| d.batch.is_none()).collect();
+    let batches: Vec<&webhook_delivery::Model> =
+        deliveries.iter().filter(|d| d.batch.is_some()).collect();
+    let webhook = match finals.first() {
+        Some(d) => json!({"state": d.state, "attempts": d.attempts, "error": d.last_error}),
+        None => json!({"state": "pending", "attempts": 0, "error": ""}),
+    };
+    let state_count = |state: &str| batches.iter().filter(|d| d.state == state).count();
+    let options = &row.options;
+    let queue = job_row
+        .as_ref()
+        .and_then(|j| j.progress.get("queue_reason").cloned())
+        .map(|reason| json!({"reason": reason}));
+    let chapters_obj = json!({
+        "created": row.chapters.get("created").cloned().unwrap_or(json!(0)),
+        "unchanged": row.chapters.get("unchanged").cloned().unwrap_or(json!(0)),
+        "replaced": row.chapters.get("replaced").cloned().unwrap_or(json!(0)),
+        "items": items,
+        "new": row.chapters.get("new").cloned().unwrap_or(json!([])),
+    });
+    Ok(json!({
+        "request_id": row.id,
+        "external_id": row.external_id,
+        "series_id": row.series_id,
+        "project_id": row.project_id,
+        "job_id": row.job_id,
+        "input": row.input,
+        "status": row.status,
+        "status_url": format!("/api/v1/translation-requests/{}", row.id),
+        "result_url": format!("/api/v1/translation-requests/{}/result", row.id),
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "finished_at": row.finished_at,
+        "stage": row.stage,
+        "step": row.step,
+        "progress": {
+            "segments": total,
+            "translated": translated,
+            "percent": percent(translated, total),
+            "stages": stages,
+            "analysis": Value::Null,
+        },
+        "estimate": job_row.as_ref().and_then(|j| j.estimate.clone()),
+        "error": row.error,
+        "stop_reason": row.stop_reason,
+        "next_attempt": row.next_attempt,
+        "chapters": chapters_obj,
+        "options": {
+            "start": options.get("start").cloned().unwrap_or(json!(true)),
+            "final_review": options.get("final_review").cloned().unwrap_or(json!(true)),
+            "output_format": options.get("output_format").cloned().unwrap_or(json!("json")),
+            "analysis_mode": options.get("analysis_mode").cloned().unwrap_or(Value::Null),
+            "threads": options.get("threads").cloned().unwrap_or(Value::Null),
+        },
+        "priority": row.priority,
+        "queue": queue,
+        "result": stored,
+        "report": row.report,
+        "webhook": webhook,
+        "chapter_events": {
+            "event": "chapters.translated",
+            "batches": batches.len(),
+            "delivered": state_count("delivered"),
+            "pending": state_count("pending"),
+            "failed": state_count("failed"),
+            "waiting_chapters": 0,
+            "error": batches.iter().rev().find(|d| !d.last_error.is_empty()).map(|d| d.last_error.clone()).unwrap_or_default(),
+        },
+    }))
+}
+
+/// The label in the target language (spec 2.6 `display_label`).
+pub fn display_label(c: &chapter::Model, target: &str) -> String {
+    let kind = kind_from_key(&c.kind);
+    dragoman_book::labels::display_label(
+        kind,
+        c.number.and_then(|n| u32::try_from(n).ok()),
+        c.part.and_then(|p| u32::try_from(p).ok()),
+        c.part_count.and_then(|p| u32::try_from(p).ok()),
+        target,
+    )
+}
+
+pub fn kind_from_key(key: &str) -> dragoman_book::model::ChapterKind {
+    serde_json::from_value(json!(key)).unwrap_or(dragoman_book::model::ChapterKind::Chapter)
+}

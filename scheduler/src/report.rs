@@ -1,0 +1,218 @@
+//! The completion report (spec 2.7), computed from the database when a
+//! request ends: passages, residuals, usage and cost, durations, chapter map.
+//! Sections later issues fill (autopilot, delivery, quality) are null.
+
+use crate::error::SchedulerError;
+use dragoman_model::budget;
+use dragoman_model::entities::{api_token, chapter, job, passage, provider_call, request};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// Residuals listed in a report at most (spec 8).
+pub const MAX_RESIDUALS: usize = 500;
+
+/// The chapter ids a request covers, in the order it sent them.
+pub fn request_chapter_ids(row: &request::Model) -> Vec<String> {
+    row.chapters
+        .get("ids")
+        .and_then(Value::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A passage has a usable translation.
+pub fn is_translated(p: &passage::Model) -> bool {
+    p.translation.is_some() && matches!(p.status.as_str(), "ok" | "check")
+}
+
+async fn passages_of(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<Vec<passage::Model>, SchedulerError> {
+    let ids = request_chapter_ids(row);
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(passage::Entity::find()
+        .filter(passage::Column::ChapterId.is_in(ids))
+        .order_by_asc(passage::Column::ChapterId)
+        .order_by_asc(passage::Column::Position)
+        .all(db)
+        .await?)
+}
+
+pub async fn residual_count(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<usize, SchedulerError> {
+    Ok(passages_of(db, row)
+        .await?
+        .iter()
+        .filter(|p| !is_translated(p))
+        .count())
+}
+
+pub async fn build(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+    status: &str,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<Value, SchedulerError> {
+    let passages = passages_of(db, row).await?;
+    let chapters: HashMap<String, chapter::Model> = chapter::Entity::find()
+        .filter(chapter::Column::Id.is_in(request_chapter_ids(row)))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|c| (c.id.clone(), c))
+        .collect();
+    let count = |f: &dyn Fn(&passage::Model) -> bool| passages.iter().filter(|p| f(p)).count();
+    let translated = count(&is_translated);
+    let residuals: Vec<&passage::Model> = passages.iter().filter(|p| !is_translated(p)).collect();
+    let mut listed: Vec<&passage::Model> = residuals.clone();
+    listed.sort_by_key(|p| {
+        (
+            chapters.get(&p.chapter_id).map(|c| c.position).unwrap_or(0),
+            p.position,
+        )
+    });
+    let residual_items: Vec<Value> = listed
+        .iter()
+        .take(MAX_RESIDUALS)
+        .map(|p| {
+            let c = chapters.get(&p.chapter_id);
+            let reason = p
+                .last_error
+                .clone()
+                .filter(|e| !e.is_empty())
+                .unwrap_or_else(|| {
+                    if p.status == "source_retained" {
+                        "source_retained"
+                    } else {
+                        "untranslated"
+                    }
+                    .to_owned()
+                });
+            json!({
+                "segment_id": p.id,
+                "chapter_id": p.chapter_id,
+                "chapter_external_id": c.and_then(|c| c.external_id.clone()),
+                "chapter_title": c.and_then(|c| c.title.clone()),
+                "position": p.position,
+                "status": p.status,
+                "kept": "source",
+                "reason": reason,
+            })
+        })
+        .collect();
+    let calls = provider_call::Entity::find()
+        .filter(provider_call::Column::RequestId.eq(row.id.clone()))
+        .all(db)
+        .await?;
+    let priced: Vec<f64> = calls.iter().filter_map(|c| c.cost).collect();
+    let cost = (!priced.is_empty()).then(|| priced.iter().sum::<f64>());
+    let token = match &row.token_id {
+        Some(id) => api_token::Entity::find_by_id(id.clone()).one(db).await?,
+        None => None,
+    };
+    let budget_view = match &token {
+        Some(t) => budget::view(db, t, now).await?,
+        None => Value::Null,
+    };
+    let book_requests: Vec<String> = request::Entity::find()
+        .filter(request::Column::ProjectId.eq(row.project_id.clone()))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    let book_spent: f64 = provider_call::Entity::find()
+        .filter(provider_call::Column::RequestId.is_in(book_requests))
+        .all(db)
+        .await?
+        .iter()
+        .filter_map(|c| c.cost)
+        .sum();
+    let job_row = match &row.job_id {
+        Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
+        None => None,
+    };
+    let started = job_row.as_ref().and_then(|j| j.started_at);
+    let chapter_status = row.chapters.get("map").cloned().unwrap_or(Value::Null);
+    let mut ordered: Vec<&chapter::Model> = chapters.values().collect();
+    ordered.sort_by_key(|c| c.position);
+    let chapter_map: Vec<Value> = ordered
+        .iter()
+        .map(|c| {
+            let mapping = c.mapping.clone().unwrap_or(Value::Null);
+            json!({
+                "chapter_id": c.id,
+                "external_id": c.external_id,
+                "status": chapter_status.get(&c.id).cloned().unwrap_or(json!("unchanged")),
+                "kind": c.kind,
+                "number": c.number,
+                "part": c.part,
+                "part_count": c.part_count,
+                "label": c.label,
+                "position": c.position,
+                "confidence": mapping.get("confidence").cloned().unwrap_or(json!(1.0)),
+                "reason": mapping.get("reason").cloned().unwrap_or(json!("")),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "version": 1,
+        "outcome": status,
+        "reason": if status == "completed" { Value::Null } else { json!(reason.unwrap_or(status)) },
+        "passages": {
+            "total": passages.len(),
+            "translated": translated,
+            "source_retained": count(&|p| p.status == "source_retained"),
+            "untranslated": count(&|p| p.translation.is_none() && p.status != "source_retained"),
+            "flagged": count(&|p| matches!(p.status.as_str(), "check" | "error" | "refused") && !p.validated),
+            "validated": count(&|p| p.validated),
+            "human": count(&|p| p.human),
+            "by_status": {
+                "ok": count(&|p| p.status == "ok"),
+                "check": count(&|p| p.status == "check"),
+                "source_retained": count(&|p| p.status == "source_retained"),
+                "error": count(&|p| matches!(p.status.as_str(), "error" | "refused")),
+            },
+        },
+        "residual_total": residuals.len(),
+        "residuals": residual_items,
+        "residuals_truncated": residuals.len() > MAX_RESIDUALS,
+        "usage": {
+            "calls": calls.len(),
+            "prompt_tokens": calls.iter().map(|c| c.prompt_tokens).sum::<i64>(),
+            "completion_tokens": calls.iter().map(|c| c.completion_tokens).sum::<i64>(),
+            "cached_calls": calls.iter().filter(|c| c.cached).count(),
+            "cost": cost,
+        },
+        "cost": {
+            "estimated": Value::Null,
+            "actual": cost,
+            "budget": budget_view,
+            "book_spent": book_spent,
+            "warning": Value::Null,
+            "paused_for_budget": false,
+            "provider_switches": 0,
+        },
+        "durations": {
+            "total_seconds": now - row.created_at,
+            "queued_seconds": started.unwrap_or(now) - row.created_at,
+            "job_seconds": started.map(|s| now - s).unwrap_or(0),
+        },
+        "autopilot": Value::Null,
+        "decisions": {"autopilot": 0, "intake": []},
+        "chapter_map": chapter_map,
+        "delivery": Value::Null,
+        "quality": Value::Null,
+    }))
+}

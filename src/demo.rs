@@ -1,0 +1,266 @@
+//! `dragoman demo`: every role on embedded defaults with the provider
+//! simulator, a demo account and token, a sample book translated end to end
+//! through the real HTTP API, results written to ./demo-out, then the service
+//! keeps serving until Ctrl-C so the printed curl lines can be tried.
+
+use crate::config::Config;
+use crate::serve::{self, ServeArgs};
+use dragoman_migrations::{Migrator, MigratorTrait};
+use dragoman_model::entities::provider;
+use dragoman_pipeline::simulator::{self, SimulatorConfig};
+use dragoman_proto::v1::AddProviderRequest;
+use rand::Rng;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const OUT_DIR: &str = "demo-out";
+const PROVIDER_NAME: &str = "demo-simulator";
+
+fn fail(context: &str) -> impl Fn(reqwest::Error) -> String + '_ {
+    move |e| format!("{context}: {e}")
+}
+
+pub async fn run(config: &mut Config) -> Result<(), String> {
+    // The simulator, in this process, on a free port.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("simulator: {e}"))?;
+    let simulator_address = listener.local_addr().map_err(|e| e.to_string())?;
+    let simulator_config = SimulatorConfig {
+        latency: Duration::from_millis(40),
+        seed: 1,
+        rate_429: 0.05,
+        retry_after_secs: 1,
+        ..SimulatorConfig::default()
+    };
+    tokio::spawn(simulator::serve(
+        listener,
+        simulator_config,
+        std::future::pending::<()>(),
+    ));
+
+    // Database ready, the simulator registered as a provider, a demo account.
+    let db = dragoman_model::db::connect(&config.database_url())
+        .await
+        .map_err(|e| format!("database: {e}"))?;
+    Migrator::up(&db, None)
+        .await
+        .map_err(|e| format!("migrations: {e}"))?;
+    let base_url = format!("http://{simulator_address}/v1");
+    let provider_id = match provider::Entity::find()
+        .filter(provider::Column::Name.eq(PROVIDER_NAME))
+        .one(&db)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        Some(existing) => {
+            let id = existing.id.clone();
+            let mut model: provider::ActiveModel = existing.into();
+            model.base_url = Set(base_url);
+            model.update(&db).await.map_err(|e| e.to_string())?;
+            id
+        }
+        None => dragoman_pipeline::providers::add(
+            &db,
+            AddProviderRequest {
+                name: PROVIDER_NAME.into(),
+                kind: "openai".into(),
+                model: "simulated-translator".into(),
+                base_url,
+                api_key_env: String::new(),
+                price_input: Some(0.5),
+                price_output: Some(1.5),
+                capacity: Some(4),
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .provider
+        .map(|p| p.id)
+        .unwrap_or_default(),
+    };
+    let password: String = rand::thread_rng()
+        .sample_iter(&rand::distributions::Alphanumeric)
+        .take(20)
+        .map(char::from)
+        .collect();
+    match dragoman_gateway::identity::create_user(&db, "demo", &password, false).await {
+        Ok(_) => {}
+        Err(e) if e.code == "username_taken" => {
+            dragoman_gateway::identity::set_password(&db, "demo", &password)
+                .await
+                .map_err(|e| e.code.to_string())?;
+        }
+        Err(e) => return Err(format!("demo account: {}", e.code)),
+    }
+    db.close().await.map_err(|e| e.to_string())?;
+
+    // Every role, gRPC off: this demo talks HTTP to itself.
+    let listen = config.listen.clone();
+    let mut serve_config = config.clone();
+    let server = tokio::spawn(async move {
+        let args = ServeArgs {
+            grpc_listen: Some("off".into()),
+            ..ServeArgs::default()
+        };
+        serve::run(&mut serve_config, args).await
+    });
+    let base = format!("http://{listen}");
+    let http = reqwest::Client::builder()
+        .cookie_store(true)
+        .no_proxy()
+        .build()
+        .map_err(fail("HTTP client"))?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if server.is_finished() {
+            return match server.await {
+                Ok(Err(e)) => Err(e),
+                _ => Err("the service stopped".into()),
+            };
+        }
+        if http
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(format!("the service did not answer on {base}"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let summary = drive(&http, &base, &password, &provider_id).await?;
+    println!("{summary}");
+    println!("The service keeps running on {base}; press Ctrl-C to stop.");
+    match server.await {
+        Ok(result) => result,
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Signs in, creates a token, submits the sample book, follows it and
+/// writes the results; returns what to print.
+async fn drive(
+    http: &reqwest::Client,
+    base: &str,
+    password: &str,
+    provider_id: &str,
+) -> Result<String, String> {
+    http.post(format!("{base}/api/auth/login"))
+        .json(&json!({"username": "demo", "password": password}))
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(fail("sign-in"))?;
+    let token: Value = http
+        .post(format!("{base}/api/tokens"))
+        .json(&json!({
+            "name": format!("demo {}", dragoman_model::clock::now()),
+            "scopes": ["series:read", "content:write", "pipeline:start", "jobs:read", "jobs:control", "results:read"],
+            "expires_in_days": 30,
+        }))
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(fail("token"))?
+        .json()
+        .await
+        .map_err(fail("token"))?;
+    let token = token["token"].as_str().unwrap_or_default().to_owned();
+    let bearer = format!("Bearer {token}");
+    let submitted = http
+        .post(format!("{base}/api/v1/translation-requests"))
+        .header("authorization", &bearer)
+        .header(
+            "idempotency-key",
+            format!("demo-{}", dragoman_model::clock::now()),
+        )
+        .json(&crate::demo_book::request(provider_id))
+        .send()
+        .await
+        .map_err(fail("submit"))?;
+    let code = submitted.status();
+    let summary: Value = submitted.json().await.map_err(fail("submit"))?;
+    if !code.is_success() {
+        return Err(format!("submit answered {code}: {summary}"));
+    }
+    let request_id = summary["request_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    println!("submitted request {request_id} ({})", summary["status"]);
+    let status_url = format!("{base}/api/v1/translation-requests/{request_id}");
+    let document = loop {
+        let doc: Value = http
+            .get(format!("{status_url}?wait=2"))
+            .header("authorization", &bearer)
+            .send()
+            .await
+            .map_err(fail("status"))?
+            .json()
+            .await
+            .map_err(fail("status"))?;
+        println!(
+            "  {:<24} {:>3}%  ({} of {} passages)",
+            doc["status"].as_str().unwrap_or(""),
+            doc["progress"]["percent"],
+            doc["progress"]["translated"],
+            doc["progress"]["segments"]
+        );
+        if doc["finished_at"].is_number() {
+            break doc;
+        }
+    };
+    std::fs::create_dir_all(OUT_DIR).map_err(|e| format!("{OUT_DIR}: {e}"))?;
+    let request_file = Path::new(OUT_DIR).join("request.json");
+    let sample = serde_json::to_vec_pretty(&crate::demo_book::request(provider_id))
+        .map_err(|e| e.to_string())?;
+    std::fs::write(&request_file, sample)
+        .map_err(|e| format!("{}: {e}", request_file.display()))?;
+    for (format, file) in [
+        ("json", "result.json"),
+        ("txt", "result.txt"),
+        ("epub-bilingual", "bilingual.epub"),
+        ("txt-zip", "chapters.zip"),
+    ] {
+        let body = http
+            .get(format!("{status_url}/result?format={format}"))
+            .header("authorization", &bearer)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(fail("result"))?
+            .bytes()
+            .await
+            .map_err(fail("result"))?;
+        let path = Path::new(OUT_DIR).join(file);
+        std::fs::write(&path, &body).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let report = &document["report"];
+    Ok(format!(
+        "\nDone: {status}. Passages {translated}/{total} translated, {residuals} residual(s); \
+         {calls} provider calls, {prompt} prompt + {completion} completion tokens, cost {cost}.\n\
+         Results written to ./{OUT_DIR}/ (result.json, result.txt, bilingual.epub, chapters.zip; request.json is what was sent).\n\n\
+         Try it by hand (token shown once, keep it):\n\
+         export TOKEN={token}\n\
+         curl -H \"Authorization: Bearer $TOKEN\" {status_url}\n\
+         curl -H \"Authorization: Bearer $TOKEN\" '{status_url}/result?format=txt'\n\
+         curl -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' \\\n  \
+         -d @{OUT_DIR}/request.json {base}/api/v1/translation-requests\n\
+         (demo account: demo / {password})",
+        status = document["status"].as_str().unwrap_or(""),
+        translated = report["passages"]["translated"],
+        total = report["passages"]["total"],
+        residuals = report["residual_total"],
+        calls = report["usage"]["calls"],
+        prompt = report["usage"]["prompt_tokens"],
+        completion = report["usage"]["completion_tokens"],
+        cost = report["usage"]["cost"],
+    ))
+}

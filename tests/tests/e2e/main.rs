@@ -1,0 +1,16 @@
+//! Black-box tests of the `dragoman` binary (issue #2), in one test binary so
+//! that it is linked once and its tests run side by side.
+//!
+//! Identity and HTTP-surface scenarios run on SQLite and, when
+//! `TEST_DATABASE_URL` is set, on Postgres (+ Redis with `TEST_REDIS_URL`):
+//! their tests are named `<scenario>::sqlite` and `<scenario>::postgres`.
+
+mod cluster;
+mod envelope;
+mod lifecycle;
+mod providers;
+mod scopes;
+mod secrets;
+mod sessions;
+mod token_auth;
+mod tokens;

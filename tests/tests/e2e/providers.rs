@@ -1,0 +1,179 @@
+//! Providers (spec 2.10, 4.6): a provider added with `dragoman provider
+//! add` is listed to tokens with exactly the public fields, never its
+//! address, the name of its key variable or the key; the administrator
+//! routes refuse other accounts and refuse a second provider of one name.
+
+use dragoman_e2e::{Backend, Installation, Server, Session, bearer_get, on_both_backends};
+use serde_json::{Value, json};
+
+on_both_backends!(listing_hides_addresses_and_keys, administrator_routes);
+
+const KEY_VARIABLE: &str = "E2E_PROVIDER_KEY_VARIABLE";
+const KEY_VALUE: &str = "sk-e2e-0123456789abcdefSECRET";
+const BASE_URL: &str = "http://llm-backend.internal.example:9911/v1";
+
+async fn listing_hides_addresses_and_keys(backend: Backend) {
+    let installation = Installation::new(backend).await;
+    // The key is in the server's environment, where the provider reads it.
+    let server = Server::builder(installation)
+        .env(KEY_VARIABLE, KEY_VALUE)
+        .start()
+        .await;
+    for (name, model) in [("Zeta upstream", "model-z"), ("Alpha upstream", "model-a")] {
+        let output = server
+            .cli_ok(&[
+                "provider",
+                "add",
+                "--name",
+                name,
+                "--kind",
+                "openai",
+                "--model",
+                model,
+                "--base-url",
+                BASE_URL,
+                "--api-key-env",
+                KEY_VARIABLE,
+                "--price-input",
+                "0.5",
+                "--price-output",
+                "1.5",
+                "--capacity",
+                "4",
+            ])
+            .await;
+        assert!(!output.contains(KEY_VALUE), "{output}");
+    }
+    let account = server.create_user("provider-reader", false).await;
+    let session = Session::login(&server, &account).await;
+    let token = session.token("providers", &["content:write"]).await;
+
+    let answer = bearer_get(&server, "/api/v1/providers", &token.token).await;
+    let list = answer.expect(200);
+    let items = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {}", answer.text));
+    assert_eq!(items.len(), 2, "{}", answer.text);
+    let names: Vec<&str> = items.iter().filter_map(|p| p["name"].as_str()).collect();
+    assert_eq!(names, ["Alpha upstream", "Zeta upstream"], "sorted by name");
+    for item in items {
+        let mut keys: Vec<&str> = item
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "created_at",
+                "default_for_series",
+                "id",
+                "kind",
+                "model",
+                "name"
+            ],
+            "{item}"
+        );
+        assert_eq!(item["kind"], "openai");
+        assert!(item["id"].as_str().is_some_and(|id| !id.is_empty()));
+        assert!(item["created_at"].is_i64(), "{item}");
+        assert_eq!(item["default_for_series"], json!([]));
+    }
+    assert_eq!(items[0]["model"], "model-a");
+    for hidden in [
+        BASE_URL,
+        "llm-backend",
+        KEY_VARIABLE,
+        KEY_VALUE,
+        "api_key",
+        "base_url",
+        "sk-",
+    ] {
+        assert!(
+            !answer.text.contains(hidden),
+            "GET /api/v1/providers shows `{hidden}`: {}",
+            answer.text
+        );
+    }
+}
+
+async fn administrator_routes(backend: Backend) {
+    let server = Server::builder(Installation::new(backend).await)
+        .env(KEY_VARIABLE, KEY_VALUE)
+        .start()
+        .await;
+    let admin = server.create_user("provider-admin", true).await;
+    let user = server.create_user("provider-user", false).await;
+    let admin_session = Session::login(&server, &admin).await;
+    let user_session = Session::login(&server, &user).await;
+    let body = json!({
+        "name": "Local simulator", "kind": "openai", "model": "sim-1",
+        "base_url": BASE_URL, "api_key_env": KEY_VARIABLE, "capacity": 2
+    });
+
+    // Not an administrator.
+    user_session.get("/api/providers").await.expect_error(
+        403,
+        "admin_required",
+        "GET /api/providers as a user",
+    );
+    user_session
+        .post("/api/providers", &body)
+        .await
+        .expect_error(403, "admin_required", "POST /api/providers as a user");
+
+    // The administrator creates one.
+    let answer = admin_session.post("/api/providers", &body).await;
+    let created = answer.expect(201);
+    assert_eq!(created["name"], "Local simulator", "{created}");
+    assert_eq!(created["model"], "sim-1");
+    assert!(
+        created["id"].as_str().is_some_and(|id| !id.is_empty()),
+        "{created}"
+    );
+    for hidden in [BASE_URL, KEY_VALUE] {
+        assert!(
+            !answer.text.contains(hidden),
+            "creation shows `{hidden}`: {}",
+            answer.text
+        );
+    }
+    // The same name again.
+    admin_session
+        .post("/api/providers", &body)
+        .await
+        .expect_error(409, "provider_exists", "duplicate provider name");
+    // A kind outside the spec's list.
+    let mut bad = body.clone();
+    bad["name"] = json!("Other");
+    bad["kind"] = json!("carrier-pigeon");
+    let answer = admin_session.post("/api/providers", &bad).await;
+    let detail = answer.expect_error(422, "invalid_payload", "unknown provider kind");
+    assert!(
+        detail["issues"]
+            .as_array()
+            .is_some_and(|issues| issues.iter().any(|i| i["loc"] == json!(["body", "kind"]))),
+        "{}",
+        answer.text
+    );
+
+    let answer = admin_session.get("/api/providers").await;
+    let list = answer.expect(200);
+    let items: &Vec<Value> = list.as_array().expect("array");
+    assert_eq!(items.len(), 1, "{}", answer.text);
+    for hidden in [BASE_URL, KEY_VALUE] {
+        assert!(
+            !answer.text.contains(hidden),
+            "admin list shows `{hidden}`: {}",
+            answer.text
+        );
+    }
+    // Users see it through a token.
+    let token = user_session.token("providers", &["content:write"]).await;
+    let listed = bearer_get(&server, "/api/v1/providers", &token.token)
+        .await
+        .expect(200);
+    assert_eq!(listed[0]["id"], created["id"], "{listed}");
+}
