@@ -32,6 +32,18 @@ struct SimulateArgs {
     config: dragoman_pipeline::simulator::SimulatorConfig,
 }
 
+#[derive(clap::Args)]
+struct InspectArgs {
+    /// An EPUB, DOCX or TXT file.
+    file: PathBuf,
+    /// `headings` cuts a TXT or DOCX file at its chapter headings.
+    #[arg(long, default_value = "none", value_parser = ["none", "headings"])]
+    split: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the service: every role on embedded defaults, or the roles asked for.
@@ -42,12 +54,41 @@ enum Command {
     Demo,
     /// Run the provider simulator (OpenAI and Anthropic protocols) for tests and trials.
     SimulateProvider(SimulateArgs),
+    /// Show how a book will be read: chapter map, passages and words, warnings.
+    Inspect(InspectArgs),
     /// Accounts.
     #[command(subcommand)]
     Admin(commands::AdminCommand),
     /// Language-model providers.
     #[command(subcommand)]
     Provider(commands::ProviderCommand),
+}
+
+fn inspect(args: &InspectArgs) -> Result<(), String> {
+    use dragoman_book::txt::Split;
+    let bytes = std::fs::read(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let name = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let split = if args.split == "headings" {
+        Split::Headings
+    } else {
+        Split::None
+    };
+    let report =
+        dragoman_book::inspect::inspect(&name, &bytes, split).map_err(|e| e.to_string())?;
+    println!(
+        "{}",
+        if args.json {
+            report.to_json()
+        } else {
+            report.to_text()
+        }
+    );
+    Ok(())
 }
 
 async fn simulate(args: SimulateArgs) -> Result<(), String> {
@@ -89,6 +130,7 @@ fn main() -> ExitCode {
             Command::Migrate => commands::migrate(&config).await,
             Command::Demo => demo::run(&mut config).await,
             Command::SimulateProvider(args) => simulate(args).await,
+            Command::Inspect(args) => inspect(&args),
             Command::Admin(command) => commands::admin(&config, command).await,
             Command::Provider(command) => commands::provider(&config, command).await,
         }
