@@ -136,50 +136,17 @@ pub async fn submit(
     }
     check_queue(db, &owner, token.as_ref()).await?;
 
-    let txn = dragoman_model::db::begin_write(db).await?;
-    // Looked up again under the write lock: of concurrent identical
-    // submissions, the first stores and the others replay it.
-    if let Some(original) = replay(
-        &txn,
-        &who.account_id,
-        key,
-        payload.external_id.as_deref(),
-        &hash,
-    )
-    .await?
-    {
-        txn.rollback().await?;
-        return Ok((
-            SubmitResponse {
-                summary: Some(summary(&original)),
-                replayed: true,
-            },
-            false,
-        ));
-    }
-    let stored = store(
-        &txn,
-        who,
-        &owner,
-        &payload,
-        key,
-        &hash,
-        provider_id,
-        priority,
-        start,
-    )
-    .await;
-    let row = match stored {
-        Ok(row) => row,
-        Err(e) => {
-            txn.rollback().await?;
-            return Err(e);
-        }
-    };
-    if let Err(e) = txn.commit().await {
-        // Another process stored the same request first (unique index).
+    // Two writers can race past the checks above (PostgreSQL runs them side
+    // by side): the loser hits a unique index, and the next attempt finds
+    // the winner's request (a replay) or series.
+    let mut attempts = 0;
+    let row = loop {
+        attempts += 1;
+        let txn = dragoman_model::db::begin_write(db).await?;
+        // Looked up again under the write lock: of concurrent identical
+        // submissions, the first stores and the others replay it.
         if let Some(original) = replay(
-            db,
+            &txn,
             &who.account_id,
             key,
             payload.external_id.as_deref(),
@@ -187,6 +154,7 @@ pub async fn submit(
         )
         .await?
         {
+            txn.rollback().await?;
             return Ok((
                 SubmitResponse {
                     summary: Some(summary(&original)),
@@ -195,8 +163,35 @@ pub async fn submit(
                 false,
             ));
         }
-        return Err(e.into());
-    }
+        let stored = match store(
+            &txn,
+            who,
+            &owner,
+            &payload,
+            key,
+            &hash,
+            provider_id.clone(),
+            priority,
+            start,
+        )
+        .await
+        {
+            Ok(row) => txn
+                .commit()
+                .await
+                .map(|()| row)
+                .map_err(SchedulerError::from),
+            Err(e) => {
+                txn.rollback().await?;
+                Err(e)
+            }
+        };
+        match stored {
+            Ok(row) => break row,
+            Err(SchedulerError::Db(e)) if attempts < 3 && is_unique_violation(&e) => continue,
+            Err(e) => return Err(e),
+        }
+    };
     let has_job = row.job_id.is_some();
     Ok((
         SubmitResponse {
@@ -205,6 +200,13 @@ pub async fn submit(
         },
         has_job,
     ))
+}
+
+fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
+    matches!(
+        e.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
 }
 
 async fn resolve_provider(

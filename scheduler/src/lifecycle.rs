@@ -29,6 +29,10 @@ pub const FINAL: [&str; 5] = [
 /// administrator says otherwise (`QUEUE_MAX_RUNNING_PER_ACCOUNT`).
 pub const DEFAULT_ACCOUNT_RUNNING: i64 = 4;
 
+/// Leases a job may have: one whose workers keep dying (a poison job) fails
+/// instead of being retried forever.
+pub const MAX_JOB_LEASES: i32 = 5;
+
 pub fn is_final(status: &str) -> bool {
     FINAL.contains(&status)
 }
@@ -141,7 +145,8 @@ pub async fn lease(
             Condition::any().add(job::Column::Status.eq("pending")).add(
                 Condition::all()
                     .add(job::Column::Status.eq("running"))
-                    .add(job::Column::LeaseExpiresAt.lt(now)),
+                    .add(job::Column::LeaseExpiresAt.lt(now))
+                    .add(job::Column::Attempts.lt(MAX_JOB_LEASES)),
             ),
         )
         .order_by_asc(job::Column::CreatedAt)
@@ -287,6 +292,62 @@ pub async fn lease(
         }));
     }
     Ok(None)
+}
+
+/// Fails the jobs whose lease expired after [`MAX_JOB_LEASES`] leases;
+/// returns their requests, now `failed`.
+pub async fn fail_abandoned(
+    db: &DatabaseConnection,
+) -> Result<Vec<request::Model>, SchedulerError> {
+    let now = clock::now();
+    let abandoned = job::Entity::find()
+        .filter(job::Column::Status.eq("running"))
+        .filter(job::Column::LeaseExpiresAt.lt(now))
+        .filter(job::Column::Attempts.gte(MAX_JOB_LEASES))
+        .all(db)
+        .await?;
+    let mut failed = Vec::new();
+    for stuck in abandoned {
+        let txn = dragoman_model::db::begin_write(db).await?;
+        let taken = job::Entity::update_many()
+            .col_expr(job::Column::Status, Expr::value("failed"))
+            .col_expr(
+                job::Column::LeaseHolder,
+                Expr::value(Option::<String>::None),
+            )
+            .col_expr(job::Column::FinishedAt, Expr::value(now))
+            .col_expr(job::Column::UpdatedAt, Expr::value(now))
+            .filter(job::Column::Id.eq(stuck.id.clone()))
+            .filter(job::Column::Status.eq("running"))
+            .exec(&txn)
+            .await?;
+        let row = request::Entity::find_by_id(stuck.request_id.clone())
+            .one(&txn)
+            .await?;
+        match (taken.rows_affected, row) {
+            (1, Some(row)) if !is_final(&row.status) => {
+                let reason = format!(
+                    "worker_lost: the job was leased {} times without finishing",
+                    stuck.attempts
+                );
+                request::Entity::update_many()
+                    .col_expr(request::Column::Error, Expr::value(reason.clone()))
+                    .col_expr(request::Column::StopReason, Expr::value("worker_lost"))
+                    .filter(request::Column::Id.eq(row.id.clone()))
+                    .exec(&txn)
+                    .await?;
+                let row = request::Entity::find_by_id(row.id.clone())
+                    .one(&txn)
+                    .await?
+                    .ok_or(SchedulerError::RequestNotFound)?;
+                finish_report(&txn, &row, "failed", Some(&reason)).await?;
+                txn.commit().await?;
+                failed.push(row);
+            }
+            _ => txn.rollback().await?,
+        }
+    }
+    Ok(failed)
 }
 
 /// Extends the lease of a job its worker still holds;

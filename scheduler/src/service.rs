@@ -170,6 +170,9 @@ impl dragoman_proto::Scheduler for SchedulerService {
         request: Request<LeaseJobRequest>,
     ) -> Result<Response<LeaseJobResponse>, Status> {
         self.credential.verify(&request)?;
+        for failed in lifecycle::fail_abandoned(&self.db).await? {
+            self.after_end(&failed).await?;
+        }
         let message = request.into_inner();
         let job = lifecycle::lease(
             &self.db,
