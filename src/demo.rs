@@ -194,7 +194,14 @@ async fn drive(
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    println!("submitted request {request_id} ({})", summary["status"]);
+    if code == reqwest::StatusCode::OK {
+        println!(
+            "request {request_id}: this book was sent before with the same external_id and content, \
+             so the service answered with the original request (an idempotent replay)"
+        );
+    } else {
+        println!("submitted request {request_id} ({})", summary["status"]);
+    }
     let status_url = format!("{base}/api/v1/translation-requests/{request_id}");
     let document = loop {
         let doc: Value = http
