@@ -47,6 +47,8 @@ pub struct Config {
     pub database_url: Option<String>,
     /// Redis for coordination; default: in-process coordination.
     pub redis_url: Option<String>,
+    /// Prefix of every Redis key, so installations can share one Redis.
+    pub redis_namespace: String,
     /// Blob store: a folder path or `file://…`; default `data_dir/blobs`.
     pub blob_url: Option<String>,
     /// HTTP address of the gateway.
@@ -99,6 +101,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./data"),
             database_url: None,
             redis_url: None,
+            redis_namespace: "dragoman:".into(),
             blob_url: None,
             listen: "127.0.0.1:8080".into(),
             grpc_listen: "127.0.0.1:8081".into(),

@@ -93,7 +93,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     }
     let coordination: Arc<dyn Coordination> = match &config.redis_url {
         Some(url) => Arc::new(
-            RedisCoordination::connect(url, "dragoman:")
+            RedisCoordination::connect(url, &config.redis_namespace)
                 .await
                 .map_err(|e| format!("redis {}: {e}", redact(url)))?,
         ),

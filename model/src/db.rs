@@ -47,6 +47,7 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, ModelError> {
 }
 
 /// What the URL says about how the SQLite database is opened.
+#[derive(Clone, Copy)]
 struct SqliteUrlFlags {
     in_memory: bool,
     explicit_mode: bool,
@@ -87,6 +88,23 @@ async fn connect_sqlite(url: &str) -> Result<DatabaseConnection, ModelError> {
         create_parent_dir(parsed.get_filename()).await?;
     }
 
+    let wal = !flags.in_memory && !flags.read_only;
+    if wal {
+        // Switching a new file to WAL needs an exclusive lock that SQLite
+        // refuses at once (the busy timeout does not apply) when another
+        // connection is opening it too. One connection does it first; the
+        // pool's connections then find the file already in WAL mode.
+        Database::connect(sqlite_options(url, flags, 1)).await?.close().await?;
+    }
+    let max = if flags.in_memory {
+        1
+    } else {
+        SQLITE_MAX_CONNECTIONS
+    };
+    Ok(Database::connect(sqlite_options(url, flags, max)).await?)
+}
+
+fn sqlite_options(url: &str, flags: SqliteUrlFlags, max_connections: u32) -> ConnectOptions {
     let mut options = ConnectOptions::new(url);
     options
         .sqlx_logging(false)
@@ -94,11 +112,7 @@ async fn connect_sqlite(url: &str) -> Result<DatabaseConnection, ModelError> {
         .min_connections(1)
         // An in-memory database lives as long as one of its connections; with a shared
         // cache, concurrent connections get table locks the busy timeout does not cover.
-        .max_connections(if flags.in_memory {
-            1
-        } else {
-            SQLITE_MAX_CONNECTIONS
-        })
+        .max_connections(max_connections)
         // Keep the in-memory database alive: never retire its last connection.
         .idle_timeout(None::<Duration>)
         .max_lifetime(None::<Duration>);
@@ -118,8 +132,7 @@ async fn connect_sqlite(url: &str) -> Result<DatabaseConnection, ModelError> {
         }
         opts
     });
-
-    Ok(Database::connect(options).await?)
+    options
 }
 
 async fn create_parent_dir(file: &Path) -> Result<(), ModelError> {

@@ -459,6 +459,11 @@ impl Server {
         }
     }
 
+    /// Sends SIGKILL (no graceful shutdown at all) and waits for the exit.
+    pub async fn kill(&mut self) {
+        self.child.kill().await.expect("SIGKILL dragoman");
+    }
+
     /// Runs `dragoman <args>` on this server's installation.
     pub async fn cli_ok(&self, args: &[&str]) -> String {
         self.installation.cli_ok(args).await

@@ -1,0 +1,96 @@
+//! The provider simulator as a separate process:
+//! `dragoman simulate-provider --listen 127.0.0.1:0 …`, started from the same
+//! binary as the service, read for its address, asked for its `/stats`, and
+//! killed on drop.
+
+use crate::binary;
+use crate::server::START_TIMEOUT;
+use serde_json::Value;
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// One running `dragoman simulate-provider` process.
+pub struct Simulator {
+    // Kept so the process lives (and is killed on drop) with the handle.
+    _child: Child,
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Simulator {
+    /// Starts the simulator with extra flags (`--latency-ms 400`,
+    /// `--rate-500 0.2`, …) and waits until it says where it listens.
+    ///
+    /// # Panics
+    ///
+    /// When it exits or stays silent for [`START_TIMEOUT`].
+    pub async fn start(flags: &[&str]) -> Simulator {
+        let mut command = Command::new(binary::dragoman());
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("DRAGOMAN_") || name.starts_with("API_") {
+                command.env_remove(name.as_ref());
+            }
+        }
+        command
+            .args(["simulate-provider", "--listen", "127.0.0.1:0"])
+            .args(flags)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start the simulator: {e}"));
+        let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let base = tokio::time::timeout(START_TIMEOUT, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.strip_prefix("dragoman: simulator listening on ") {
+                    return Some(url.trim().trim_end_matches('/').to_owned());
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("the simulator ({flags:?}) never said where it listens"));
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Simulator {
+            _child: child,
+            base,
+            client: reqwest::Client::new(),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Base URL for an `openai` provider.
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.base)
+    }
+
+    /// `GET /stats`: the counts of what it served.
+    pub async fn stats(&self) -> Value {
+        self.client
+            .get(format!("{}/stats", self.base))
+            .send()
+            .await
+            .expect("simulator /stats")
+            .json()
+            .await
+            .expect("simulator /stats is JSON")
+    }
+
+    /// `requests` of [`Simulator::stats`].
+    pub async fn requests(&self) -> u64 {
+        self.stats().await["requests"]
+            .as_u64()
+            .expect("stats.requests")
+    }
+}
