@@ -153,3 +153,78 @@ fn identity_rebuild_of_the_corpus_gives_back_the_same_text_and_markup() {
         }
     }
 }
+
+#[test]
+fn a_note_upgrades_an_epub2_to_a_consistent_epub3() {
+    let name = "invalid-epub2-calibre-quickstart-de-ncx-uid-mismatch.epub";
+    let Some(bytes) = corpus(name) else { return };
+    let book = read_epub(&bytes).unwrap();
+    let first = book.passages().next().unwrap().id.clone();
+    let o = EpubWriteOptions {
+        target_language: "fr".into(),
+        ai_mention: None,
+        notes: vec![ReaderNote {
+            passage_id: first,
+            text: "A note.".into(),
+        }],
+    };
+    let (out, _) = write_epub(&bytes, &book.identity_translations(), &o).unwrap();
+    let opf = entry(&out, "OEBPS/content.opf");
+    assert!(opf.contains("version=\"3.0\""), "{opf}");
+    assert!(opf.contains("property=\"dcterms:modified\""));
+    assert!(!opf.contains(" opf:"), "OPF 2 attributes left: {opf}");
+    assert_eq!(opf.matches("<dc:date").count(), 1, "{opf}");
+    // The title page draws with SVG: its manifest item says so.
+    let item = opf
+        .lines()
+        .find(|l| l.contains("href=\"../text/titlepage.xhtml\""))
+        .unwrap();
+    assert!(item.contains("properties=\"svg\""), "{item}");
+    // The nav sits beside the OPF; the content is in a sibling folder.
+    let nav = entry(&out, "OEBPS/dragoman-nav.xhtml");
+    assert!(nav.contains("href=\"../text/"), "{nav}");
+    let title_page = entry(&out, "text/titlepage.xhtml");
+    assert!(!title_page.contains("-//W3C//DTD"), "{title_page}");
+    assert!(!entry(&out, "toc.ncx").contains("<!DOCTYPE"));
+    // The text is unchanged by the upgrade (the note's chapter aside).
+    let again = read_epub(&out).unwrap();
+    assert_eq!(again.epub_version.as_deref(), Some("3.0"));
+    assert_eq!(book.chapters.len(), again.chapters.len());
+    let noted: Vec<_> = book
+        .chapters
+        .iter()
+        .zip(&again.chapters)
+        .filter(|(a, b)| a.passages != b.passages)
+        .collect();
+    assert_eq!(noted.len(), 1, "only the noted chapter differs");
+}
+
+#[test]
+fn an_epub2_that_cannot_become_epub3_gets_no_dangling_note() {
+    // DTBook content is not an EPUB 3 content type: no upgrade, and no
+    // footnote can be placed in a DTBook document.
+    let Some(bytes) = corpus("valid-epub2-dtbook-content.epub") else {
+        return;
+    };
+    let book = read_epub(&bytes).unwrap();
+    let first = book.passages().next().unwrap().id.clone();
+    let o = EpubWriteOptions {
+        target_language: "fr".into(),
+        ai_mention: None,
+        notes: vec![ReaderNote {
+            passage_id: first,
+            text: "A note.".into(),
+        }],
+    };
+    let (out, _) = write_epub(&bytes, &book.identity_translations(), &o).unwrap();
+    assert_eq!(
+        read_epub(&out).unwrap().epub_version.as_deref(),
+        Some("2.0")
+    );
+    for (n, b) in unzip(&out) {
+        assert!(
+            !String::from_utf8_lossy(&b).contains("dragoman-note"),
+            "{n} has a note"
+        );
+    }
+}

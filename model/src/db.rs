@@ -94,7 +94,10 @@ async fn connect_sqlite(url: &str) -> Result<DatabaseConnection, ModelError> {
         // refuses at once (the busy timeout does not apply) when another
         // connection is opening it too. One connection does it first; the
         // pool's connections then find the file already in WAL mode.
-        Database::connect(sqlite_options(url, flags, 1)).await?.close().await?;
+        Database::connect(sqlite_options(url, flags, 1))
+            .await?
+            .close()
+            .await?;
     }
     let max = if flags.in_memory {
         1

@@ -157,8 +157,16 @@ impl Api {
             .bearer_auth(&self.token)
     }
 
+    /// `GET path`; when the server cannot be reached, panics with what it
+    /// wrote on stderr.
     pub async fn get(&self, path: &str) -> Answer {
-        send(self.request(Method::GET, path)).await
+        match self.request(Method::GET, path).send().await {
+            Ok(response) => Answer::read(response).await,
+            Err(e) => panic!(
+                "GET {path}: {e}\nserver stderr (end):\n{}",
+                tail(&self.server.stderr(), 6000)
+            ),
+        }
     }
 
     /// `POST /api/v1/translation-requests` with a JSON body.

@@ -7,6 +7,7 @@
 //! turn into a passage is copied unchanged.
 
 mod read;
+mod upgrade;
 mod write;
 
 pub use read::{read_epub, read_epub_with};
@@ -44,6 +45,56 @@ pub(crate) fn resolve(base: &str, href: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// A link from the document at `from` to the archive path `to` (maybe with a
+/// `#fragment`), relative to `from`'s folder and percent-encoded. `None` when
+/// `to` names no file.
+pub(crate) fn relative_href(from: &str, to: &str) -> Option<String> {
+    let (path, frag) = match to.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (to, None),
+    };
+    if path.is_empty() {
+        return None;
+    }
+    let from_dir: Vec<&str> = from
+        .rsplit_once('/')
+        .map(|(d, _)| d.split('/').collect())
+        .unwrap_or_default();
+    let target: Vec<&str> = path.split('/').collect();
+    let (dirs, file) = target.split_at(target.len() - 1);
+    let common = from_dir
+        .iter()
+        .zip(dirs)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = "../".repeat(from_dir.len() - common);
+    for seg in dirs[common..].iter().chain(file) {
+        out.push_str(&percent_encode(seg));
+        out.push('/');
+    }
+    out.pop();
+    if let Some(f) = frag {
+        // The fragment comes raw (still encoded) from the original link.
+        out.push('#');
+        out.push_str(f);
+    }
+    Some(out)
+}
+
+/// Percent-encodes the ASCII characters that may not appear raw in a path
+/// segment (non-ASCII ones are fine in an IRI).
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if !c.is_ascii() || c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@".contains(c) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("%{:02X}", c as u32));
+        }
+    }
+    out
+}
+
 fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -64,6 +115,16 @@ fn percent_decode(s: &str) -> String {
 }
 
 #[cfg(test)]
+mod percent_tests {
+    #[test]
+    fn an_escape_at_the_very_end_is_decoded() {
+        assert_eq!(super::percent_decode("a%20b%21"), "a b!");
+        assert_eq!(super::percent_decode("50%"), "50%");
+        assert_eq!(super::percent_decode("%4"), "%4");
+    }
+}
+
+#[cfg(test)]
 mod tests {
     #[test]
     fn hrefs_resolve_inside_the_archive() {
@@ -81,5 +142,24 @@ mod tests {
         );
         assert_eq!(super::resolve("content.opf", "../../a.xhtml"), None);
         assert_eq!(super::resolve("a/b.xhtml", "http://x.org/"), None);
+    }
+
+    #[test]
+    fn relative_hrefs_leave_the_folder_and_encode() {
+        let rel = |f, t| super::relative_href(f, t);
+        assert_eq!(
+            rel("OEBPS/nav.xhtml", "text/a b.xhtml#x").as_deref(),
+            Some("../text/a%20b.xhtml#x")
+        );
+        assert_eq!(
+            rel("OEBPS/nav.xhtml", "OEBPS/t/c.xhtml").as_deref(),
+            Some("t/c.xhtml")
+        );
+        assert_eq!(rel("nav.xhtml", "c.xhtml").as_deref(), Some("c.xhtml"));
+        assert_eq!(
+            rel("a/b/nav.xhtml", "a/c/d.xhtml").as_deref(),
+            Some("../c/d.xhtml")
+        );
+        assert_eq!(rel("nav.xhtml", "#x"), None);
     }
 }

@@ -38,6 +38,7 @@ pub(crate) struct ContentDoc {
     pub body_close: Option<usize>,
     pub draft: ChapterDraft,
     pub has_image: bool,
+    pub media_type: String,
 }
 
 /// A navigation title with its place in the nav or NCX document.
@@ -78,6 +79,10 @@ pub(crate) struct Parsed<'a> {
     pub nav: Option<NavDoc>,
     pub ncx: Option<NavDoc>,
     pub warnings: Vec<Warning>,
+    /// Every manifest item (for the EPUB 2 → 3 upgrade).
+    pub manifest: Vec<ManifestItem>,
+    /// Media types of the spine items, in spine order.
+    pub spine_media_types: Vec<String>,
 }
 
 impl Parsed<'_> {
@@ -527,6 +532,7 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
             body_close,
             draft,
             has_image,
+            media_type: item.media_type.clone(),
         });
         if let Some(last) = docs.last_mut() {
             last.src = src;
@@ -539,6 +545,8 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
         });
     }
     classify(&mut docs, nav.as_ref().or(ncx.as_ref()), ncx.as_ref());
+    let spine_media_types = spine_paths.iter().map(|m| m.media_type.clone()).collect();
+    drop(by_id);
     drop(opf);
     Ok(Parsed {
         archive,
@@ -551,6 +559,8 @@ pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Parsed<'_>> {
         nav,
         ncx,
         warnings,
+        manifest,
+        spine_media_types,
     })
 }
 

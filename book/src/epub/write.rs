@@ -6,6 +6,11 @@
 //! translation keeps its original bytes exactly. The OPF `dc:language` and the
 //! root `lang` attributes become the target language; nav/NCX titles and the
 //! book title are translated when given.
+//!
+//! Reader notes become footnotes with backlinks, in XHTML content documents
+//! only. Inserting one into an EPUB 2 upgrades it to EPUB 3 (see
+//! [`upgrade`](super::upgrade)); an EPUB 2 whose spine EPUB 3 would not accept
+//! (DTBook) stays EPUB 2 and gets its notes in plain XHTML 1.1 markup.
 
 use std::collections::HashMap;
 use std::io::{Cursor, Write};
@@ -22,6 +27,7 @@ use crate::xhtml::Located;
 use crate::xml::{escape_attr, escape_text};
 
 use super::read::{self, Parsed};
+use super::upgrade;
 
 /// A reader-facing note attached to a translated passage; written as a footnote
 /// with a backlink.
@@ -76,7 +82,7 @@ fn render(text: &str, tags: &[Tag], translation: Option<&str>) -> Rendered {
 }
 
 /// Splices replacements (sorted, disjoint byte ranges) into `src`.
-fn splice(src: &str, edits: &mut [(usize, usize, String)]) -> String {
+pub(super) fn splice(src: &str, edits: &mut [(usize, usize, String)]) -> String {
     edits.sort_by_key(|e| e.0);
     let mut out = String::with_capacity(src.len() + src.len() / 4);
     let mut at = 0;
@@ -113,7 +119,10 @@ pub fn write_epub(
             m
         });
     let mut notes_inserted = 0usize;
-    let upgrade = parsed.version.starts_with('2');
+    let epub2 = parsed.version.starts_with('2');
+    // Notes use EPUB 3 markup unless the book is an EPUB 2 that cannot become
+    // an EPUB 3 (its spine holds DTBook or HTML documents).
+    let epub3_notes = !epub2 || upgrade::can_upgrade(&parsed);
     // Source plain text → translated plain text, for NCX titles that mirror the nav.
     let mut title_map: HashMap<String, String> = HashMap::new();
 
@@ -122,6 +131,8 @@ pub fn write_epub(
         let mut edits: Vec<(usize, usize, String)> = Vec::new();
         let mut note_section = String::new();
         let mut note_no = 0usize;
+        // Notes go only where a footnote section can follow: XHTML with a body.
+        let takes_notes = doc.media_type == upgrade::XHTML && doc.body_close.is_some();
         for (p, loc) in chapter.passages.iter().zip(&doc.passages) {
             match render(&p.text, &p.tags, translations.get(&p.id)) {
                 Rendered::Translated(mut html) => {
@@ -132,16 +143,22 @@ pub fn write_epub(
                             placeholder::to_plain(translations.get(&p.id).unwrap_or(""), &p.tags),
                         );
                     }
-                    for note in notes_by_passage.get(p.id.as_str()).into_iter().flatten() {
+                    let notes = notes_by_passage.get(p.id.as_str()).filter(|_| takes_notes);
+                    for note in notes.into_iter().flatten() {
                         note_no += 1;
                         notes_inserted += 1;
+                        let (ref_type, note_el, note_type) = if epub3_notes {
+                            (" epub:type=\"noteref\"", "aside", " epub:type=\"footnote\"")
+                        } else {
+                            ("", "div", "")
+                        };
                         html.push_str(&format!(
-                            "<a epub:type=\"noteref\" href=\"#dragoman-note-{note_no}\" id=\"dragoman-ref-{note_no}\" class=\"dragoman-noteref\"><sup>{note_no}</sup></a>"
+                            "<a{ref_type} href=\"#dragoman-note-{note_no}\" id=\"dragoman-ref-{note_no}\" class=\"dragoman-noteref\"><sup>{note_no}</sup></a>"
                         ));
                         let mut text = String::new();
                         escape_text(&note.text, &mut text);
                         note_section.push_str(&format!(
-                            "<aside epub:type=\"footnote\" id=\"dragoman-note-{note_no}\" class=\"dragoman-note\"><p>{note_no}. {text} <a href=\"#dragoman-ref-{note_no}\">\u{21A9}</a></p></aside>\n"
+                            "<{note_el}{note_type} id=\"dragoman-note-{note_no}\" class=\"dragoman-note\"><p>{note_no}. {text} <a href=\"#dragoman-ref-{note_no}\">\u{21A9}</a></p></{note_el}>\n"
                         ));
                     }
                     edits.push((loc.start, loc.end, html));
@@ -152,11 +169,18 @@ pub fn write_epub(
         if !note_section.is_empty()
             && let Some(at) = doc.body_close
         {
-            edits.push((at, at, format!("<section epub:type=\"footnotes\" class=\"dragoman-notes\">\n{note_section}</section>\n")));
+            let section = if epub3_notes {
+                format!(
+                    "<section epub:type=\"footnotes\" class=\"dragoman-notes\">\n{note_section}</section>\n"
+                )
+            } else {
+                format!("<div class=\"dragoman-notes\">\n{note_section}</div>\n")
+            };
+            edits.push((at, at, section));
         }
         let (rs, re) = doc.root_tag;
         let mut root = set_lang(&doc.src[rs..re], lang);
-        if note_no > 0 && !root.contains("xmlns:epub") {
+        if note_no > 0 && epub3_notes && !root.contains("xmlns:epub") {
             root = root.replacen(
                 "<html",
                 "<html xmlns:epub=\"http://www.idpf.org/2007/ops\"",
@@ -236,13 +260,15 @@ pub fn write_epub(
 
     // Package document.
     let mut added: Vec<(String, Vec<u8>)> = Vec::new();
+    let upgrade = (epub2 && epub3_notes && notes_inserted > 0)
+        .then(|| upgrade_documents(&mut parsed, &book, translations, lang, &mut modified));
     let opf = rebuild_opf(
         &parsed,
         &book,
         translations,
         options,
         &mut report,
-        upgrade && notes_inserted > 0,
+        upgrade.as_ref(),
         &mut added,
     );
     modified.push((parsed.opf_path.clone(), opf.into_bytes()));
@@ -251,13 +277,102 @@ pub fn write_epub(
     Ok((bytes, report))
 }
 
+/// What the EPUB 2 → 3 upgrade adds to the package document.
+struct Upgrade {
+    /// Archive path and content of the generated nav document.
+    nav: (String, String),
+    /// Manifest properties by archive path.
+    properties: HashMap<String, Vec<&'static str>>,
+}
+
+/// Makes the content documents and the NCX of an EPUB 2 valid as EPUB 3 (in
+/// `modified`, adding the untouched XHTML documents of the manifest), builds
+/// the nav document and collects the manifest properties.
+fn upgrade_documents(
+    parsed: &mut Parsed<'_>,
+    book: &crate::model::Book,
+    translations: &Translations,
+    lang: &str,
+    modified: &mut Vec<(String, Vec<u8>)>,
+) -> Upgrade {
+    let xhtml: std::collections::HashSet<String> = parsed
+        .manifest
+        .iter()
+        .filter(|m| m.media_type == upgrade::XHTML)
+        .map(|m| m.path.clone())
+        .collect();
+    let ncx = parsed.ncx.as_ref().map(|n| n.path.clone());
+    let mut properties = HashMap::new();
+    for (path, bytes) in modified.iter_mut() {
+        let Ok(src) = std::str::from_utf8(bytes) else {
+            continue;
+        };
+        if xhtml.contains(path) {
+            let fixed = upgrade::fix_xhtml(src);
+            properties.insert(path.clone(), upgrade::properties(path, &fixed));
+            *bytes = fixed.into_bytes();
+        } else if ncx.as_ref() == Some(path) {
+            *bytes = upgrade::fix_ncx(src).into_bytes();
+        }
+    }
+    for path in xhtml {
+        if properties.contains_key(&path) || !parsed.archive.contains(&path) {
+            continue;
+        }
+        // Not a spine document: not read yet, so it may not even be UTF-8.
+        let Ok(src) = parsed.archive.read_text(&path) else {
+            continue;
+        };
+        let fixed = upgrade::fix_xhtml(&src);
+        properties.insert(path.clone(), upgrade::properties(&path, &fixed));
+        modified.push((path, fixed.into_bytes()));
+    }
+    let folder = opf_folder(&parsed.opf_path);
+    let mut nav_path = format!("{folder}dragoman-nav.xhtml");
+    let mut n = 1;
+    while parsed.archive.contains(&nav_path) {
+        n += 1;
+        nav_path = format!("{folder}dragoman-nav-{n}.xhtml");
+    }
+    let mut entries: Vec<(String, String, u32)> = book
+        .toc
+        .iter()
+        .map(|e| {
+            let title = translations
+                .get(&e.id)
+                .map(|t| placeholder::to_plain(t, &[]))
+                .unwrap_or_else(|| e.title.clone());
+            (e.href.clone(), title, e.depth)
+        })
+        .filter(|(href, _, _)| !href.split('#').next().unwrap_or("").is_empty())
+        .collect();
+    if entries.is_empty()
+        && let Some(d) = parsed.docs.first()
+    {
+        entries.push((d.path.clone(), "Start".into(), 1));
+    }
+    let nav = upgrade::build_nav(&nav_path, lang, &entries);
+    Upgrade {
+        nav: (nav_path, nav),
+        properties,
+    }
+}
+
+/// Folder of the package document, with a trailing slash (empty at the root).
+fn opf_folder(opf_path: &str) -> String {
+    opf_path
+        .rsplit_once('/')
+        .map(|(d, _)| format!("{d}/"))
+        .unwrap_or_default()
+}
+
 fn rebuild_opf(
     parsed: &Parsed<'_>,
     book: &crate::model::Book,
     translations: &Translations,
     options: &EpubWriteOptions,
     report: &mut WriteReport,
-    upgrade: bool,
+    upgrade: Option<&Upgrade>,
     added: &mut Vec<(String, Vec<u8>)>,
 ) -> String {
     let src = &parsed.opf_src;
@@ -282,7 +397,7 @@ fn rebuild_opf(
             Rendered::Kept(reason) => report.residual(id, None, reason),
         }
     }
-    let epub3 = !parsed.version.starts_with('2') || upgrade;
+    let epub3 = !parsed.version.starts_with('2') || upgrade.is_some();
     let mut meta_add = String::new();
     if let Some(name) = &options.ai_mention {
         let mut n = String::new();
@@ -297,37 +412,36 @@ fn rebuild_opf(
             ));
         }
     }
-    let mut out_src = src.clone();
-    if upgrade {
+    if let Some(up) = upgrade {
         // EPUB 3 requires a nav document and a modification date; OPF 2
         // attributes (opf:role, opf:file-as, …) are not valid there.
-        let nav_path = format!(
-            "{}dragoman-nav.xhtml",
-            parsed
-                .opf_path
-                .rsplit_once('/')
-                .map(|(d, _)| format!("{d}/"))
-                .unwrap_or_default()
-        );
-        added.push((
-            nav_path.clone(),
-            build_nav(parsed, book, translations).into_bytes(),
-        ));
-        meta_add.push_str(&format!(
-            "<meta property=\"dcterms:modified\">{}</meta>\n",
-            utc_now()
-        ));
+        let folder = opf_folder(&parsed.opf_path);
+        let (nav_path, nav) = &up.nav;
+        added.push((nav_path.clone(), nav.clone().into_bytes()));
+        if !src.contains("dcterms:modified") {
+            meta_add.push_str(&format!(
+                "<meta property=\"dcterms:modified\">{}</meta>\n",
+                utc_now()
+            ));
+        }
         let (ps, pe) = r.package_tag;
         let tag = &src[ps..pe];
         static VERSION: LazyLock<Regex> = LazyLock::new(|| {
             Regex::new(r#"version\s*=\s*("[^"]*"|'[^']*')"#).unwrap_or_else(|_| unreachable!())
         });
         edits.push((ps, pe, VERSION.replace(tag, "version=\"3.0\"").into_owned()));
+        edits.extend(upgrade::opf_edits(
+            &parsed.opf_path,
+            src,
+            &folder,
+            &up.properties,
+        ));
         if let Some(close) = src
             .find("</manifest>")
             .or_else(|| src.find("</opf:manifest>"))
         {
-            edits.push((close, close, "<item id=\"dragoman-nav\" href=\"dragoman-nav.xhtml\" media-type=\"application/xhtml+xml\" properties=\"nav\"/>\n".into()));
+            let href = super::relative_href(&parsed.opf_path, nav_path).unwrap_or_default();
+            edits.push((close, close, format!("<item id=\"dragoman-nav\" href=\"{}\" media-type=\"application/xhtml+xml\" properties=\"nav\"/>\n", escape_attr(&href))));
         }
     }
     if let Some(close) = r.metadata_close
@@ -335,8 +449,8 @@ fn rebuild_opf(
     {
         edits.push((close, close, meta_add));
     }
-    out_src = splice(&out_src, &mut edits);
-    if upgrade {
+    let mut out_src = splice(src, &mut edits);
+    if upgrade.is_some() {
         static OPF_ATTR: LazyLock<Regex> = LazyLock::new(|| {
             Regex::new(r#"\sopf:[A-Za-z-]+\s*=\s*("[^"]*"|'[^']*')"#)
                 .unwrap_or_else(|_| unreachable!())
@@ -344,45 +458,6 @@ fn rebuild_opf(
         out_src = OPF_ATTR.replace_all(&out_src, "").into_owned();
     }
     out_src
-}
-
-/// An EPUB 3 nav document built from the NCX titles (for an upgraded EPUB 2).
-fn build_nav(
-    parsed: &Parsed<'_>,
-    book: &crate::model::Book,
-    translations: &Translations,
-) -> String {
-    let base = parsed
-        .opf_path
-        .rsplit_once('/')
-        .map(|(d, _)| format!("{d}/"))
-        .unwrap_or_default();
-    let mut items = String::new();
-    for entry in &book.toc {
-        let title = translations
-            .get(&entry.id)
-            .map(|t| placeholder::to_plain(t, &[]))
-            .unwrap_or_else(|| entry.title.clone());
-        let href = entry.href.strip_prefix(&base).unwrap_or(&entry.href);
-        let mut t = String::new();
-        escape_text(&title, &mut t);
-        items.push_str(&format!(
-            "<li><a href=\"{}\">{t}</a></li>\n",
-            escape_attr(href)
-        ));
-    }
-    if items.is_empty()
-        && let Some(d) = parsed.docs.first()
-    {
-        let href = d.path.strip_prefix(&base).unwrap_or(&d.path);
-        items.push_str(&format!(
-            "<li><a href=\"{}\">Start</a></li>\n",
-            escape_attr(href)
-        ));
-    }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\">\n<head><title>Contents</title></head>\n<body>\n<nav epub:type=\"toc\" id=\"toc\">\n<ol>\n{items}</ol>\n</nav>\n</body>\n</html>\n"
-    )
 }
 
 fn write_zip(

@@ -9,6 +9,8 @@ mod cluster;
 mod envelope;
 mod lifecycle;
 mod providers;
+mod recovery;
+mod requests;
 mod scopes;
 mod secrets;
 mod sessions;
