@@ -14,14 +14,6 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-pub const FINAL: [&str; 5] = [
-    "completed",
-    "completed_with_residuals",
-    "failed",
-    "cancelled",
-    "imported",
-];
-
 /// What a client asks for.
 #[derive(Debug, Clone)]
 pub struct ResultQuery {
@@ -186,7 +178,7 @@ pub async fn build(
         })
         .map(|c| c.id.clone())
         .collect();
-    let finished = FINAL.contains(&row.status.as_str());
+    let finished = request::is_final(&row.status);
     let complete = finished && incomplete.is_empty();
     if !finished && !query.partial {
         return Err(DeliveryError::NotReady {

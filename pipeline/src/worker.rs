@@ -18,7 +18,6 @@ use futures::StreamExt;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
 };
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -191,16 +190,7 @@ impl Worker {
             .await
             .map_err(db_error)?
             .ok_or(Stop::Released)?;
-        let chapter_ids: Vec<String> = row
-            .chapters
-            .get("ids")
-            .and_then(Value::as_array)
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let chapter_ids = row.chapter_ids();
         let todo = passage::Entity::find()
             .filter(passage::Column::ChapterId.is_in(chapter_ids))
             .filter(passage::Column::Translation.is_null())

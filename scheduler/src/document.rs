@@ -3,7 +3,7 @@
 
 use crate::error::SchedulerError;
 use crate::lifecycle::is_final;
-use crate::report::{is_translated, request_chapter_ids};
+use crate::report::is_translated;
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
@@ -19,7 +19,7 @@ pub async fn build(
     db: &impl ConnectionTrait,
     row: &request::Model,
 ) -> Result<Value, SchedulerError> {
-    let ids = request_chapter_ids(row);
+    let ids = row.chapter_ids();
     let chapters = chapter::Entity::find()
         .filter(chapter::Column::Id.is_in(ids.clone()))
         .order_by_asc(chapter::Column::Position)

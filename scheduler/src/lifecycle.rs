@@ -18,13 +18,6 @@ use sea_orm::{
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-pub const FINAL: [&str; 5] = [
-    "completed",
-    "completed_with_residuals",
-    "failed",
-    "cancelled",
-    "imported",
-];
 /// Running jobs an account may have when neither the account nor the
 /// administrator says otherwise (`QUEUE_MAX_RUNNING_PER_ACCOUNT`).
 pub const DEFAULT_ACCOUNT_RUNNING: i64 = 4;
@@ -34,7 +27,7 @@ pub const DEFAULT_ACCOUNT_RUNNING: i64 = 4;
 pub const MAX_JOB_LEASES: i32 = 5;
 
 pub fn is_final(status: &str) -> bool {
-    FINAL.contains(&status)
+    request::is_final(status)
 }
 
 /// A series is busy while one of its requests has a job that is not over:

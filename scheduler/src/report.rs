@@ -12,19 +12,6 @@ use std::collections::HashMap;
 /// Residuals listed in a report at most (spec 8).
 pub const MAX_RESIDUALS: usize = 500;
 
-/// The chapter ids a request covers, in the order it sent them.
-pub fn request_chapter_ids(row: &request::Model) -> Vec<String> {
-    row.chapters
-        .get("ids")
-        .and_then(Value::as_array)
-        .map(|ids| {
-            ids.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A passage has a usable translation.
 pub fn is_translated(p: &passage::Model) -> bool {
     p.translation.is_some() && matches!(p.status.as_str(), "ok" | "check")
@@ -34,7 +21,7 @@ async fn passages_of(
     db: &impl ConnectionTrait,
     row: &request::Model,
 ) -> Result<Vec<passage::Model>, SchedulerError> {
-    let ids = request_chapter_ids(row);
+    let ids = row.chapter_ids();
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -66,7 +53,7 @@ pub async fn build(
 ) -> Result<Value, SchedulerError> {
     let passages = passages_of(db, row).await?;
     let chapters: HashMap<String, chapter::Model> = chapter::Entity::find()
-        .filter(chapter::Column::Id.is_in(request_chapter_ids(row)))
+        .filter(chapter::Column::Id.is_in(row.chapter_ids()))
         .all(db)
         .await?
         .into_iter()

@@ -124,3 +124,32 @@ impl Related<super::webhook_delivery::Entity> for Entity {
 }
 
 impl ActiveModelBehavior for ActiveModel {}
+
+/// Statuses a request never leaves (spec 2.3, 3).
+pub const FINAL_STATUSES: [&str; 5] = [
+    "completed",
+    "completed_with_residuals",
+    "failed",
+    "cancelled",
+    "imported",
+];
+
+pub fn is_final(status: &str) -> bool {
+    FINAL_STATUSES.contains(&status)
+}
+
+impl Model {
+    /// The chapter ids the request covers, in the order it sent them
+    /// (`chapters.ids`, written at intake).
+    pub fn chapter_ids(&self) -> Vec<String> {
+        self.chapters
+            .get("ids")
+            .and_then(serde_json::Value::as_array)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
