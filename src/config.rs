@@ -5,7 +5,10 @@
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
+use dragoman_delivery::webhooks::RetrySchedule;
+use dragoman_model::webhook::WebhookSettings;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The roles a process can run (DESIGN "One trait, local or remote").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,6 +96,21 @@ pub struct Config {
     pub provider_retry_max_seconds: u64,
     /// Prompt tokens of one batch of passages at most.
     pub batch_tokens: usize,
+    /// Spec `API_WEBHOOK_HOSTS` (comma-separated; empty refuses every callback).
+    pub api_webhook_hosts: String,
+    /// Spec `API_WEBHOOK_PRIVATE_NETWORKS` (comma-separated CIDR).
+    pub api_webhook_private_networks: String,
+    /// Spec `API_WEBHOOK_MAX_ATTEMPTS`.
+    pub api_webhook_max_attempts: u32,
+    /// Spec `API_WEBHOOK_TIMEOUT_SECONDS`.
+    pub api_webhook_timeout_seconds: u64,
+    /// Spec `API_WEBHOOK_SECRET` (at least 32 characters, or empty).
+    pub api_webhook_secret: String,
+    /// Wait after a webhook's first failed call, in milliseconds (30 s; tests
+    /// shorten it). Later waits double.
+    pub webhook_retry_first_ms: u64,
+    /// Longest wait between two calls of a webhook, in milliseconds (1 h).
+    pub webhook_retry_longest_ms: u64,
 }
 
 impl Default for Config {
@@ -126,17 +144,29 @@ impl Default for Config {
             provider_max_attempts: 4,
             provider_retry_max_seconds: 60,
             batch_tokens: 2000,
+            api_webhook_hosts: String::new(),
+            api_webhook_private_networks: String::new(),
+            api_webhook_max_attempts: 6,
+            api_webhook_timeout_seconds: 10,
+            api_webhook_secret: String::new(),
+            webhook_retry_first_ms: 30_000,
+            webhook_retry_longest_ms: 3_600_000,
         }
     }
 }
 
 /// The spec's variables, read without the `DRAGOMAN_` prefix.
-const SPEC_VARIABLES: [&str; 5] = [
+const SPEC_VARIABLES: [&str; 10] = [
     "API_MAX_PAYLOAD_MB",
     "DEMO_MODE",
     "API_MAX_CHAPTERS",
     "API_RESULT_MAX_WAIT_SECONDS",
     "RETENTION_RESULTS_DAYS",
+    "API_WEBHOOK_HOSTS",
+    "API_WEBHOOK_PRIVATE_NETWORKS",
+    "API_WEBHOOK_MAX_ATTEMPTS",
+    "API_WEBHOOK_TIMEOUT_SECONDS",
+    "API_WEBHOOK_SECRET",
 ];
 
 impl Config {
@@ -204,6 +234,25 @@ impl Config {
             Role::Gateway => &None,
         };
         own.clone().or_else(|| self.services_url.clone())
+    }
+
+    /// The webhook settings of the environment (spec 6.4).
+    pub fn webhook_settings(&self) -> Result<WebhookSettings, String> {
+        WebhookSettings::from_environment(
+            &self.api_webhook_hosts,
+            &self.api_webhook_private_networks,
+            self.api_webhook_max_attempts,
+            self.api_webhook_timeout_seconds,
+            &self.api_webhook_secret,
+        )
+    }
+
+    /// When failed webhook calls are tried again.
+    pub fn webhook_schedule(&self) -> RetrySchedule {
+        RetrySchedule {
+            first: Duration::from_millis(self.webhook_retry_first_ms),
+            longest: Duration::from_millis(self.webhook_retry_longest_ms),
+        }
     }
 
     /// Checks what cannot work before anything starts; the message says why.
@@ -274,6 +323,12 @@ impl Config {
         if self.lease_seconds < 3 || self.workers == 0 || self.provider_max_attempts == 0 {
             return Err("DRAGOMAN_LEASE_SECONDS must be at least 3, DRAGOMAN_WORKERS and DRAGOMAN_PROVIDER_MAX_ATTEMPTS at least 1".into());
         }
+        self.webhook_settings()?;
+        if self.webhook_retry_first_ms == 0
+            || self.webhook_retry_longest_ms < self.webhook_retry_first_ms
+        {
+            return Err("DRAGOMAN_WEBHOOK_RETRY_FIRST_MS must be at least 1 and at most DRAGOMAN_WEBHOOK_RETRY_LONGEST_MS".into());
+        }
         if !(1..=365).contains(&self.session_days) {
             return Err("DRAGOMAN_SESSION_DAYS must be 1 to 365".into());
         }
@@ -314,6 +369,21 @@ mod tests {
         config.roles = "gateway".into();
         let err = config.validate().unwrap_err();
         assert!(err.contains("DRAGOMAN_SCHEDULER_URL"), "{err}");
+    }
+
+    #[test]
+    fn webhook_variables_are_checked_at_start() {
+        let config = Config {
+            api_webhook_private_networks: "10.0.0.0/40".into(),
+            ..Config::default()
+        };
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("API_WEBHOOK_PRIVATE_NETWORKS"), "{err}");
+        let config = Config {
+            api_webhook_secret: "too short".into(),
+            ..Config::default()
+        };
+        assert!(config.validate().unwrap_err().contains("API_WEBHOOK_SECRET"));
     }
 
     #[test]

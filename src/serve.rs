@@ -6,7 +6,9 @@
 use crate::commands::redact;
 use crate::config::{Config, Role};
 use clap::Args;
-use dragoman_delivery::DeliveryService;
+use dragoman_delivery::webhooks::Dispatcher;
+use dragoman_delivery::{DeliveryService, ResultStore};
+use dragoman_model::webhook::WebhookPolicy;
 use dragoman_gateway::{Gateway, GatewaySettings, Service};
 use dragoman_memory::MemoryService;
 use dragoman_migrations::{Migrator, MigratorTrait};
@@ -109,6 +111,11 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("secret key: {e}"))?,
     };
     let credential = InternalCredential::new(server_key.derive("dragoman internal grpc v1"));
+    let webhooks = WebhookPolicy::new(config.webhook_settings()?, server_key.clone());
+    let results = ResultStore {
+        blobs: blobs.clone(),
+        retention_days: config.retention_results_days,
+    };
 
     let scheduler_local = runs(Role::Scheduler).then(|| {
         Arc::new(SchedulerService::new(
@@ -118,6 +125,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             IntakeLimits {
                 max_chapters: config.api_max_chapters,
             },
+            webhooks.clone(),
         ))
     });
     let pipeline_local = runs(Role::Pipeline)
@@ -125,9 +133,10 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     let delivery_local = runs(Role::Delivery).then(|| {
         Arc::new(DeliveryService::new(
             db.clone(),
-            blobs.clone(),
+            results.clone(),
+            coordination.clone(),
             credential.clone(),
-            config.retention_results_days,
+            webhooks.clone(),
         ))
     });
     let memory_local =
@@ -190,6 +199,21 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 )
                 .await
                 .map_err(|e| format!("gRPC server: {e}"))
+        });
+    }
+
+    if delivery_local.is_some() {
+        let dispatcher = Arc::new(Dispatcher::new(
+            db.clone(),
+            coordination.clone(),
+            webhooks.clone(),
+            config.webhook_schedule(),
+            results.clone(),
+        ));
+        let stop = stop_rx.clone();
+        tasks.spawn(async move {
+            dispatcher.run(stop).await;
+            Ok(())
         });
     }
 

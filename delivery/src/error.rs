@@ -24,10 +24,16 @@ pub enum DeliveryError {
     InvalidRequest(&'static str),
     #[error("the result could not be produced: {0}")]
     DeliveryFailed(String),
+    #[error("invalid webhook settings")]
+    InvalidSettings(Vec<(String, &'static str)>),
+    #[error("administrators only")]
+    AdminRequired,
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     #[error("blob store: {0}")]
     Blob(String),
+    #[error("{0}")]
+    Model(#[from] dragoman_model::ModelError),
 }
 
 fn with_extra(code: Code, api: &str, message: &str, extra: Value) -> Status {
@@ -74,7 +80,28 @@ impl From<DeliveryError> for Status {
             DeliveryError::DeliveryFailed(_) => {
                 api_status::status(Code::InvalidArgument, "delivery_failed", &message, None)
             }
-            DeliveryError::Db(_) | DeliveryError::Blob(_) => {
+            DeliveryError::InvalidSettings(issues) => {
+                let issues: Vec<Value> = issues
+                    .iter()
+                    .map(|(field, kind)| {
+                        let mut loc = vec![json!("body")];
+                        loc.extend(field.split('.').filter(|p| !p.is_empty()).map(|part| {
+                            part.parse::<u64>().map(|i| json!(i)).unwrap_or_else(|_| json!(part))
+                        }));
+                        json!({"loc": loc, "type": kind})
+                    })
+                    .collect();
+                with_extra(
+                    Code::InvalidArgument,
+                    "invalid_payload",
+                    &message,
+                    json!({"issues": issues}),
+                )
+            }
+            DeliveryError::AdminRequired => {
+                api_status::status(Code::PermissionDenied, "admin_required", &message, None)
+            }
+            DeliveryError::Db(_) | DeliveryError::Blob(_) | DeliveryError::Model(_) => {
                 api_status::status(Code::Internal, "server_error", &message, None)
             }
         }

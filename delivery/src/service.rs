@@ -3,49 +3,55 @@
 
 use crate::error::DeliveryError;
 use crate::results::{self, ResultQuery};
+use crate::stored::{self, ResultStore};
+use crate::webhooks::{admin, events};
 use dragoman_book::bilingual::Layout;
+use dragoman_model::clock;
+use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{request, result};
-use dragoman_model::{clock, ids};
+use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy};
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::*;
-use object_store::ObjectStore;
 use object_store::path::Path;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 pub struct DeliveryService {
     db: DatabaseConnection,
-    blobs: Arc<dyn ObjectStore>,
+    results: ResultStore,
+    coordination: Arc<dyn Coordination>,
     credential: InternalCredential,
-    /// `RETENTION_RESULTS_DAYS`: stored results are kept this long.
-    retention_days: i64,
+    webhooks: WebhookPolicy,
 }
 
 impl DeliveryService {
     pub fn new(
         db: DatabaseConnection,
-        blobs: Arc<dyn ObjectStore>,
+        results: ResultStore,
+        coordination: Arc<dyn Coordination>,
         credential: InternalCredential,
-        retention_days: i64,
+        webhooks: WebhookPolicy,
     ) -> Self {
         Self {
             db,
-            blobs,
+            results,
+            coordination,
             credential,
-            retention_days,
+            webhooks,
         }
     }
 
     async fn stored(&self, request_id: &str) -> Result<Option<result::Model>, DeliveryError> {
-        Ok(result::Entity::find()
-            .filter(result::Column::RequestId.eq(request_id))
-            .filter(result::Column::Scope.eq("request"))
-            .order_by_desc(result::Column::CreatedAt)
-            .one(&self.db)
-            .await?)
+        stored::find(&self.db, request_id).await
+    }
+
+    /// Wake-ups are hints: the dispatcher looks at the outbox every few
+    /// seconds anyway, so a failed notify is only logged.
+    async fn wake_dispatcher(&self) {
+        if let Err(e) = self.coordination.notify(WEBHOOKS_CHANNEL).await {
+            tracing::warn!(error = %e, "coordination notify failed");
+        }
     }
 }
 
@@ -68,7 +74,7 @@ impl dragoman_proto::Delivery for DeliveryService {
     ) -> Result<Response<RoleStatus>, Status> {
         self.credential.verify(&request)?;
         let db = dragoman_model::db::ping(&self.db).await;
-        let blobs = dragoman_model::blob::probe(self.blobs.as_ref()).await;
+        let blobs = dragoman_model::blob::probe(self.results.blobs.as_ref()).await;
         let detail = match (&db, &blobs) {
             (Ok(()), Ok(())) => String::new(),
             (Err(e), _) => format!("database: {e}"),
@@ -89,45 +95,8 @@ impl dragoman_proto::Delivery for DeliveryService {
     ) -> Result<Response<StoredResult>, Status> {
         self.credential.verify(&request)?;
         let request_id = request.into_inner().request_id;
-        if let Some(existing) = self.stored(&request_id).await? {
-            return Ok(Response::new(stored_message(&existing)));
-        }
-        let row = request::Entity::find_by_id(request_id.clone())
-            .one(&self.db)
-            .await
-            .map_err(DeliveryError::from)?
-            .ok_or(DeliveryError::RequestNotFound)?;
-        let format = results::default_format(&row);
-        let query = ResultQuery {
-            format: format.clone(),
-            scope: "request".into(),
-            partial: false,
-            layout: Layout::Interleaved,
-        };
-        let built = results::build(&self.db, &row.account_id, &request_id, &query).await?;
-        let digest = dragoman_book::text::sha256_hex(&built.body);
-        let key = format!("results/{request_id}/{}", built.filename);
-        self.blobs
-            .put(&Path::from(key.clone()), built.body.clone().into())
-            .await
-            .map_err(|e| DeliveryError::Blob(e.to_string()))?;
-        let now = clock::now();
-        let stored = result::ActiveModel {
-            id: Set(ids::new_id()),
-            request_id: Set(request_id),
-            format: Set(format),
-            scope: Set("request".into()),
-            media_type: Set(built.media_type.into()),
-            filename: Set(built.filename),
-            size: Set(i64::try_from(built.body.len()).unwrap_or(i64::MAX)),
-            sha256: Set(digest),
-            blob_key: Set(key),
-            created_at: Set(now),
-            expires_at: Set(Some(now + self.retention_days * 86_400)),
-        }
-        .insert(&self.db)
-        .await
-        .map_err(DeliveryError::from)?;
+        let stored = self.results.ensure(&self.db, &request_id).await?;
+        self.wake_dispatcher().await;
         Ok(Response::new(stored_message(&stored)))
     }
 
@@ -166,7 +135,7 @@ impl dragoman_proto::Delivery for DeliveryService {
             && let Some(stored) = self.stored(&row.id).await?
             && stored.format == format
             && stored.expires_at.is_none_or(|at| at > clock::now())
-            && let Ok(found) = self.blobs.get(&Path::from(stored.blob_key.clone())).await
+            && let Ok(found) = self.results.blobs.get(&Path::from(stored.blob_key.clone())).await
             && let Ok(bytes) = found.bytes().await
         {
             let complete = row.status == "completed";
@@ -191,6 +160,55 @@ impl dragoman_proto::Delivery for DeliveryService {
             filename: built.filename,
             complete: built.complete,
             status: row.status,
+        }))
+    }
+
+    async fn announce_chapters(
+        &self,
+        request: Request<AnnounceChaptersRequest>,
+    ) -> Result<Response<AnnounceChaptersResponse>, Status> {
+        self.credential.verify(&request)?;
+        let request_id = request.into_inner().request_id;
+        let queued = events::announce_chapters(&self.db, &request_id).await?;
+        if queued.is_some() {
+            self.wake_dispatcher().await;
+        }
+        let (batch, chapters) = queued.unwrap_or((0, 0));
+        Ok(Response::new(AnnounceChaptersResponse {
+            batch,
+            chapters: i32::try_from(chapters).unwrap_or(i32::MAX),
+        }))
+    }
+
+    async fn get_webhook_settings(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<WebhookSettingsView>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(DeliveryError::AdminRequired.into());
+        }
+        let view = admin::view(&self.db, &self.webhooks).await?;
+        Ok(Response::new(WebhookSettingsView {
+            view_json: view.to_string(),
+        }))
+    }
+
+    async fn update_webhook_settings(
+        &self,
+        request: Request<UpdateWebhookSettingsRequest>,
+    ) -> Result<Response<WebhookSettingsView>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(DeliveryError::AdminRequired.into());
+        }
+        let m = request.into_inner();
+        let view = admin::update(&self.db, &self.webhooks, &m.changes_json, m.reset).await?;
+        tracing::info!(account = %who.account_id, reset = m.reset, "webhook settings changed");
+        // Retries scheduled under the old settings are looked at again now.
+        self.wake_dispatcher().await;
+        Ok(Response::new(WebhookSettingsView {
+            view_json: view.to_string(),
         }))
     }
 }

@@ -1,4 +1,5 @@
-//! Wall-clock helpers: all stored times are Unix seconds (`i64`).
+//! Wall-clock helpers: stored times are Unix seconds (`i64`), except the
+//! webhook retry schedule, in milliseconds.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -9,6 +10,14 @@ pub fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Returns the current time as Unix milliseconds (webhook retry schedules).
+pub fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }
 

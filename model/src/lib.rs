@@ -9,6 +9,7 @@
 //! * [`blob`]: the blob store of originals and results.
 //! * [`scopes`]: token scopes and request priorities.
 //! * [`server_key`]: the installation's master key, sealed secrets, derived credentials.
+//! * [`webhook`]: webhook settings and the callback address policy (SSRF checks).
 
 pub mod blob;
 pub mod budget;
@@ -21,5 +22,6 @@ pub mod ids;
 pub mod payload;
 pub mod scopes;
 pub mod server_key;
+pub mod webhook;
 
 pub use error::ModelError;

@@ -343,23 +343,8 @@ impl TranslationPayload {
                 Some(json!({"expected": JSON_OUTPUT_FORMATS.join(", ")})),
             );
         }
-        if let Some(url) = &self.callback_url {
-            let parsed = url::Url::parse(url);
-            let ok = url.len() <= 2000
-                && parsed.as_ref().is_ok_and(|u| {
-                    matches!(u.scheme(), "http" | "https")
-                        && u.username().is_empty()
-                        && u.password().is_none()
-                        && u.host().is_some()
-                });
-            if !ok {
-                push(
-                    &[json!("callback_url")],
-                    "value_error",
-                    Some(json!({"max": 2000})),
-                );
-            }
-        }
+        // The callback URL's form is checked with its host and addresses
+        // (422 `callback_refused`, spec 4.2), not here.
         let events_len: usize = self
             .callback_events
             .iter()

@@ -10,8 +10,10 @@ use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call, request};
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::InternalCredential;
+use dragoman_model::webhook::EVENT_CHAPTERS;
 use dragoman_proto::v1::{
-    FinishJobRequest, HeartbeatRequest, JobTicket, LeaseJobRequest, StoreResultRequest,
+    AnnounceChaptersRequest, FinishJobRequest, HeartbeatRequest, JobTicket, LeaseJobRequest,
+    StoreResultRequest,
 };
 use dragoman_proto::{Delivery, Scheduler};
 use futures::StreamExt;
@@ -19,8 +21,12 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
 };
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
+
+/// Newly translated chapters are announced (`chapters.translated`) at most
+/// this often while a job runs, and once more at its end.
+const ANNOUNCE_EVERY: Duration = Duration::from_secs(2);
 
 /// Settings of the worker loops of one process.
 #[derive(Debug, Clone)]
@@ -190,6 +196,11 @@ impl Worker {
             .await
             .map_err(db_error)?
             .ok_or(Stop::Released)?;
+        let announces = row.callback_url.is_some()
+            && row
+                .callback_events
+                .as_array()
+                .is_some_and(|e| e.iter().any(|v| v.as_str() == Some(EVENT_CHAPTERS)));
         let chapter_ids = row.chapter_ids();
         let todo = passage::Entity::find()
             .filter(passage::Column::ChapterId.is_in(chapter_ids))
@@ -241,13 +252,38 @@ impl Worker {
             }
         }))
         .buffer_unordered(threads);
+        let mut announced_at = Instant::now();
         while let Some(outcome) = runs.next().await {
             outcome?;
             if *lost.borrow() {
                 return Err(Stop::Released);
             }
+            if announces && announced_at.elapsed() >= ANNOUNCE_EVERY {
+                self.announce(ticket).await;
+                announced_at = Instant::now();
+            }
+        }
+        // Before the job finishes, so batches come before the final event.
+        if announces {
+            self.announce(ticket).await;
         }
         Ok(())
+    }
+
+    /// Has delivery queue a `chapters.translated` batch of the chapters
+    /// completed since the last one. A failure only delays the announcement
+    /// to the next call: delivery computes what is new from the database.
+    async fn announce(&self, ticket: &JobTicket) {
+        let call = AnnounceChaptersRequest {
+            request_id: ticket.request_id.clone(),
+        };
+        if let Err(status) = self
+            .delivery
+            .announce_chapters(self.credential.system_request(call))
+            .await
+        {
+            tracing::warn!(request = %ticket.request_id, error = %status, "announcing translated chapters failed");
+        }
     }
 
     fn client(&self, provider: &provider::Model) -> Result<LlmClient, Stop> {

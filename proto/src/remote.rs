@@ -64,6 +64,9 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
     status(StatusRequest) -> RoleStatus;
     store_result(StoreResultRequest) -> StoredResult;
     get_result(GetResultRequest) -> ResultFile;
+    announce_chapters(AnnounceChaptersRequest) -> AnnounceChaptersResponse;
+    get_webhook_settings(StatusRequest) -> WebhookSettingsView;
+    update_webhook_settings(UpdateWebhookSettingsRequest) -> WebhookSettingsView;
 });
 
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, {

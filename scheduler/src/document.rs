@@ -5,6 +5,7 @@ use crate::error::SchedulerError;
 use crate::lifecycle::is_final;
 use crate::report::is_translated;
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
+use dragoman_model::webhook::EVENT_CHAPTERS;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -126,6 +127,7 @@ pub async fn build(
         None => json!({"state": "pending", "attempts": 0, "error": ""}),
     };
     let state_count = |state: &str| batches.iter().filter(|d| d.state == state).count();
+    let waiting_chapters = waiting_chapters(row, &batches);
     let options = &row.options;
     let queue = job_row
         .as_ref()
@@ -183,10 +185,38 @@ pub async fn build(
             "delivered": state_count("delivered"),
             "pending": state_count("pending"),
             "failed": state_count("failed"),
-            "waiting_chapters": 0,
+            "waiting_chapters": waiting_chapters,
             "error": batches.iter().rev().find(|d| !d.last_error.is_empty()).map(|d| d.last_error.clone()).unwrap_or_default(),
         },
     }))
+}
+
+/// Chapters of the request that a `chapters.translated` batch will announce
+/// once translated and has not yet: none unless the request asked for them,
+/// and never those already translated at import.
+fn waiting_chapters(row: &request::Model, batches: &[&webhook_delivery::Model]) -> usize {
+    let asked = row.callback_url.is_some()
+        && row
+            .callback_events
+            .as_array()
+            .is_some_and(|e| e.iter().any(|v| v.as_str() == Some(EVENT_CHAPTERS)));
+    if !asked {
+        return 0;
+    }
+    let at_import = row
+        .chapters
+        .get("translated_at_import")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let announced: usize = batches
+        .iter()
+        .filter_map(|d| serde_json::from_str::<Value>(&d.body).ok())
+        .filter_map(|body| body.get("chapters").and_then(Value::as_array).map(Vec::len))
+        .sum();
+    row.chapter_ids()
+        .len()
+        .saturating_sub(at_import)
+        .saturating_sub(announced)
 }
 
 /// The label in the target language (spec 2.6 `display_label`).

@@ -40,6 +40,8 @@ pub enum SchedulerError {
     BudgetExceeded(Value),
     #[error("queue full")]
     QueueFull { scope: &'static str, limit: i64 },
+    #[error("the callback URL is refused: {0}")]
+    CallbackRefused(dragoman_model::webhook::Refusal),
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     #[error("{0}")]
@@ -110,6 +112,12 @@ impl From<SchedulerError> for Status {
                 "queue_full",
                 &message,
                 json!({"scope": scope, "limit": limit}),
+            ),
+            SchedulerError::CallbackRefused(refusal) => with_extra(
+                Code::InvalidArgument,
+                "callback_refused",
+                &message,
+                json!({"reason": refusal.reason()}),
             ),
             SchedulerError::Db(_) | SchedulerError::Model(_) => {
                 plain(Code::Internal, "server_error")

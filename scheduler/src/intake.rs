@@ -12,6 +12,7 @@ use dragoman_model::entities::{
 };
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::scopes::Priority;
+use dragoman_model::webhook::{EVENT_CHAPTERS, WebhookPolicy, callback};
 use dragoman_model::{budget, clock, ids};
 use dragoman_proto::principal::Principal;
 use dragoman_proto::v1::{RequestSummary, SubmitRequest, SubmitResponse};
@@ -44,6 +45,23 @@ pub fn summary(row: &request::Model) -> RequestSummary {
         input: row.input.clone(),
         status: row.status.clone(),
     }
+}
+
+/// The callback rules of spec 6.4 with the settings in force: form, host,
+/// a signing secret (the token's own or the global one), public addresses.
+async fn check_callback(
+    db: &DatabaseConnection,
+    webhooks: &WebhookPolicy,
+    token: Option<&api_token::Model>,
+    url: &str,
+) -> Result<(), SchedulerError> {
+    let settings = webhooks.current(db).await?;
+    let has_secret =
+        token.is_some_and(|t| t.webhook_secret_enc.is_some()) || settings.secret.is_some();
+    callback::check_callback(url, &settings, has_secret, webhooks.resolver.as_ref())
+        .await
+        .map(|_| ())
+        .map_err(SchedulerError::CallbackRefused)
 }
 
 /// The earlier request this one replays, or a conflict when the key or the
@@ -81,6 +99,7 @@ pub async fn submit(
     who: &Principal,
     message: SubmitRequest,
     limits: &IntakeLimits,
+    webhooks: &WebhookPolicy,
 ) -> Result<(SubmitResponse, bool), SchedulerError> {
     let payload: TranslationPayload =
         serde_json::from_str(&message.payload_json).map_err(|_| {
@@ -127,8 +146,10 @@ pub async fn submit(
         None => None,
     };
 
-    // Checks of spec 4.2, in order (the callback's network checks arrive
-    // with webhook delivery; its form is checked with the payload).
+    // Checks of spec 4.2, in order.
+    if let Some(url) = &payload.callback_url {
+        check_callback(db, webhooks, token.as_ref(), url).await?;
+    }
     let provider_id = resolve_provider(db, &owner.id, &payload, start).await?;
     let priority = check_priority(&owner, token.as_ref(), payload.pipeline.priority.as_deref())?;
     if start && let Some(token) = &token {
@@ -461,7 +482,18 @@ async fn store(
     if volume.archived {
         return Err(SchedulerError::VolumeArchived);
     }
-    let outcome = import_chapters(txn, &volume, payload, now).await?;
+    let mut outcome = import_chapters(txn, &volume, payload, now).await?;
+    if payload.callback_events.iter().any(|e| e == EVENT_CHAPTERS) {
+        let ids: Vec<String> = outcome["ids"]
+            .as_array()
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        outcome["translated_at_import"] = json!(translated_chapters(txn, ids).await?);
+    }
 
     let request_id = ids::new_id();
     let busy = start && lifecycle::series_busy(txn, &series.id).await?;
@@ -529,6 +561,34 @@ async fn store(
         return Ok(row);
     }
     lifecycle::create_job(txn, row).await
+}
+
+/// The chapters among `ids` whose passages all have a translation: they are
+/// never announced by `chapters.translated` (spec 6.2).
+async fn translated_chapters(
+    txn: &DatabaseTransaction,
+    ids: Vec<String>,
+) -> Result<Vec<String>, SchedulerError> {
+    let passages = passage::Entity::find()
+        .filter(passage::Column::ChapterId.is_in(ids.clone()))
+        .all(txn)
+        .await?;
+    let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
+    for p in &passages {
+        let entry = counts.entry(p.chapter_id.as_str()).or_default();
+        entry.0 += 1;
+        if p.is_translated() {
+            entry.1 += 1;
+        }
+    }
+    Ok(ids
+        .into_iter()
+        .filter(|id| {
+            counts
+                .get(id.as_str())
+                .is_some_and(|(total, done)| total == done)
+        })
+        .collect())
 }
 
 /// Compares the request's chapters with the volume's, stores new and

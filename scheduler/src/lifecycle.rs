@@ -7,7 +7,8 @@
 use crate::error::SchedulerError;
 use crate::reading_order;
 use crate::report;
-use dragoman_model::entities::{account, api_token, job, project, request};
+use dragoman_model::entities::{account, api_token, job, project, request, webhook_delivery};
+use dragoman_model::webhook::EVENT_FINISHED;
 use dragoman_model::{clock, ids};
 use dragoman_proto::v1::JobTicket;
 use sea_orm::sea_query::{Expr, ExprTrait};
@@ -463,6 +464,37 @@ pub async fn finish_report(
     model.updated_at = Set(now);
     model.report = Set(report);
     model.update(db).await?;
+    queue_final_webhook(db, row, now).await
+}
+
+/// Queues the final webhook in the transaction that ends the request, so no
+/// request ends without it; delivery renders its body at the first attempt
+/// (it then carries the stored result).
+async fn queue_final_webhook(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+    now: i64,
+) -> Result<(), SchedulerError> {
+    let Some(url) = &row.callback_url else {
+        return Ok(());
+    };
+    webhook_delivery::ActiveModel {
+        id: Set(ids::new_id()),
+        request_id: Set(row.id.clone()),
+        event: Set(EVENT_FINISHED.into()),
+        batch: Set(None),
+        url: Set(url.clone()),
+        body: Set(String::new()),
+        state: Set("pending".into()),
+        attempts: Set(0),
+        next_attempt_at: Set(Some(clock::now_millis())),
+        last_error: Set(String::new()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        delivered_at: Set(None),
+    }
+    .insert(db)
+    .await?;
     Ok(())
 }
 

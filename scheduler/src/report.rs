@@ -14,7 +14,7 @@ pub const MAX_RESIDUALS: usize = 500;
 
 /// A passage has a usable translation.
 pub fn is_translated(p: &passage::Model) -> bool {
-    p.translation.is_some() && matches!(p.status.as_str(), "ok" | "check")
+    p.is_translated()
 }
 
 async fn passages_of(

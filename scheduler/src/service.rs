@@ -7,6 +7,7 @@ use crate::intake::{self, IntakeLimits};
 use crate::{document, lifecycle, series};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::request;
+use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy};
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::*;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
@@ -26,6 +27,7 @@ pub struct SchedulerService {
     coordination: Arc<dyn Coordination>,
     credential: InternalCredential,
     limits: IntakeLimits,
+    webhooks: WebhookPolicy,
 }
 
 impl SchedulerService {
@@ -34,12 +36,14 @@ impl SchedulerService {
         coordination: Arc<dyn Coordination>,
         credential: InternalCredential,
         limits: IntakeLimits,
+        webhooks: WebhookPolicy,
     ) -> Self {
         Self {
             db,
             coordination,
             credential,
             limits,
+            webhooks,
         }
     }
 
@@ -63,6 +67,9 @@ impl SchedulerService {
     /// After a request ended: wake its waiters and start the next volume.
     async fn after_end(&self, row: &request::Model) -> Result<(), SchedulerError> {
         self.notify(&request_channel(&row.id)).await;
+        if row.callback_url.is_some() {
+            self.notify(WEBHOOKS_CHANNEL).await;
+        }
         if let Some(promoted) = lifecycle::promote_next(&self.db, &row.series_id).await? {
             self.notify(&request_channel(&promoted)).await;
             self.notify(JOBS_CHANNEL).await;
@@ -117,9 +124,25 @@ impl dragoman_proto::Scheduler for SchedulerService {
     ) -> Result<Response<SubmitResponse>, Status> {
         let who = self.credential.principal(&request)?;
         let (answer, has_job) =
-            intake::submit(&self.db, &who, request.into_inner(), &self.limits).await?;
+            intake::submit(
+                &self.db,
+                &who,
+                request.into_inner(),
+                &self.limits,
+                &self.webhooks,
+            )
+            .await?;
         if has_job {
             self.notify(JOBS_CHANNEL).await;
+        }
+        // An import-only request ends at once: its final webhook is due.
+        if answer
+            .summary
+            .as_ref()
+            .is_some_and(|s| s.status == "imported")
+            && !answer.replayed
+        {
+            self.notify(WEBHOOKS_CHANNEL).await;
         }
         Ok(Response::new(answer))
     }

@@ -5,6 +5,7 @@ pub mod health;
 pub mod providers;
 pub mod requests;
 pub mod series;
+pub mod settings;
 pub mod tokens;
 
 use crate::auth::{bearer, session};
@@ -72,6 +73,12 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/providers",
             get(providers::admin_list).post(providers::admin_add),
+        )
+        .route(
+            "/settings/webhooks",
+            get(settings::get_webhooks)
+                .put(settings::put_webhooks)
+                .delete(settings::delete_webhooks),
         )
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), session::same_origin));

@@ -60,3 +60,11 @@ impl Related<super::project::Entity> for Entity {
 }
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl Model {
+    /// Whether the passage has a usable translation (status `ok` or `check`);
+    /// any other passage is delivered in its source text.
+    pub fn is_translated(&self) -> bool {
+        self.translation.is_some() && matches!(self.status.as_str(), "ok" | "check")
+    }
+}

@@ -12,13 +12,19 @@ pub struct Model {
     #[sea_orm(indexed)]
     pub request_id: String,
     pub event: String,
+    /// Batch number of a `chapters.translated` event; `None` for the final one.
     pub batch: Option<i32>,
     pub url: String,
+    /// The exact bytes sent (and signed). Empty for a final event until its
+    /// first attempt renders it, so that it carries the stored result.
     #[sea_orm(column_type = "Text")]
     pub body: String,
     /// `"pending"`, `"delivered"` or `"failed"`.
     pub state: String,
+    /// Calls made so far (a call is counted when it starts).
     pub attempts: i32,
+    /// When the next call is due, in Unix **milliseconds** (retries of a
+    /// few hundred milliseconds exist in tests); `None` once settled.
     pub next_attempt_at: Option<i64>,
     pub last_error: String,
     pub created_at: i64,

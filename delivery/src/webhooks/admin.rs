@@ -1,0 +1,144 @@
+//! Administrator webhook settings (spec 6.4): the view of the settings in
+//! force, and changes saved in the database that win over the environment
+//! and apply without restart. A field given as `null` returns to the
+//! environment's value; a field left out is unchanged. The secret is
+//! write-only and kept sealed.
+
+use crate::error::DeliveryError;
+use dragoman_model::clock;
+use dragoman_model::entities::setting;
+use dragoman_model::webhook::settings::{
+    MAX_LIST_ENTRIES, SETTINGS_KEY, check_attempts, check_secret, check_timeout, parse_network,
+};
+use dragoman_model::webhook::{HostRule, Overrides, WebhookPolicy};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ConnectionTrait, EntityTrait, Set};
+use serde_json::{Map, Value, json};
+
+/// A problem with one field of the change, as `(field, kind)`.
+pub type Issue = (String, &'static str);
+
+/// The settings in force, as the administrator routes answer them.
+pub async fn view(db: &impl ConnectionTrait, policy: &WebhookPolicy) -> Result<Value, DeliveryError> {
+    let (overrides, updated_at) = Overrides::load_row(db).await?;
+    let settings = policy.environment.with_overrides(&overrides, &policy.key);
+    Ok(json!({
+        "hosts": settings.hosts.iter().map(HostRule::as_text).collect::<Vec<_>>(),
+        "private_networks": settings.private_networks.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "max_attempts": settings.max_attempts,
+        "timeout_seconds": settings.timeout_seconds,
+        "secret_set": settings.secret.is_some(),
+        "overridden": overrides.overridden(),
+        "updated_at": updated_at,
+    }))
+}
+
+fn string_list(value: &Value, field: &str, issues: &mut Vec<Issue>) -> Option<Vec<String>> {
+    let Some(items) = value.as_array() else {
+        issues.push((field.to_owned(), "type_error"));
+        return None;
+    };
+    if items.len() > MAX_LIST_ENTRIES {
+        issues.push((field.to_owned(), "too_many"));
+        return None;
+    }
+    let mut out = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(text) => out.push(text.trim().to_owned()),
+            None => issues.push((format!("{field}.{index}"), "type_error")),
+        }
+    }
+    Some(out)
+}
+
+/// Applies a change to the saved overrides; nothing is saved when any field
+/// is wrong.
+pub fn apply(
+    overrides: &mut Overrides,
+    changes: &Map<String, Value>,
+    policy: &WebhookPolicy,
+) -> Result<(), Vec<Issue>> {
+    let mut issues = Vec::new();
+    for (field, value) in changes {
+        match field.as_str() {
+            "hosts" if value.is_null() => overrides.hosts = None,
+            "hosts" => {
+                if let Some(hosts) = string_list(value, "hosts", &mut issues) {
+                    for (index, host) in hosts.iter().enumerate() {
+                        if HostRule::parse(host).is_err() {
+                            issues.push((format!("hosts.{index}"), "value_error"));
+                        }
+                    }
+                    overrides.hosts = Some(hosts);
+                }
+            }
+            "private_networks" if value.is_null() => overrides.private_networks = None,
+            "private_networks" => {
+                if let Some(networks) = string_list(value, "private_networks", &mut issues) {
+                    for (index, network) in networks.iter().enumerate() {
+                        if parse_network(network).is_err() {
+                            issues.push((format!("private_networks.{index}"), "value_error"));
+                        }
+                    }
+                    overrides.private_networks = Some(networks);
+                }
+            }
+            "max_attempts" if value.is_null() => overrides.max_attempts = None,
+            "max_attempts" => match value.as_u64().and_then(|v| u32::try_from(v).ok()) {
+                Some(n) if check_attempts(n).is_ok() => overrides.max_attempts = Some(n),
+                Some(_) => issues.push((field.clone(), "out_of_range")),
+                None => issues.push((field.clone(), "type_error")),
+            },
+            "timeout_seconds" if value.is_null() => overrides.timeout_seconds = None,
+            "timeout_seconds" => match value.as_u64() {
+                Some(n) if check_timeout(n).is_ok() => overrides.timeout_seconds = Some(n),
+                Some(_) => issues.push((field.clone(), "out_of_range")),
+                None => issues.push((field.clone(), "type_error")),
+            },
+            "secret" if value.is_null() => overrides.secret_sealed = None,
+            "secret" => match value.as_str() {
+                Some(secret) if check_secret(secret).is_ok() => {
+                    overrides.secret_sealed = Some(policy.key.seal(secret));
+                }
+                Some(_) => issues.push((field.clone(), "string_too_short")),
+                None => issues.push((field.clone(), "type_error")),
+            },
+            _ => issues.push((field.clone(), "extra_forbidden")),
+        }
+    }
+    if issues.is_empty() { Ok(()) } else { Err(issues) }
+}
+
+/// Saves a change (or, with `reset`, drops every override) and returns the
+/// new view.
+pub async fn update(
+    db: &impl ConnectionTrait,
+    policy: &WebhookPolicy,
+    changes_json: &str,
+    reset: bool,
+) -> Result<Value, DeliveryError> {
+    let overrides = if reset {
+        Overrides::default()
+    } else {
+        let changes: Map<String, Value> = serde_json::from_str(changes_json)
+            .map_err(|_| DeliveryError::InvalidSettings(vec![(String::new(), "json_invalid")]))?;
+        let mut overrides = Overrides::load(db).await?;
+        apply(&mut overrides, &changes, policy).map_err(DeliveryError::InvalidSettings)?;
+        overrides
+    };
+    let value = serde_json::to_value(&overrides).unwrap_or(Value::Null);
+    setting::Entity::insert(setting::ActiveModel {
+        key: Set(SETTINGS_KEY.into()),
+        value: Set(value),
+        updated_at: Set(clock::now()),
+    })
+    .on_conflict(
+        OnConflict::column(setting::Column::Key)
+            .update_columns([setting::Column::Value, setting::Column::UpdatedAt])
+            .to_owned(),
+    )
+    .exec(db)
+    .await?;
+    view(db, policy).await
+}

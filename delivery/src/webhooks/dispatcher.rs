@@ -1,0 +1,242 @@
+//! The delivery role's webhook loop: finds the calls that are due, takes
+//! them, and makes them — calls of one request in order (batches by number,
+//! then the final event), requests side by side. It sleeps until the next
+//! call is due, or until a wake-up says a new one was queued.
+
+use super::events;
+use super::outbox;
+use super::schedule::RetrySchedule;
+use super::sender::{Outgoing, Sender};
+use super::sign;
+use crate::error::DeliveryError;
+use crate::stored::{self, ResultStore};
+use dragoman_model::clock;
+use dragoman_model::coordination::Coordination;
+use dragoman_model::entities::{api_token, request, webhook_delivery};
+use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy, WebhookSettings};
+use sea_orm::{DatabaseConnection, EntityTrait};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore, watch};
+
+/// Longest sleep between two looks at the outbox (another process may have
+/// scheduled a retry this one was not woken for).
+const LONGEST_SLEEP: Duration = Duration::from_secs(2);
+/// How long a final event waits for the worker to store the result before
+/// the dispatcher stores it itself.
+const RESULT_GRACE_SECONDS: i64 = 20;
+/// Requests whose calls are made at once.
+const CONCURRENT_REQUESTS: usize = 16;
+
+pub struct Dispatcher {
+    db: DatabaseConnection,
+    coordination: Arc<dyn Coordination>,
+    policy: WebhookPolicy,
+    schedule: RetrySchedule,
+    results: ResultStore,
+    sender: Sender,
+    kick: Notify,
+    slots: Arc<Semaphore>,
+}
+
+impl Dispatcher {
+    pub fn new(
+        db: DatabaseConnection,
+        coordination: Arc<dyn Coordination>,
+        policy: WebhookPolicy,
+        schedule: RetrySchedule,
+        results: ResultStore,
+    ) -> Self {
+        let sender = Sender::new(policy.resolver.clone());
+        Self {
+            db,
+            coordination,
+            policy,
+            schedule,
+            results,
+            sender,
+            kick: Notify::new(),
+            slots: Arc::new(Semaphore::new(CONCURRENT_REQUESTS)),
+        }
+    }
+
+    /// Runs until `stop` turns true.
+    pub async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+        while !*stop.borrow() {
+            // Subscribed before looking, so a call queued meanwhile wakes us.
+            let mut wake = self.coordination.subscribe(WEBHOOKS_CHANNEL);
+            let sleep = match self.tick().await {
+                Ok(Some(next)) => {
+                    let ms = next.saturating_sub(clock::now_millis()).max(10);
+                    Duration::from_millis(u64::try_from(ms).unwrap_or(0)).min(LONGEST_SLEEP)
+                }
+                Ok(None) => LONGEST_SLEEP,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook outbox");
+                    LONGEST_SLEEP
+                }
+            };
+            tokio::select! {
+                _ = wake.wait(sleep) => {}
+                _ = self.kick.notified() => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+
+    /// Takes every due call and starts making it; returns when the next
+    /// pending call is due.
+    pub async fn tick(self: &Arc<Self>) -> Result<Option<i64>, DeliveryError> {
+        let settings = self.policy.current(&self.db).await?;
+        let lease_ms = i64::try_from(settings.timeout_seconds + 30).unwrap_or(60) * 1000;
+        let mut groups: BTreeMap<String, Vec<webhook_delivery::Model>> = BTreeMap::new();
+        for mut row in outbox::due(&self.db, clock::now_millis(), 200).await? {
+            if u32::try_from(row.attempts).unwrap_or(0) >= settings.max_attempts {
+                outbox::fail_exhausted(&self.db, &row).await?;
+                continue;
+            }
+            if row.body.is_empty() {
+                match self.render_finished(&row).await? {
+                    Some(body) => {
+                        if !outbox::set_body(&self.db, &row, &body).await? {
+                            continue;
+                        }
+                        row.body = body;
+                    }
+                    None => {
+                        outbox::postpone(&self.db, &row, clock::now_millis() + 500).await?;
+                        continue;
+                    }
+                }
+            }
+            if outbox::claim(&self.db, &row, lease_ms).await? {
+                row.attempts += 1;
+                groups.entry(row.request_id.clone()).or_default().push(row);
+            }
+        }
+        for (_, mut rows) in groups {
+            // Batches by number, the final event last.
+            rows.sort_by_key(|r| (r.batch.is_none(), r.batch));
+            let this = self.clone();
+            let Ok(permit) = self.slots.clone().acquire_owned().await else {
+                break;
+            };
+            tokio::spawn(async move {
+                for row in rows {
+                    this.attempt(row).await;
+                }
+                drop(permit);
+                this.kick.notify_one();
+            });
+        }
+        outbox::next_due(&self.db).await
+    }
+
+    /// The final event's body, or `None` while the worker is still storing
+    /// the result it should describe.
+    async fn render_finished(
+        &self,
+        row: &webhook_delivery::Model,
+    ) -> Result<Option<String>, DeliveryError> {
+        let Some(request) = request::Entity::find_by_id(row.request_id.clone())
+            .one(&self.db)
+            .await?
+        else {
+            return Err(DeliveryError::RequestNotFound);
+        };
+        let builds_result = matches!(
+            request.status.as_str(),
+            "completed" | "completed_with_residuals"
+        );
+        let mut stored = stored::find(&self.db, &request.id).await?;
+        if builds_result && stored.is_none() {
+            if row.created_at + RESULT_GRACE_SECONDS > clock::now() {
+                return Ok(None);
+            }
+            match self.results.ensure(&self.db, &request.id).await {
+                Ok(built) => stored = Some(built),
+                Err(e) => {
+                    tracing::warn!(request = %request.id, error = %e, "storing the result for the webhook failed")
+                }
+            }
+        }
+        Ok(Some(events::finished_body(&request, stored.as_ref())))
+    }
+
+    /// The request's signing secret: its token's own, else the global one.
+    async fn secret(
+        &self,
+        request_id: &str,
+        settings: &WebhookSettings,
+    ) -> Result<String, String> {
+        let token = match request::Entity::find_by_id(request_id.to_owned())
+            .one(&self.db)
+            .await
+        {
+            Ok(Some(request)) => match request.token_id {
+                Some(id) => api_token::Entity::find_by_id(id)
+                    .one(&self.db)
+                    .await
+                    .map_err(|e| format!("database: {e}"))?,
+                None => None,
+            },
+            Ok(None) => None,
+            Err(e) => return Err(format!("database: {e}")),
+        };
+        if let Some(sealed) = token.and_then(|t| t.webhook_secret_enc) {
+            return self
+                .policy
+                .key
+                .open(&sealed)
+                .map_err(|e| format!("token secret: {e}"));
+        }
+        settings
+            .secret
+            .clone()
+            .ok_or_else(|| "no signing secret: the token has none and no global secret is set".into())
+    }
+
+    async fn attempt(&self, row: webhook_delivery::Model) {
+        let settings = match self.policy.current(&self.db).await {
+            Ok(settings) => settings,
+            Err(e) => {
+                tracing::warn!(error = %e, "webhook settings");
+                return;
+            }
+        };
+        let delivery_id = sign::delivery_id(&row.request_id, row.batch, row.attempts);
+        let outcome = match self.secret(&row.request_id, &settings).await {
+            Ok(secret) => self
+                .sender
+                .send(
+                    &settings,
+                    &Outgoing {
+                        url: &row.url,
+                        event: &row.event,
+                        delivery_id: &delivery_id,
+                        body: row.body.as_bytes(),
+                        secret: &secret,
+                    },
+                )
+                .await
+                .map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match &outcome {
+            Ok(()) => tracing::info!(delivery = %delivery_id, event = %row.event, "webhook delivered"),
+            Err(e) => tracing::warn!(delivery = %delivery_id, event = %row.event, error = %e, "webhook call failed"),
+        }
+        if let Err(e) = outbox::settle(
+            &self.db,
+            &row,
+            outcome,
+            settings.max_attempts,
+            &self.schedule,
+        )
+        .await
+        {
+            tracing::warn!(delivery = %delivery_id, error = %e, "recording a webhook outcome failed");
+        }
+    }
+}

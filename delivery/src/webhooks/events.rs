@@ -1,0 +1,189 @@
+//! The bodies of the two events: `translation_request.finished` (spec 6.1),
+//! rendered at its first attempt so that it carries the stored result, and
+//! `chapters.translated` (spec 6.2), one numbered batch per group of chapters
+//! whose passages all got a translation while the job runs.
+
+use crate::error::DeliveryError;
+use dragoman_model::entities::{chapter, passage, request, result, webhook_delivery};
+use dragoman_model::webhook::{EVENT_CHAPTERS, EVENT_FINISHED};
+use dragoman_model::{clock, ids};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set,
+};
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+
+fn status_url(request_id: &str) -> String {
+    format!("/api/v1/translation-requests/{request_id}")
+}
+
+fn result_url(request_id: &str) -> String {
+    format!("/api/v1/translation-requests/{request_id}/result")
+}
+
+/// Body of the final event of a request that has ended.
+pub fn finished_body(row: &request::Model, stored: Option<&result::Model>) -> String {
+    let artifact = stored.map(|r| json!({"format": r.format, "size": r.size, "sha256": r.sha256}));
+    json!({
+        "event": EVENT_FINISHED,
+        "request_id": row.id,
+        "external_id": row.external_id,
+        "status": row.status,
+        "error": (!row.error.is_empty()).then_some(&row.error),
+        "project_id": row.project_id,
+        "job_id": row.job_id,
+        "status_url": status_url(&row.id),
+        "result_url": result_url(&row.id),
+        "artifact": artifact,
+        "report": row.report,
+        "finished_at": row.finished_at.unwrap_or_else(clock::now),
+    })
+    .to_string()
+}
+
+/// Whether the request asked for `chapters.translated` batches.
+pub fn wants_chapter_events(row: &request::Model) -> bool {
+    row.callback_url.is_some()
+        && row
+            .callback_events
+            .as_array()
+            .is_some_and(|events| events.iter().any(|e| e.as_str() == Some(EVENT_CHAPTERS)))
+}
+
+/// Chapter ids a batch body announced.
+pub fn announced_in(body: &str) -> Vec<String> {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("chapters").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|c| c.get("chapter_id").and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
+fn ids_at(row: &request::Model, key: &str) -> HashSet<String> {
+    row.chapters
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Queues a batch of the request's chapters that are now fully translated,
+/// were not at import and were not announced yet. Returns the batch number
+/// and its size, or `None` when there is nothing new. Runs in one write
+/// transaction holding the request row, so two workers never announce a
+/// chapter twice.
+pub async fn announce_chapters(
+    db: &sea_orm::DatabaseConnection,
+    request_id: &str,
+) -> Result<Option<(i32, usize)>, DeliveryError> {
+    let txn = dragoman_model::db::begin_write(db).await?;
+    let mut find = request::Entity::find_by_id(request_id.to_owned());
+    if txn.get_database_backend() == DbBackend::Postgres {
+        find = find.lock_exclusive();
+    }
+    let Some(row) = find.one(&txn).await? else {
+        txn.rollback().await?;
+        return Err(DeliveryError::RequestNotFound);
+    };
+    // Batches are announced while the job runs, never after the end.
+    if !wants_chapter_events(&row) || request::is_final(&row.status) {
+        txn.rollback().await?;
+        return Ok(None);
+    }
+    let ids = row.chapter_ids();
+    let at_import = ids_at(&row, "translated_at_import");
+    let earlier = webhook_delivery::Entity::find()
+        .filter(webhook_delivery::Column::RequestId.eq(request_id))
+        .filter(webhook_delivery::Column::Event.eq(EVENT_CHAPTERS))
+        .all(&txn)
+        .await?;
+    let announced: HashSet<String> = earlier.iter().flat_map(|d| announced_in(&d.body)).collect();
+    let candidates: Vec<String> = ids
+        .iter()
+        .filter(|id| !at_import.contains(*id) && !announced.contains(*id))
+        .cloned()
+        .collect();
+    if candidates.is_empty() {
+        txn.rollback().await?;
+        return Ok(None);
+    }
+    let passages: Vec<(String, Option<String>, String)> = passage::Entity::find()
+        .select_only()
+        .column(passage::Column::ChapterId)
+        .column(passage::Column::Translation)
+        .column(passage::Column::Status)
+        .filter(passage::Column::ChapterId.is_in(candidates.clone()))
+        .into_tuple()
+        .all(&txn)
+        .await?;
+    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
+    for (chapter_id, translation, status) in passages {
+        let entry = counts.entry(chapter_id).or_default();
+        entry.0 += 1;
+        if translation.is_some() && matches!(status.as_str(), "ok" | "check") {
+            entry.1 += 1;
+        }
+    }
+    let complete: Vec<String> = candidates
+        .into_iter()
+        .filter(|id| counts.get(id).is_some_and(|(all, done)| all == done))
+        .collect();
+    if complete.is_empty() {
+        txn.rollback().await?;
+        return Ok(None);
+    }
+    let chapters = chapter::Entity::find()
+        .filter(chapter::Column::Id.is_in(complete.clone()))
+        .order_by_asc(chapter::Column::Position)
+        .all(&txn)
+        .await?;
+    let batch = earlier.iter().filter_map(|d| d.batch).max().unwrap_or(0) + 1;
+    let now = clock::now();
+    let body = json!({
+        "event": EVENT_CHAPTERS,
+        "request_id": row.id,
+        "external_id": row.external_id,
+        "series_id": row.series_id,
+        "project_id": row.project_id,
+        "batch": batch,
+        "chapters": chapters.iter().map(|c| json!({
+            "chapter_id": c.id,
+            "external_id": c.external_id,
+            "number": c.number,
+            "title": c.title,
+        })).collect::<Vec<_>>(),
+        "announced": announced.len() + chapters.len(),
+        "total": ids.len(),
+        "status_url": status_url(&row.id),
+        "result_url": format!("{}?partial=true", result_url(&row.id)),
+        "created_at": now,
+    })
+    .to_string();
+    let url = row.callback_url.clone().unwrap_or_default();
+    webhook_delivery::ActiveModel {
+        id: Set(ids::new_id()),
+        request_id: Set(row.id.clone()),
+        event: Set(EVENT_CHAPTERS.into()),
+        batch: Set(Some(batch)),
+        url: Set(url),
+        body: Set(body),
+        state: Set("pending".into()),
+        attempts: Set(0),
+        next_attempt_at: Set(Some(clock::now_millis())),
+        last_error: Set(String::new()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        delivered_at: Set(None),
+    }
+    .insert(&txn)
+    .await?;
+    txn.commit().await?;
+    Ok(Some((batch, chapters.len())))
+}

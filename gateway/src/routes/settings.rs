@@ -1,0 +1,78 @@
+//! Administrator settings routes (session only). `/api/settings/webhooks`
+//! reads and changes the webhook settings (spec 6.4); the delivery role owns
+//! them and checks the change, so this is a thin adapter.
+
+use crate::auth::session::SessionUser;
+use crate::error::{ApiError, ApiResult, Issue};
+use crate::extract::JsonBody;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use dragoman_proto::v1::{StatusRequest, UpdateWebhookSettingsRequest, WebhookSettingsView};
+use serde_json::Value;
+
+fn answer(view: WebhookSettingsView) -> ApiResult<Json<Value>> {
+    serde_json::from_str(&view.view_json)
+        .map(Json)
+        .map_err(|e| ApiError::server(format!("webhook settings view: {e}")))
+}
+
+pub async fn get_webhooks(
+    State(state): State<AppState>,
+    user: SessionUser,
+) -> ApiResult<Json<Value>> {
+    user.require_admin()?;
+    let view = state
+        .delivery
+        .handle
+        .get_webhook_settings(state.call(&user.principal(), StatusRequest {}))
+        .await?
+        .into_inner();
+    answer(view)
+}
+
+/// Changes only the fields given; `null` returns a field to the environment.
+pub async fn put_webhooks(
+    State(state): State<AppState>,
+    user: SessionUser,
+    JsonBody(body): JsonBody<Value>,
+) -> ApiResult<Json<Value>> {
+    user.require_admin()?;
+    if !body.is_object() {
+        return Err(ApiError::validation(
+            "invalid_payload",
+            vec![Issue::new([Value::String("body".into())], "type_error")],
+        ));
+    }
+    update(&state, &user, body.to_string(), false).await
+}
+
+/// Drops every override: the environment's values apply again.
+pub async fn delete_webhooks(
+    State(state): State<AppState>,
+    user: SessionUser,
+) -> ApiResult<Json<Value>> {
+    user.require_admin()?;
+    update(&state, &user, String::new(), true).await
+}
+
+async fn update(
+    state: &AppState,
+    user: &SessionUser,
+    changes_json: String,
+    reset: bool,
+) -> ApiResult<Json<Value>> {
+    let view = state
+        .delivery
+        .handle
+        .update_webhook_settings(state.call(
+            &user.principal(),
+            UpdateWebhookSettingsRequest {
+                changes_json,
+                reset,
+            },
+        ))
+        .await?
+        .into_inner();
+    answer(view)
+}
