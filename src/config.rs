@@ -2,11 +2,11 @@
 //! environment (`DRAGOMAN_*`, plus the spec's own variable names), then the
 //! command line; validated once before anything starts.
 
+use dragoman_delivery::webhooks::RetrySchedule;
+use dragoman_model::webhook::WebhookSettings;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
-use dragoman_delivery::webhooks::RetrySchedule;
-use dragoman_model::webhook::WebhookSettings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -383,7 +383,12 @@ mod tests {
             api_webhook_secret: "too short".into(),
             ..Config::default()
         };
-        assert!(config.validate().unwrap_err().contains("API_WEBHOOK_SECRET"));
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .contains("API_WEBHOOK_SECRET")
+        );
     }
 
     #[test]

@@ -86,7 +86,9 @@ impl From<DeliveryError> for Status {
                     .map(|(field, kind)| {
                         let mut loc = vec![json!("body")];
                         loc.extend(field.split('.').filter(|p| !p.is_empty()).map(|part| {
-                            part.parse::<u64>().map(|i| json!(i)).unwrap_or_else(|_| json!(part))
+                            part.parse::<u64>()
+                                .map(|i| json!(i))
+                                .unwrap_or_else(|_| json!(part))
                         }));
                         json!({"loc": loc, "type": kind})
                     })

@@ -135,7 +135,11 @@ impl dragoman_proto::Delivery for DeliveryService {
             && let Some(stored) = self.stored(&row.id).await?
             && stored.format == format
             && stored.expires_at.is_none_or(|at| at > clock::now())
-            && let Ok(found) = self.results.blobs.get(&Path::from(stored.blob_key.clone())).await
+            && let Ok(found) = self
+                .results
+                .blobs
+                .get(&Path::from(stored.blob_key.clone()))
+                .await
             && let Ok(bytes) = found.bytes().await
         {
             let complete = row.status == "completed";

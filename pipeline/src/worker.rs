@@ -8,9 +8,9 @@ use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call, request};
+use dragoman_model::webhook::EVENT_CHAPTERS;
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::InternalCredential;
-use dragoman_model::webhook::EVENT_CHAPTERS;
 use dragoman_proto::v1::{
     AnnounceChaptersRequest, FinishJobRequest, HeartbeatRequest, JobTicket, LeaseJobRequest,
     StoreResultRequest,

@@ -123,15 +123,14 @@ impl dragoman_proto::Scheduler for SchedulerService {
         request: Request<SubmitRequest>,
     ) -> Result<Response<SubmitResponse>, Status> {
         let who = self.credential.principal(&request)?;
-        let (answer, has_job) =
-            intake::submit(
-                &self.db,
-                &who,
-                request.into_inner(),
-                &self.limits,
-                &self.webhooks,
-            )
-            .await?;
+        let (answer, has_job) = intake::submit(
+            &self.db,
+            &who,
+            request.into_inner(),
+            &self.limits,
+            &self.webhooks,
+        )
+        .await?;
         if has_job {
             self.notify(JOBS_CHANNEL).await;
         }

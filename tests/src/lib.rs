@@ -15,11 +15,13 @@
 pub mod binary;
 pub mod client;
 pub mod postgres;
+pub mod receiver;
 pub mod server;
 pub mod simulator;
 pub mod translation;
 
 pub use client::{Answer, CreatedToken, SCOPES, Session, bearer_get, send};
+pub use receiver::Receiver;
 pub use server::{Account, Backend, Installation, Server};
 pub use simulator::Simulator;
 pub use translation::Api;

@@ -149,6 +149,27 @@ impl Api {
         self.server = start_server(installation, &self.env).await;
     }
 
+    /// A new signed-in session of the administrator who owns [`Api::token`].
+    pub async fn session(&self) -> Session {
+        let account = crate::server::Account {
+            username: "translator".into(),
+            password: crate::server::PASSWORD.into(),
+        };
+        Session::login(&self.server, &account).await
+    }
+
+    /// `POST /api/v1/translation-requests` with another bearer token.
+    pub async fn submit_with(&self, token: &str, body: &Value) -> Answer {
+        send(
+            self.server
+                .client()
+                .post(self.server.url("/api/v1/translation-requests"))
+                .bearer_auth(token)
+                .json(body),
+        )
+        .await
+    }
+
     /// `method path` with the bearer token.
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.server

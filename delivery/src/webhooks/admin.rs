@@ -19,7 +19,10 @@ use serde_json::{Map, Value, json};
 pub type Issue = (String, &'static str);
 
 /// The settings in force, as the administrator routes answer them.
-pub async fn view(db: &impl ConnectionTrait, policy: &WebhookPolicy) -> Result<Value, DeliveryError> {
+pub async fn view(
+    db: &impl ConnectionTrait,
+    policy: &WebhookPolicy,
+) -> Result<Value, DeliveryError> {
     let (overrides, updated_at) = Overrides::load_row(db).await?;
     let settings = policy.environment.with_overrides(&overrides, &policy.key);
     Ok(json!({
@@ -107,7 +110,11 @@ pub fn apply(
             _ => issues.push((field.clone(), "extra_forbidden")),
         }
     }
-    if issues.is_empty() { Ok(()) } else { Err(issues) }
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(issues)
+    }
 }
 
 /// Saves a change (or, with `reset`, drops every override) and returns the

@@ -165,11 +165,7 @@ impl Dispatcher {
     }
 
     /// The request's signing secret: its token's own, else the global one.
-    async fn secret(
-        &self,
-        request_id: &str,
-        settings: &WebhookSettings,
-    ) -> Result<String, String> {
+    async fn secret(&self, request_id: &str, settings: &WebhookSettings) -> Result<String, String> {
         let token = match request::Entity::find_by_id(request_id.to_owned())
             .one(&self.db)
             .await
@@ -191,10 +187,9 @@ impl Dispatcher {
                 .open(&sealed)
                 .map_err(|e| format!("token secret: {e}"));
         }
-        settings
-            .secret
-            .clone()
-            .ok_or_else(|| "no signing secret: the token has none and no global secret is set".into())
+        settings.secret.clone().ok_or_else(|| {
+            "no signing secret: the token has none and no global secret is set".into()
+        })
     }
 
     async fn attempt(&self, row: webhook_delivery::Model) {
@@ -224,8 +219,12 @@ impl Dispatcher {
             Err(e) => Err(e),
         };
         match &outcome {
-            Ok(()) => tracing::info!(delivery = %delivery_id, event = %row.event, "webhook delivered"),
-            Err(e) => tracing::warn!(delivery = %delivery_id, event = %row.event, error = %e, "webhook call failed"),
+            Ok(()) => {
+                tracing::info!(delivery = %delivery_id, event = %row.event, "webhook delivered")
+            }
+            Err(e) => {
+                tracing::warn!(delivery = %delivery_id, event = %row.event, error = %e, "webhook call failed")
+            }
         }
         if let Err(e) = outbox::settle(
             &self.db,

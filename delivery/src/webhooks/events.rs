@@ -58,7 +58,11 @@ pub fn announced_in(body: &str) -> Vec<String> {
         .and_then(|v| v.get("chapters").and_then(Value::as_array).cloned())
         .unwrap_or_default()
         .iter()
-        .filter_map(|c| c.get("chapter_id").and_then(Value::as_str).map(str::to_owned))
+        .filter_map(|c| {
+            c.get("chapter_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .collect()
 }
 

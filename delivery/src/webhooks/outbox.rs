@@ -123,7 +123,10 @@ pub async fn settle(
             let wait = i64::try_from(schedule.delay(attempts).as_millis()).unwrap_or(i64::MAX);
             update
                 .col_expr(Column::LastError, Expr::value(error))
-                .col_expr(Column::NextAttemptAt, Expr::value(now_ms.saturating_add(wait)))
+                .col_expr(
+                    Column::NextAttemptAt,
+                    Expr::value(now_ms.saturating_add(wait)),
+                )
         }
     };
     update.filter(unchanged(row)).exec(db).await?;

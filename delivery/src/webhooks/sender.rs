@@ -32,9 +32,7 @@ struct NoResolve;
 impl Resolve for NoResolve {
     fn resolve(&self, name: Name) -> Resolving {
         let name = name.as_str().to_owned();
-        Box::pin(async move {
-            Err(format!("{name}: only checked addresses are dialled").into())
-        })
+        Box::pin(async move { Err(format!("{name}: only checked addresses are dialled").into()) })
     }
 }
 
@@ -45,7 +43,11 @@ impl Sender {
 
     /// Sends one call. `Ok` for any 2xx answer; otherwise the reason, as
     /// shown in the status document.
-    pub async fn send(&self, settings: &WebhookSettings, call: &Outgoing<'_>) -> Result<u16, String> {
+    pub async fn send(
+        &self,
+        settings: &WebhookSettings,
+        call: &Outgoing<'_>,
+    ) -> Result<u16, String> {
         let target = check_form(call.url, settings).map_err(|r| format!("refused: {r}"))?;
         let addresses = resolve_checked(&target, settings, self.resolver.as_ref())
             .await
@@ -62,9 +64,7 @@ impl Sender {
         if target.literal.is_none() {
             builder = builder.resolve_to_addrs(&target.host, &addresses);
         }
-        let client = builder
-            .build()
-            .map_err(|e| format!("HTTP client: {e}"))?;
+        let client = builder.build().map_err(|e| format!("HTTP client: {e}"))?;
         let timestamp = dragoman_model::clock::now();
         let answer = client
             .post(target.url.clone())

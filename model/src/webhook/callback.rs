@@ -134,8 +134,7 @@ pub async fn resolve_checked(
         Some(ip) => vec![ip],
         None => {
             let name = target.host.trim_end_matches('.');
-            match tokio::time::timeout(RESOLVE_TIMEOUT, resolver.resolve(name, target.port)).await
-            {
+            match tokio::time::timeout(RESOLVE_TIMEOUT, resolver.resolve(name, target.port)).await {
                 Ok(Ok(found)) if !found.is_empty() => found,
                 _ => return Err(Refusal::Unresolvable),
             }
@@ -254,7 +253,10 @@ mod tests {
 
     #[tokio::test]
     async fn allowed_private_networks_open_their_addresses_only() {
-        let s = settings("*.example.com,127.0.0.1,0.0.0.0", "10.20.0.0/16,127.0.0.0/8,0.0.0.0/0");
+        let s = settings(
+            "*.example.com,127.0.0.1,0.0.0.0",
+            "10.20.0.0/16,127.0.0.0/8,0.0.0.0/0",
+        );
         assert!(check("https://inside.example.com/x", &s).await.is_ok());
         assert!(check("https://mapped.example.com/x", &s).await.is_ok());
         assert!(check("http://127.0.0.1:9/x", &s).await.is_ok());
@@ -262,14 +264,20 @@ mod tests {
         let err = check("http://0.0.0.0:9/x", &s).await.unwrap_err();
         assert_eq!(err, Refusal::NonPublicAddress(AddressKind::Unspecified));
         let narrow = settings("*.example.com", "10.20.1.0/24");
-        assert!(check("https://inside.example.com/x", &narrow).await.is_err());
+        assert!(
+            check("https://inside.example.com/x", &narrow)
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]
     async fn the_addresses_to_dial_are_the_checked_ones_with_the_url_port() {
         let s = settings("*.example.com", "");
         let target = check_form("https://hooks.example.com:8443/x", &s).expect("form");
-        let dial = resolve_checked(&target, &s, &table()).await.expect("public");
+        let dial = resolve_checked(&target, &s, &table())
+            .await
+            .expect("public");
         assert_eq!(dial, vec!["93.184.216.34:8443".parse().expect("addr")]);
         assert_eq!(target.host, "hooks.example.com");
     }

@@ -151,8 +151,7 @@ impl WebhookSettings {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("API_WEBHOOK_PRIVATE_NETWORKS: {e}"))?;
         check_attempts(max_attempts).map_err(|e| format!("API_WEBHOOK_MAX_ATTEMPTS: {e}"))?;
-        check_timeout(timeout_seconds)
-            .map_err(|e| format!("API_WEBHOOK_TIMEOUT_SECONDS: {e}"))?;
+        check_timeout(timeout_seconds).map_err(|e| format!("API_WEBHOOK_TIMEOUT_SECONDS: {e}"))?;
         let secret = match secret {
             "" => None,
             s => {

@@ -1,4 +1,4 @@
-//! Black-box tests of the `dragoman` binary (issues #2 and #3), in one test binary so
+//! Black-box tests of the `dragoman` binary (issues #2, #3 and #5), in one test binary so
 //! that it is linked once and its tests run side by side.
 //!
 //! Identity and HTTP-surface scenarios run on SQLite and, when
@@ -16,3 +16,4 @@ mod secrets;
 mod sessions;
 mod token_auth;
 mod tokens;
+mod webhooks;
