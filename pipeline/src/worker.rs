@@ -8,7 +8,6 @@ use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call, request};
-use dragoman_model::webhook::EVENT_CHAPTERS;
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::{
@@ -196,11 +195,7 @@ impl Worker {
             .await
             .map_err(db_error)?
             .ok_or(Stop::Released)?;
-        let announces = row.callback_url.is_some()
-            && row
-                .callback_events
-                .as_array()
-                .is_some_and(|e| e.iter().any(|v| v.as_str() == Some(EVENT_CHAPTERS)));
+        let announces = row.wants_chapter_events();
         let chapter_ids = row.chapter_ids();
         let todo = passage::Entity::find()
             .filter(passage::Column::ChapterId.is_in(chapter_ids))

@@ -5,7 +5,6 @@ use crate::error::SchedulerError;
 use crate::lifecycle::is_final;
 use crate::report::is_translated;
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
-use dragoman_model::webhook::EVENT_CHAPTERS;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -195,12 +194,7 @@ pub async fn build(
 /// once translated and has not yet: none unless the request asked for them,
 /// and never those already translated at import.
 fn waiting_chapters(row: &request::Model, batches: &[&webhook_delivery::Model]) -> usize {
-    let asked = row.callback_url.is_some()
-        && row
-            .callback_events
-            .as_array()
-            .is_some_and(|e| e.iter().any(|v| v.as_str() == Some(EVENT_CHAPTERS)));
-    if !asked {
+    if !row.wants_chapter_events() {
         return 0;
     }
     let at_import = row

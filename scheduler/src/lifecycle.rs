@@ -464,7 +464,7 @@ pub async fn finish_report(
     model.updated_at = Set(now);
     model.report = Set(report);
     model.update(db).await?;
-    queue_final_webhook(db, row, now).await
+    queue_final_webhook(db, row).await
 }
 
 /// Queues the final webhook in the transaction that ends the request, so no
@@ -473,28 +473,13 @@ pub async fn finish_report(
 async fn queue_final_webhook(
     db: &impl ConnectionTrait,
     row: &request::Model,
-    now: i64,
 ) -> Result<(), SchedulerError> {
     let Some(url) = &row.callback_url else {
         return Ok(());
     };
-    webhook_delivery::ActiveModel {
-        id: Set(ids::new_id()),
-        request_id: Set(row.id.clone()),
-        event: Set(EVENT_FINISHED.into()),
-        batch: Set(None),
-        url: Set(url.clone()),
-        body: Set(String::new()),
-        state: Set("pending".into()),
-        attempts: Set(0),
-        next_attempt_at: Set(Some(clock::now_millis())),
-        last_error: Set(String::new()),
-        created_at: Set(now),
-        updated_at: Set(now),
-        delivered_at: Set(None),
-    }
-    .insert(db)
-    .await?;
+    webhook_delivery::ActiveModel::queued(&row.id, EVENT_FINISHED, None, url, String::new())
+        .insert(db)
+        .await?;
     Ok(())
 }
 

@@ -91,28 +91,12 @@ impl Dispatcher {
         let settings = self.policy.current(&self.db).await?;
         let lease_ms = i64::try_from(settings.timeout_seconds + 30).unwrap_or(60) * 1000;
         let mut groups: BTreeMap<String, Vec<webhook_delivery::Model>> = BTreeMap::new();
-        for mut row in outbox::due(&self.db, clock::now_millis(), 200).await? {
-            if u32::try_from(row.attempts).unwrap_or(0) >= settings.max_attempts {
-                outbox::fail_exhausted(&self.db, &row).await?;
-                continue;
-            }
-            if row.body.is_empty() {
-                match self.render_finished(&row).await? {
-                    Some(body) => {
-                        if !outbox::set_body(&self.db, &row, &body).await? {
-                            continue;
-                        }
-                        row.body = body;
-                    }
-                    None => {
-                        outbox::postpone(&self.db, &row, clock::now_millis() + 500).await?;
-                        continue;
-                    }
-                }
-            }
-            if outbox::claim(&self.db, &row, lease_ms).await? {
-                row.attempts += 1;
-                groups.entry(row.request_id.clone()).or_default().push(row);
+        for row in outbox::due(&self.db, clock::now_millis(), 200).await? {
+            // One broken row must not hold up the others.
+            match self.take(row, &settings, lease_ms).await {
+                Ok(Some(row)) => groups.entry(row.request_id.clone()).or_default().push(row),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "webhook outbox row"),
             }
         }
         for (_, mut rows) in groups {
@@ -131,6 +115,35 @@ impl Dispatcher {
             });
         }
         outbox::next_due(&self.db).await
+    }
+
+    /// Prepares a due call and takes it for this process; `None` when it is
+    /// not to be made now (exhausted, not ready, taken by another process).
+    async fn take(
+        &self,
+        mut row: webhook_delivery::Model,
+        settings: &WebhookSettings,
+        lease_ms: i64,
+    ) -> Result<Option<webhook_delivery::Model>, DeliveryError> {
+        if u32::try_from(row.attempts).unwrap_or(0) >= settings.max_attempts {
+            outbox::fail_exhausted(&self.db, &row).await?;
+            return Ok(None);
+        }
+        if row.body.is_empty() {
+            let Some(body) = self.render_finished(&row).await? else {
+                outbox::postpone(&self.db, &row, clock::now_millis() + 500).await?;
+                return Ok(None);
+            };
+            if !outbox::set_body(&self.db, &row, &body).await? {
+                return Ok(None);
+            }
+            row.body = body;
+        }
+        if !outbox::claim(&self.db, &row, lease_ms).await? {
+            return Ok(None);
+        }
+        row.attempts += 1;
+        Ok(Some(row))
     }
 
     /// The final event's body, or `None` while the worker is still storing

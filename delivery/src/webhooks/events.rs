@@ -4,12 +4,12 @@
 //! whose passages all got a translation while the job runs.
 
 use crate::error::DeliveryError;
+use dragoman_model::clock;
 use dragoman_model::entities::{chapter, passage, request, result, webhook_delivery};
 use dragoman_model::webhook::{EVENT_CHAPTERS, EVENT_FINISHED};
-use dragoman_model::{clock, ids};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    QueryOrder, QuerySelect,
 };
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -40,15 +40,6 @@ pub fn finished_body(row: &request::Model, stored: Option<&result::Model>) -> St
         "finished_at": row.finished_at.unwrap_or_else(clock::now),
     })
     .to_string()
-}
-
-/// Whether the request asked for `chapters.translated` batches.
-pub fn wants_chapter_events(row: &request::Model) -> bool {
-    row.callback_url.is_some()
-        && row
-            .callback_events
-            .as_array()
-            .is_some_and(|events| events.iter().any(|e| e.as_str() == Some(EVENT_CHAPTERS)))
 }
 
 /// Chapter ids a batch body announced.
@@ -97,7 +88,7 @@ pub async fn announce_chapters(
         return Err(DeliveryError::RequestNotFound);
     };
     // Batches are announced while the job runs, never after the end.
-    if !wants_chapter_events(&row) || request::is_final(&row.status) {
+    if !row.wants_chapter_events() || request::is_final(&row.status) {
         txn.rollback().await?;
         return Ok(None);
     }
@@ -171,23 +162,9 @@ pub async fn announce_chapters(
     })
     .to_string();
     let url = row.callback_url.clone().unwrap_or_default();
-    webhook_delivery::ActiveModel {
-        id: Set(ids::new_id()),
-        request_id: Set(row.id.clone()),
-        event: Set(EVENT_CHAPTERS.into()),
-        batch: Set(Some(batch)),
-        url: Set(url),
-        body: Set(body),
-        state: Set("pending".into()),
-        attempts: Set(0),
-        next_attempt_at: Set(Some(clock::now_millis())),
-        last_error: Set(String::new()),
-        created_at: Set(now),
-        updated_at: Set(now),
-        delivered_at: Set(None),
-    }
-    .insert(&txn)
-    .await?;
+    webhook_delivery::ActiveModel::queued(&row.id, EVENT_CHAPTERS, Some(batch), &url, body)
+        .insert(&txn)
+        .await?;
     txn.commit().await?;
     Ok(Some((batch, chapters.len())))
 }

@@ -139,6 +139,16 @@ pub fn is_final(status: &str) -> bool {
 }
 
 impl Model {
+    /// Whether the request asked for `chapters.translated` batches (spec 6.2).
+    pub fn wants_chapter_events(&self) -> bool {
+        self.callback_url.is_some()
+            && self.callback_events.as_array().is_some_and(|events| {
+                events
+                    .iter()
+                    .any(|e| e.as_str() == Some(crate::webhook::EVENT_CHAPTERS))
+            })
+    }
+
     /// The chapter ids the request covers, in the order it sent them
     /// (`chapters.ids`, written at intake).
     pub fn chapter_ids(&self) -> Vec<String> {

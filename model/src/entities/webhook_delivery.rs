@@ -51,3 +51,31 @@ impl Related<super::request::Entity> for Entity {
 }
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl ActiveModel {
+    /// A call due now, not attempted yet.
+    pub fn queued(
+        request_id: &str,
+        event: &str,
+        batch: Option<i32>,
+        url: &str,
+        body: String,
+    ) -> ActiveModel {
+        let now = crate::clock::now();
+        ActiveModel {
+            id: sea_orm::Set(crate::ids::new_id()),
+            request_id: sea_orm::Set(request_id.to_owned()),
+            event: sea_orm::Set(event.to_owned()),
+            batch: sea_orm::Set(batch),
+            url: sea_orm::Set(url.to_owned()),
+            body: sea_orm::Set(body),
+            state: sea_orm::Set("pending".into()),
+            attempts: sea_orm::Set(0),
+            next_attempt_at: sea_orm::Set(Some(crate::clock::now_millis())),
+            last_error: sea_orm::Set(String::new()),
+            created_at: sea_orm::Set(now),
+            updated_at: sea_orm::Set(now),
+            delivered_at: sea_orm::Set(None),
+        }
+    }
+}
