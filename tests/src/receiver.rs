@@ -117,11 +117,16 @@ impl Drop for Receiver {
 
 impl Receiver {
     pub async fn start() -> Receiver {
+        Self::start_on("127.0.0.1:0").await
+    }
+
+    /// A receiver on a given address (to bring one back where it was).
+    pub async fn start_on(address: &str) -> Receiver {
         let state = Arc::new(State::default());
         if let Ok(mut d) = state.default.lock() {
             *d = 200;
         }
-        let listener = TcpListener::bind("127.0.0.1:0")
+        let listener = TcpListener::bind(address)
             .await
             .expect("bind the receiver");
         let address = listener.local_addr().expect("receiver address");
@@ -157,6 +162,10 @@ impl Receiver {
             state,
             task,
         }
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
     }
 
     /// `http://127.0.0.1:<port><path>`.
