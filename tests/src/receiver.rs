@@ -126,9 +126,7 @@ impl Receiver {
         if let Ok(mut d) = state.default.lock() {
             *d = 200;
         }
-        let listener = TcpListener::bind(address)
-            .await
-            .expect("bind the receiver");
+        let listener = TcpListener::bind(address).await.expect("bind the receiver");
         let address = listener.local_addr().expect("receiver address");
         let shared = state.clone();
         let handler = move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
