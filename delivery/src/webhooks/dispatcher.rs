@@ -13,10 +13,10 @@ use crate::stored::{self, ResultStore};
 use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{api_token, request, webhook_delivery};
-use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy, WebhookSettings};
+use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy, WebhookSettings, settings};
 use sea_orm::{DatabaseConnection, EntityTrait};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
 
@@ -28,6 +28,8 @@ const LONGEST_SLEEP: Duration = Duration::from_secs(2);
 const RESULT_GRACE_SECONDS: i64 = 20;
 /// Requests whose calls are made at once.
 const CONCURRENT_REQUESTS: usize = 16;
+/// Look again this soon while due calls wait for their request's task.
+const BUSY_POLL_MS: i64 = 250;
 
 pub struct Dispatcher {
     db: DatabaseConnection,
@@ -38,6 +40,35 @@ pub struct Dispatcher {
     sender: Sender,
     kick: Notify,
     slots: Arc<Semaphore>,
+    /// Requests whose calls a task of this process is making.
+    busy: Arc<Mutex<HashSet<String>>>,
+}
+
+/// Marks a request as served by a task of this process until dropped (also
+/// when the task ends abnormally).
+struct Serving {
+    busy: Arc<Mutex<HashSet<String>>>,
+    request_id: String,
+}
+
+impl Serving {
+    fn start(busy: &Arc<Mutex<HashSet<String>>>, request_id: String) -> Serving {
+        if let Ok(mut set) = busy.lock() {
+            set.insert(request_id.clone());
+        }
+        Serving {
+            busy: busy.clone(),
+            request_id,
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Ok(mut set) = self.busy.lock() {
+            set.remove(&self.request_id);
+        }
+    }
 }
 
 impl Dispatcher {
@@ -58,6 +89,7 @@ impl Dispatcher {
             sender,
             kick: Notify::new(),
             slots: Arc::new(Semaphore::new(CONCURRENT_REQUESTS)),
+            busy: Arc::new(Mutex::new(HashSet::new())),
         }
     }
 
@@ -68,7 +100,10 @@ impl Dispatcher {
             let mut wake = self.coordination.subscribe(WEBHOOKS_CHANNEL);
             let sleep = match self.tick().await {
                 Ok(Some(next)) => {
-                    let ms = next.saturating_sub(clock::now_millis()).max(10);
+                    // Calls still due belong to requests being served; their
+                    // task wakes us when it is done.
+                    let ms = next.saturating_sub(clock::now_millis());
+                    let ms = if ms <= 0 { BUSY_POLL_MS } else { ms };
                     Duration::from_millis(u64::try_from(ms).unwrap_or(0)).min(LONGEST_SLEEP)
                 }
                 Ok(None) => LONGEST_SLEEP,
@@ -85,31 +120,45 @@ impl Dispatcher {
         }
     }
 
-    /// Takes every due call and starts making it; returns when the next
-    /// pending call is due.
+    /// Starts making every due call, one task per request; returns when the
+    /// next pending call is due.
     pub async fn tick(self: &Arc<Self>) -> Result<Option<i64>, DeliveryError> {
         let settings = self.policy.current(&self.db).await?;
-        let lease_ms = i64::try_from(settings.timeout_seconds + 30).unwrap_or(60) * 1000;
         let mut groups: BTreeMap<String, Vec<webhook_delivery::Model>> = BTreeMap::new();
         for row in outbox::due(&self.db, clock::now_millis(), 200).await? {
+            if self.is_busy(&row.request_id) {
+                continue;
+            }
             // One broken row must not hold up the others.
-            match self.take(row, &settings, lease_ms).await {
+            match self.prepare(row, &settings).await {
                 Ok(Some(row)) => groups.entry(row.request_id.clone()).or_default().push(row),
                 Ok(None) => {}
                 Err(e) => tracing::warn!(error = %e, "webhook outbox row"),
             }
         }
-        for (_, mut rows) in groups {
+        for (request_id, mut rows) in groups {
             // Batches by number, the final event last.
             rows.sort_by_key(|r| (r.batch.is_none(), r.batch));
-            let this = self.clone();
             let Ok(permit) = self.slots.clone().acquire_owned().await else {
                 break;
             };
+            let serving = Serving::start(&self.busy, request_id);
+            let this = self.clone();
             tokio::spawn(async move {
                 for row in rows {
-                    this.attempt(row).await;
+                    // Taken right before the call, so its lease covers the
+                    // call and not the calls queued before it.
+                    match outbox::claim(&this.db, &row, this.lease_ms().await).await {
+                        Ok(true) => {
+                            let mut row = row;
+                            row.attempts += 1;
+                            this.attempt(row).await;
+                        }
+                        Ok(false) => {}
+                        Err(e) => tracing::warn!(error = %e, "taking a webhook call"),
+                    }
                 }
+                drop(serving);
                 drop(permit);
                 this.kick.notify_one();
             });
@@ -117,13 +166,28 @@ impl Dispatcher {
         outbox::next_due(&self.db).await
     }
 
-    /// Prepares a due call and takes it for this process; `None` when it is
-    /// not to be made now (exhausted, not ready, taken by another process).
-    async fn take(
+    fn is_busy(&self, request_id: &str) -> bool {
+        self.busy.lock().is_ok_and(|b| b.contains(request_id))
+    }
+
+    /// How long a taken call is out of other processes' reach: longer than
+    /// the call can last (name resolution, then the timeout).
+    async fn lease_ms(&self) -> i64 {
+        let timeout = self
+            .policy
+            .current(&self.db)
+            .await
+            .map(|s| s.timeout_seconds)
+            .unwrap_or(settings::DEFAULT_TIMEOUT_SECONDS);
+        i64::try_from(timeout + 30).unwrap_or(60) * 1000
+    }
+
+    /// Gets a due call ready; `None` when it is not to be made now
+    /// (exhausted, or its result not stored yet).
+    async fn prepare(
         &self,
         mut row: webhook_delivery::Model,
         settings: &WebhookSettings,
-        lease_ms: i64,
     ) -> Result<Option<webhook_delivery::Model>, DeliveryError> {
         if u32::try_from(row.attempts).unwrap_or(0) >= settings.max_attempts {
             outbox::fail_exhausted(&self.db, &row).await?;
@@ -139,10 +203,6 @@ impl Dispatcher {
             }
             row.body = body;
         }
-        if !outbox::claim(&self.db, &row, lease_ms).await? {
-            return Ok(None);
-        }
-        row.attempts += 1;
         Ok(Some(row))
     }
 
