@@ -149,12 +149,8 @@ impl Dispatcher {
                     // Taken right before the call, so its lease covers the
                     // call and not the calls queued before it.
                     match outbox::claim(&this.db, &row, this.lease_ms().await).await {
-                        Ok(true) => {
-                            let mut row = row;
-                            row.attempts += 1;
-                            this.attempt(row).await;
-                        }
-                        Ok(false) => {}
+                        Ok(Some(taken)) => this.attempt(taken).await,
+                        Ok(None) => {}
                         Err(e) => tracing::warn!(error = %e, "taking a webhook call"),
                     }
                 }

@@ -48,22 +48,27 @@ fn unchanged(row: &webhook_delivery::Model) -> sea_orm::Condition {
 
 /// Takes the call for this process: counts the attempt and pushes the row
 /// out of reach for `lease_ms` (if this process dies mid-call, the call is
-/// made again after that). False when another process took it first.
+/// made again after that). Returns the row as taken, or `None` when another
+/// process took it first.
 pub async fn claim(
     db: &impl ConnectionTrait,
     row: &webhook_delivery::Model,
     lease_ms: i64,
-) -> Result<bool, DeliveryError> {
-    let now = clock::now_millis();
+) -> Result<Option<webhook_delivery::Model>, DeliveryError> {
+    let lease_until = clock::now_millis() + lease_ms;
     let taken = Entity::update_many()
         .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(1))
-        .col_expr(Column::NextAttemptAt, Expr::value(now + lease_ms))
+        .col_expr(Column::NextAttemptAt, Expr::value(lease_until))
         .col_expr(Column::UpdatedAt, Expr::value(clock::now()))
         .filter(unchanged(row))
         .filter(Column::NextAttemptAt.eq(row.next_attempt_at))
         .exec(db)
         .await?;
-    Ok(taken.rows_affected == 1)
+    Ok((taken.rows_affected == 1).then(|| webhook_delivery::Model {
+        attempts: row.attempts + 1,
+        next_attempt_at: Some(lease_until),
+        ..row.clone()
+    }))
 }
 
 /// Stores the rendered body of a final event (once: the bytes signed at the
@@ -96,9 +101,10 @@ pub async fn postpone(
     Ok(())
 }
 
-/// Records the outcome of the call made as attempt `row.attempts`: delivered,
-/// due again after the schedule's wait, or failed for good once
-/// `max_attempts` calls were made.
+/// Records the outcome of the call taken as `row` (what [`claim`] returned):
+/// delivered, due again after the schedule's wait, or failed for good once
+/// `max_attempts` calls were made. An outcome lands once, and never over a
+/// later taker's.
 pub async fn settle(
     db: &impl ConnectionTrait,
     row: &webhook_delivery::Model,
@@ -129,7 +135,11 @@ pub async fn settle(
                 )
         }
     };
-    update.filter(unchanged(row)).exec(db).await?;
+    update
+        .filter(unchanged(row))
+        .filter(Column::NextAttemptAt.eq(row.next_attempt_at))
+        .exec(db)
+        .await?;
     Ok(())
 }
 
