@@ -57,18 +57,6 @@ pub fn announced_in(body: &str) -> Vec<String> {
         .collect()
 }
 
-fn ids_at(row: &request::Model, key: &str) -> HashSet<String> {
-    row.chapters
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|ids| {
-            ids.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Queues a batch of the request's chapters that are now fully translated,
 /// were not at import and were not announced yet. Returns the batch number
 /// and its size, or `None` when there is nothing new. Runs in one write
@@ -93,7 +81,10 @@ pub async fn announce_chapters(
         return Ok(None);
     }
     let ids = row.chapter_ids();
-    let at_import = ids_at(&row, "translated_at_import");
+    let at_import: HashSet<String> = row
+        .chapter_list("translated_at_import")
+        .into_iter()
+        .collect();
     let earlier = webhook_delivery::Entity::find()
         .filter(webhook_delivery::Column::RequestId.eq(request_id))
         .filter(webhook_delivery::Column::Event.eq(EVENT_CHAPTERS))

@@ -152,8 +152,14 @@ impl Model {
     /// The chapter ids the request covers, in the order it sent them
     /// (`chapters.ids`, written at intake).
     pub fn chapter_ids(&self) -> Vec<String> {
+        self.chapter_list("ids")
+    }
+
+    /// A list of chapter ids kept in the `chapters` bookkeeping (`ids`,
+    /// `new`, `translated_at_import`).
+    pub fn chapter_list(&self, key: &str) -> Vec<String> {
         self.chapters
-            .get("ids")
+            .get(key)
             .and_then(serde_json::Value::as_array)
             .map(|ids| {
                 ids.iter()
