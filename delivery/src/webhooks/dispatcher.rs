@@ -190,7 +190,15 @@ impl Dispatcher {
             return Ok(None);
         }
         if row.body.is_empty() {
-            let Some(body) = self.render_finished(&row).await? else {
+            let rendered = match self.render_finished(&row).await {
+                // Nothing left to describe: the call ends here.
+                Err(DeliveryError::RequestNotFound) => {
+                    outbox::fail_exhausted(&self.db, &row).await?;
+                    return Ok(None);
+                }
+                other => other?,
+            };
+            let Some(body) = rendered else {
                 outbox::postpone(&self.db, &row, clock::now_millis() + 500).await?;
                 return Ok(None);
             };

@@ -56,10 +56,11 @@ pub async fn claim(
     lease_ms: i64,
 ) -> Result<Option<webhook_delivery::Model>, DeliveryError> {
     let lease_until = clock::now_millis() + lease_ms;
+    let now = clock::now();
     let taken = Entity::update_many()
         .col_expr(Column::Attempts, Expr::col(Column::Attempts).add(1))
         .col_expr(Column::NextAttemptAt, Expr::value(lease_until))
-        .col_expr(Column::UpdatedAt, Expr::value(clock::now()))
+        .col_expr(Column::UpdatedAt, Expr::value(now))
         .filter(unchanged(row))
         .filter(Column::NextAttemptAt.eq(row.next_attempt_at))
         .exec(db)
@@ -67,6 +68,7 @@ pub async fn claim(
     Ok((taken.rows_affected == 1).then(|| webhook_delivery::Model {
         attempts: row.attempts + 1,
         next_attempt_at: Some(lease_until),
+        updated_at: now,
         ..row.clone()
     }))
 }
