@@ -4,6 +4,7 @@
 
 use dragoman_delivery::webhooks::RetrySchedule;
 use dragoman_model::webhook::WebhookSettings;
+use dragoman_model::webhook::settings as webhook_settings;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -146,13 +147,17 @@ impl Default for Config {
             batch_tokens: 2000,
             api_webhook_hosts: String::new(),
             api_webhook_private_networks: String::new(),
-            api_webhook_max_attempts: 6,
-            api_webhook_timeout_seconds: 10,
+            api_webhook_max_attempts: webhook_settings::DEFAULT_MAX_ATTEMPTS,
+            api_webhook_timeout_seconds: webhook_settings::DEFAULT_TIMEOUT_SECONDS,
             api_webhook_secret: String::new(),
-            webhook_retry_first_ms: 30_000,
-            webhook_retry_longest_ms: 3_600_000,
+            webhook_retry_first_ms: millis(RetrySchedule::default().first),
+            webhook_retry_longest_ms: millis(RetrySchedule::default().longest),
         }
     }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The spec's variables, read without the `DRAGOMAN_` prefix.

@@ -5,6 +5,7 @@ use crate::error::SchedulerError;
 use crate::lifecycle::is_final;
 use crate::report::is_translated;
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
+use dragoman_model::webhook::announced_in;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -197,16 +198,8 @@ fn waiting_chapters(row: &request::Model, batches: &[&webhook_delivery::Model]) 
     if !row.wants_chapter_events() {
         return 0;
     }
-    let at_import = row
-        .chapters
-        .get("translated_at_import")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    let announced: usize = batches
-        .iter()
-        .filter_map(|d| serde_json::from_str::<Value>(&d.body).ok())
-        .filter_map(|body| body.get("chapters").and_then(Value::as_array).map(Vec::len))
-        .sum();
+    let at_import = row.chapter_list("translated_at_import").len();
+    let announced: usize = batches.iter().map(|d| announced_in(&d.body).len()).sum();
     row.chapter_ids()
         .len()
         .saturating_sub(at_import)

@@ -484,15 +484,11 @@ async fn store(
     }
     let mut outcome = import_chapters(txn, &volume, payload, now).await?;
     if payload.callback_events.iter().any(|e| e == EVENT_CHAPTERS) {
-        let ids: Vec<String> = outcome["ids"]
-            .as_array()
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        outcome["translated_at_import"] = json!(translated_chapters(txn, ids).await?);
+        // Chapters complete already are never announced (spec 6.2).
+        let ids = request::chapter_list(&outcome, "ids");
+        let complete = passage::fully_translated_chapters(txn, &ids).await?;
+        let complete: Vec<&String> = ids.iter().filter(|id| complete.contains(*id)).collect();
+        outcome["translated_at_import"] = json!(complete);
     }
 
     let request_id = ids::new_id();
@@ -561,34 +557,6 @@ async fn store(
         return Ok(row);
     }
     lifecycle::create_job(txn, row).await
-}
-
-/// The chapters among `ids` whose passages all have a translation: they are
-/// never announced by `chapters.translated` (spec 6.2).
-async fn translated_chapters(
-    txn: &DatabaseTransaction,
-    ids: Vec<String>,
-) -> Result<Vec<String>, SchedulerError> {
-    let passages = passage::Entity::find()
-        .filter(passage::Column::ChapterId.is_in(ids.clone()))
-        .all(txn)
-        .await?;
-    let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
-    for p in &passages {
-        let entry = counts.entry(p.chapter_id.as_str()).or_default();
-        entry.0 += 1;
-        if p.is_translated() {
-            entry.1 += 1;
-        }
-    }
-    Ok(ids
-        .into_iter()
-        .filter(|id| {
-            counts
-                .get(id.as_str())
-                .is_some_and(|(total, done)| total == done)
-        })
-        .collect())
 }
 
 /// Compares the request's chapters with the volume's, stores new and

@@ -24,8 +24,12 @@ pub async fn view(
     policy: &WebhookPolicy,
 ) -> Result<Value, DeliveryError> {
     let (overrides, updated_at) = Overrides::load_row(db).await?;
-    let settings = policy.environment.with_overrides(&overrides, &policy.key);
-    Ok(json!({
+    Ok(view_of(&overrides, updated_at, policy))
+}
+
+fn view_of(overrides: &Overrides, updated_at: Option<i64>, policy: &WebhookPolicy) -> Value {
+    let settings = policy.environment.with_overrides(overrides, &policy.key);
+    json!({
         "hosts": settings.hosts.iter().map(HostRule::as_text).collect::<Vec<_>>(),
         "private_networks": settings.private_networks.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "max_attempts": settings.max_attempts,
@@ -33,7 +37,7 @@ pub async fn view(
         "secret_set": settings.secret.is_some(),
         "overridden": overrides.overridden(),
         "updated_at": updated_at,
-    }))
+    })
 }
 
 fn string_list(value: &Value, field: &str, issues: &mut Vec<Issue>) -> Option<Vec<String>> {
@@ -135,10 +139,11 @@ pub async fn update(
         overrides
     };
     let value = serde_json::to_value(&overrides).unwrap_or(Value::Null);
+    let now = clock::now();
     setting::Entity::insert(setting::ActiveModel {
         key: Set(SETTINGS_KEY.into()),
         value: Set(value),
-        updated_at: Set(clock::now()),
+        updated_at: Set(now),
     })
     .on_conflict(
         OnConflict::column(setting::Column::Key)
@@ -147,5 +152,5 @@ pub async fn update(
     )
     .exec(db)
     .await?;
-    view(db, policy).await
+    Ok(view_of(&overrides, Some(now), policy))
 }

@@ -13,7 +13,7 @@ use crate::stored::{self, ResultStore};
 use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{api_token, request, webhook_delivery};
-use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy, WebhookSettings, settings};
+use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy, WebhookSettings};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -28,6 +28,12 @@ const LONGEST_SLEEP: Duration = Duration::from_secs(2);
 const RESULT_GRACE_SECONDS: i64 = 20;
 /// Requests whose calls are made at once.
 const CONCURRENT_REQUESTS: usize = 16;
+/// How long a taken call is out of other processes' reach: longer than the
+/// call can last (name resolution, then the timeout).
+fn lease_ms(settings: &WebhookSettings) -> i64 {
+    i64::try_from(settings.timeout_seconds + 30).unwrap_or(60) * 1000
+}
+
 /// Look again this soon while due calls wait for their request's task.
 const BUSY_POLL_MS: i64 = 250;
 
@@ -148,8 +154,17 @@ impl Dispatcher {
                 for row in rows {
                     // Taken right before the call, so its lease covers the
                     // call and not the calls queued before it.
-                    match outbox::claim(&this.db, &row, this.lease_ms().await).await {
-                        Ok(Some(taken)) => this.attempt(taken).await,
+                    // The settings in force for this call (they may have
+                    // changed while earlier calls of the request were made).
+                    let settings = match this.policy.current(&this.db).await {
+                        Ok(settings) => settings,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "webhook settings");
+                            break;
+                        }
+                    };
+                    match outbox::claim(&this.db, &row, lease_ms(&settings)).await {
+                        Ok(Some(taken)) => this.attempt(taken, &settings).await,
                         Ok(None) => {}
                         Err(e) => tracing::warn!(error = %e, "taking a webhook call"),
                     }
@@ -164,18 +179,6 @@ impl Dispatcher {
 
     fn is_busy(&self, request_id: &str) -> bool {
         self.busy.lock().is_ok_and(|b| b.contains(request_id))
-    }
-
-    /// How long a taken call is out of other processes' reach: longer than
-    /// the call can last (name resolution, then the timeout).
-    async fn lease_ms(&self) -> i64 {
-        let timeout = self
-            .policy
-            .current(&self.db)
-            .await
-            .map(|s| s.timeout_seconds)
-            .unwrap_or(settings::DEFAULT_TIMEOUT_SECONDS);
-        i64::try_from(timeout + 30).unwrap_or(60) * 1000
     }
 
     /// Gets a due call ready; `None` when it is not to be made now
@@ -269,20 +272,13 @@ impl Dispatcher {
         })
     }
 
-    async fn attempt(&self, row: webhook_delivery::Model) {
-        let settings = match self.policy.current(&self.db).await {
-            Ok(settings) => settings,
-            Err(e) => {
-                tracing::warn!(error = %e, "webhook settings");
-                return;
-            }
-        };
+    async fn attempt(&self, row: webhook_delivery::Model, settings: &WebhookSettings) {
         let delivery_id = sign::delivery_id(&row.request_id, row.batch, row.attempts);
-        let outcome = match self.secret(&row.request_id, &settings).await {
+        let outcome = match self.secret(&row.request_id, settings).await {
             Ok(secret) => self
                 .sender
                 .send(
-                    &settings,
+                    settings,
                     &Outgoing {
                         url: &row.url,
                         event: &row.event,

@@ -6,13 +6,13 @@
 use crate::error::DeliveryError;
 use dragoman_model::clock;
 use dragoman_model::entities::{chapter, passage, request, result, webhook_delivery};
-use dragoman_model::webhook::{EVENT_CHAPTERS, EVENT_FINISHED};
+use dragoman_model::webhook::{EVENT_CHAPTERS, EVENT_FINISHED, announced_in};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
     QueryOrder, QuerySelect,
 };
-use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
+use serde_json::json;
+use std::collections::HashSet;
 
 fn status_url(request_id: &str) -> String {
     format!("/api/v1/translation-requests/{request_id}")
@@ -40,21 +40,6 @@ pub fn finished_body(row: &request::Model, stored: Option<&result::Model>) -> St
         "finished_at": row.finished_at.unwrap_or_else(clock::now),
     })
     .to_string()
-}
-
-/// Chapter ids a batch body announced.
-pub fn announced_in(body: &str) -> Vec<String> {
-    serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| v.get("chapters").and_then(Value::as_array).cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|c| {
-            c.get("chapter_id")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .collect()
 }
 
 /// Queues a batch of the request's chapters that are now fully translated,
@@ -100,26 +85,10 @@ pub async fn announce_chapters(
         txn.rollback().await?;
         return Ok(None);
     }
-    let passages: Vec<(String, Option<String>, String)> = passage::Entity::find()
-        .select_only()
-        .column(passage::Column::ChapterId)
-        .column(passage::Column::Translation)
-        .column(passage::Column::Status)
-        .filter(passage::Column::ChapterId.is_in(candidates.clone()))
-        .into_tuple()
-        .all(&txn)
-        .await?;
-    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
-    for (chapter_id, translation, status) in passages {
-        let entry = counts.entry(chapter_id).or_default();
-        entry.0 += 1;
-        if translation.is_some() && matches!(status.as_str(), "ok" | "check") {
-            entry.1 += 1;
-        }
-    }
+    let translated = passage::fully_translated_chapters(&txn, &candidates).await?;
     let complete: Vec<String> = candidates
         .into_iter()
-        .filter(|id| counts.get(id).is_some_and(|(all, done)| all == done))
+        .filter(|id| translated.contains(id))
         .collect();
     if complete.is_empty() {
         txn.rollback().await?;

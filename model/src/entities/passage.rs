@@ -61,10 +61,48 @@ impl Related<super::project::Entity> for Entity {
 
 impl ActiveModelBehavior for ActiveModel {}
 
+/// Statuses of a passage whose stored translation is usable.
+const USABLE: [&str; 2] = ["ok", "check"];
+
 impl Model {
     /// Whether the passage has a usable translation (status `ok` or `check`);
     /// any other passage is delivered in its source text.
     pub fn is_translated(&self) -> bool {
-        self.translation.is_some() && matches!(self.status.as_str(), "ok" | "check")
+        self.translation.is_some() && USABLE.contains(&self.status.as_str())
     }
+}
+
+/// The chapters among `chapter_ids` that have passages, all of them with a
+/// usable translation. Reads statuses only, never the texts.
+pub async fn fully_translated_chapters(
+    db: &impl ConnectionTrait,
+    chapter_ids: &[String],
+) -> Result<std::collections::HashSet<String>, DbErr> {
+    use sea_orm::sea_query::{Expr, ExprTrait};
+    use sea_orm::{QueryFilter, QuerySelect};
+    let rows: Vec<(String, String, bool)> = Entity::find()
+        .select_only()
+        .column(Column::ChapterId)
+        .column(Column::Status)
+        .column_as(
+            Expr::col(Column::Translation).is_not_null(),
+            "has_translation",
+        )
+        .filter(Column::ChapterId.is_in(chapter_ids.iter().cloned()))
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut counts: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    for (chapter_id, status, has_translation) in rows {
+        let entry = counts.entry(chapter_id).or_default();
+        entry.0 += 1;
+        if has_translation && USABLE.contains(&status.as_str()) {
+            entry.1 += 1;
+        }
+    }
+    Ok(counts
+        .into_iter()
+        .filter(|(_, (all, done))| all == done)
+        .map(|(id, _)| id)
+        .collect())
 }

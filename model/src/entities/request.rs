@@ -158,14 +158,19 @@ impl Model {
     /// A list of chapter ids kept in the `chapters` bookkeeping (`ids`,
     /// `new`, `translated_at_import`).
     pub fn chapter_list(&self, key: &str) -> Vec<String> {
-        self.chapters
-            .get(key)
-            .and_then(serde_json::Value::as_array)
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
+        chapter_list(&self.chapters, key)
     }
+}
+
+/// A list of chapter ids of a `chapters` bookkeeping object.
+pub fn chapter_list(chapters: &serde_json::Value, key: &str) -> Vec<String> {
+    chapters
+        .get(key)
+        .and_then(serde_json::Value::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -28,6 +28,21 @@ pub const EVENT_FINISHED: &str = "translation_request.finished";
 /// `X-Service-Event` of a batch of translated chapters (spec 6.2).
 pub const EVENT_CHAPTERS: &str = "chapters.translated";
 
+/// The chapter ids a `chapters.translated` body announced.
+pub fn announced_in(body: &str) -> Vec<String> {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("chapters").and_then(|c| c.as_array()).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|c| {
+            c.get("chapter_id")
+                .and_then(|id| id.as_str())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
 /// What a role needs to apply the webhook settings: the environment's
 /// values, the key that opens saved secrets, and the resolver.
 #[derive(Clone)]
