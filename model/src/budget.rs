@@ -3,13 +3,14 @@
 //! by the token view (gateway) and admission (scheduler).
 
 use crate::entities::{api_token, provider_call};
+use crate::vocab::BudgetPeriod;
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::{Value, json};
 
 /// Start of the budget window and when it resets: the calendar month in UTC,
 /// or the token's whole life (never resets).
-pub fn window(period: &str, created_at: i64, now: i64) -> (i64, Option<i64>) {
-    if period != "month" {
+pub fn window(period: BudgetPeriod, created_at: i64, now: i64) -> (i64, Option<i64>) {
+    if period != BudgetPeriod::Month {
         return (created_at, None);
     }
     let Ok(moment) = time::OffsetDateTime::from_unix_timestamp(now) else {
@@ -55,7 +56,7 @@ pub async fn view(
     now: i64,
 ) -> Result<Value, DbErr> {
     Ok(
-        match (token.budget_amount, token.budget_period.as_deref()) {
+        match (token.budget_amount, token.budget_period) {
             (Some(amount), Some(period)) => {
                 let (since, resets_at) = window(period, token.created_at, now);
                 let spent = spent_since(db, &token.id, since).await?;
@@ -69,14 +70,15 @@ pub async fn view(
 #[cfg(test)]
 mod tests {
     use super::window;
+    use crate::vocab::BudgetPeriod;
 
     #[test]
     fn monthly_budget_resets_on_the_first_of_next_month_utc() {
         // 2026-12-15T10:00:00Z
         let now = 1_797_328_800;
-        let (start, reset) = window("month", 0, now);
+        let (start, reset) = window(BudgetPeriod::Month, 0, now);
         assert_eq!(start, 1_796_083_200); // 2026-12-01
         assert_eq!(reset, Some(1_798_761_600)); // 2027-01-01
-        assert_eq!(window("total", 42, now), (42, None));
+        assert_eq!(window(BudgetPeriod::Total, 42, now), (42, None));
     }
 }

@@ -9,6 +9,8 @@
 //! * [`blob`]: the blob store of originals and results.
 //! * [`scopes`]: token scopes and request priorities.
 //! * [`server_key`]: the installation's master key, sealed secrets, derived credentials.
+//! * [`vocab`]: the spec's statuses, formats, scopes, actions, error codes and
+//!   validation issues, as types.
 //! * [`webhook`]: webhook settings and the callback address policy (SSRF checks).
 
 pub mod blob;
@@ -22,6 +24,7 @@ pub mod ids;
 pub mod payload;
 pub mod scopes;
 pub mod server_key;
+pub mod vocab;
 pub mod webhook;
 
 pub use error::ModelError;

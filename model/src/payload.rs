@@ -1,19 +1,18 @@
-//! The JSON translation payload (spec 2.4): its types, which refuse unknown
-//! fields at every level, its semantic checks (as located issues, never
-//! echoing values), and the content hash that decides idempotent replays.
-//! Shared by the gateway, which answers 422 before calling anything, and the
-//! scheduler, which checks again for direct gRPC callers.
+//! The translation payload (spec 2.4): its types, which refuse unknown
+//! fields at every level and hold the spec's closed values as enums, its
+//! rules of meaning (as located issues, never echoing values), and the
+//! content hash that decides idempotent replays.
+//!
+//! The gateway reads a body into these types (shape: JSON, types, required
+//! and unknown fields, allowed values); the scheduler, which owns intake,
+//! applies [`TranslationPayload::check`] once.
 
+use crate::vocab::{
+    AnalysisMode, CallbackEvent, ContextBackend, Issue, IssueKind, Priority, Quality, ResultFormat,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-
-pub const QUALITIES: [&str; 4] = ["fast", "normal", "high", "maximum"];
-pub const CONTEXT_BACKENDS: [&str; 3] = ["internal", "external", "hybrid"];
-pub const PRIORITIES: [&str; 3] = ["low", "normal", "high"];
-/// Output formats a JSON request may ask for (`epub` needs an EPUB upload).
-pub const JSON_OUTPUT_FORMATS: [&str; 4] = ["json", "txt", "txt-zip", "epub-bilingual"];
-pub const CALLBACK_EVENTS: [&str; 1] = ["chapters.translated"];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,7 +40,7 @@ pub struct TranslationPayload {
     #[serde(default)]
     pub callback_url: Option<String>,
     #[serde(default)]
-    pub callback_events: Vec<String>,
+    pub callback_events: Vec<CallbackEvent>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -89,13 +88,16 @@ pub struct PipelineOptions {
     #[serde(default)]
     pub start: Option<bool>,
     #[serde(default)]
-    pub quality: Option<String>,
+    pub quality: Option<Quality>,
     #[serde(default)]
-    pub context_backend: Option<String>,
+    pub context_backend: Option<ContextBackend>,
     #[serde(default)]
     pub final_review: Option<bool>,
     #[serde(default)]
-    pub priority: Option<String>,
+    pub priority: Option<Priority>,
+    /// Not a field of the JSON payload (spec 2.4); uploads carry it (2.5).
+    #[serde(default, skip)]
+    pub analysis_mode: Option<AnalysisMode>,
     /// 1 to 64; can only lower the volume's share of the provider capacity.
     #[serde(default)]
     pub threads: Option<i64>,
@@ -105,15 +107,7 @@ pub struct PipelineOptions {
 #[serde(deny_unknown_fields)]
 pub struct OutputOptions {
     #[serde(default)]
-    pub format: Option<String>,
-}
-
-/// One located problem: `loc` under `body`, a stable kind, and limits.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PayloadIssue {
-    pub loc: Vec<Value>,
-    pub kind: &'static str,
-    pub ctx: Option<Value>,
+    pub format: Option<ResultFormat>,
 }
 
 fn at(path: &[Value]) -> Vec<Value> {
@@ -147,10 +141,10 @@ pub fn valid_language(tag: &str) -> bool {
 
 impl TranslationPayload {
     /// Every rule of 2.4 that the types alone do not enforce.
-    pub fn check(&self, max_chapters: usize) -> Vec<PayloadIssue> {
+    pub fn check(&self, max_chapters: usize) -> Vec<Issue> {
         let mut issues = Vec::new();
-        let mut push = |path: &[Value], kind: &'static str, ctx: Option<Value>| {
-            issues.push(PayloadIssue {
+        let mut push = |path: &[Value], kind: IssueKind, ctx: Option<Value>| {
+            issues.push(Issue {
                 loc: at(path),
                 kind,
                 ctx,
@@ -159,22 +153,22 @@ impl TranslationPayload {
         if let Some(id) = &self.external_id
             && !valid_external_id(id)
         {
-            push(&[json!("external_id")], "pattern", None);
+            push(&[json!("external_id")], IssueKind::Pattern, None);
         }
         match (&self.series.id, &self.series.name) {
             (None, None) => push(
                 &[json!("series")],
-                "missing",
+                IssueKind::Missing,
                 Some(json!({"fields": "id or name"})),
             ),
             (_, Some(name)) if name.trim().is_empty() || name.chars().count() > 500 => push(
                 &[json!("series"), json!("name")],
-                "string_too_long",
+                IssueKind::StringTooLong,
                 Some(json!({"min": 1, "max": 500})),
             ),
             (Some(id), _) if id.is_empty() || id.len() > 36 => push(
                 &[json!("series"), json!("id")],
-                "string_too_long",
+                IssueKind::StringTooLong,
                 Some(json!({"max": 36})),
             ),
             _ => {}
@@ -182,20 +176,20 @@ impl TranslationPayload {
         if let Some(id) = &self.volume.external_id
             && !valid_external_id(id)
         {
-            push(&[json!("volume"), json!("external_id")], "pattern", None);
+            push(&[json!("volume"), json!("external_id")], IssueKind::Pattern, None);
         }
         match (self.volume.number, self.volume.latest) {
             (Some(_), true) => push(
                 &[json!("volume"), json!("latest")],
-                "value_error",
+                IssueKind::ValueError,
                 Some(json!({"conflicts_with": "number"})),
             ),
             (None, false) if self.volume.external_id.is_none() => {
-                push(&[json!("volume"), json!("number")], "missing", None)
+                push(&[json!("volume"), json!("number")], IssueKind::Missing, None)
             }
             (Some(n), false) if !(1..=10_000).contains(&n) => push(
                 &[json!("volume"), json!("number")],
-                "out_of_range",
+                IssueKind::OutOfRange,
                 Some(json!({"min": 1, "max": 10000})),
             ),
             _ => {}
@@ -205,7 +199,7 @@ impl TranslationPayload {
         {
             push(
                 &[json!("volume"), json!("title")],
-                "string_too_long",
+                IssueKind::StringTooLong,
                 Some(json!({"max": 500})),
             );
         }
@@ -214,7 +208,7 @@ impl TranslationPayload {
         {
             push(
                 &[json!("author")],
-                "string_too_long",
+                IssueKind::StringTooLong,
                 Some(json!({"max": 500})),
             );
         }
@@ -223,15 +217,15 @@ impl TranslationPayload {
             ("target_language", &self.target_language),
         ] {
             if !valid_language(tag) {
-                push(&[json!(field)], "pattern", Some(json!({"max": 35})));
+                push(&[json!(field)], IssueKind::Pattern, Some(json!({"max": 35})));
             }
         }
         if self.chapters.is_empty() {
-            push(&[json!("chapters")], "empty_list", None);
+            push(&[json!("chapters")], IssueKind::EmptyList, None);
         } else if self.chapters.len() > max_chapters {
             push(
                 &[json!("chapters")],
-                "too_many",
+                IssueKind::TooMany,
                 Some(json!({"max": max_chapters})),
             );
         }
@@ -243,13 +237,13 @@ impl TranslationPayload {
                 if !valid_external_id(id) {
                     push(
                         &[base[0].clone(), base[1].clone(), json!("external_id")],
-                        "pattern",
+                        IssueKind::Pattern,
                         None,
                     );
                 } else if !external_ids.insert(id.clone()) {
                     push(
                         &[base[0].clone(), base[1].clone(), json!("external_id")],
-                        "duplicate",
+                        IssueKind::Duplicate,
                         None,
                     );
                 }
@@ -258,13 +252,13 @@ impl TranslationPayload {
                 if !(0..=100_000).contains(&number) {
                     push(
                         &[base[0].clone(), base[1].clone(), json!("number")],
-                        "out_of_range",
+                        IssueKind::OutOfRange,
                         Some(json!({"min": 0, "max": 100000})),
                     );
                 } else if !numbers.insert((number, chapter.part.unwrap_or(1))) {
                     push(
                         &[base[0].clone(), base[1].clone(), json!("number")],
-                        "duplicate",
+                        IssueKind::Duplicate,
                         None,
                     );
                 }
@@ -273,13 +267,13 @@ impl TranslationPayload {
                 if chapter.number.is_none() {
                     push(
                         &[base[0].clone(), base[1].clone(), json!("part")],
-                        "value_error",
+                        IssueKind::ValueError,
                         Some(json!({"requires": "number"})),
                     );
                 } else if !(1..=1000).contains(&part) {
                     push(
                         &[base[0].clone(), base[1].clone(), json!("part")],
-                        "out_of_range",
+                        IssueKind::OutOfRange,
                         Some(json!({"min": 1, "max": 1000})),
                     );
                 }
@@ -289,14 +283,14 @@ impl TranslationPayload {
             {
                 push(
                     &[base[0].clone(), base[1].clone(), json!("title")],
-                    "string_too_long",
+                    IssueKind::StringTooLong,
                     Some(json!({"max": 500})),
                 );
             }
             if chapter.content.trim().is_empty() {
                 push(
                     &[base[0].clone(), base[1].clone(), json!("content")],
-                    "string_too_short",
+                    IssueKind::StringTooShort,
                     Some(json!({"min": 1})),
                 );
             }
@@ -304,43 +298,28 @@ impl TranslationPayload {
         if self.discard_human && !self.replace_changed_chapters {
             push(
                 &[json!("discard_human")],
-                "value_error",
+                IssueKind::ValueError,
                 Some(json!({"requires": "replace_changed_chapters"})),
             );
         }
         let p = &self.pipeline;
-        let options: [(&str, &Option<String>, &[&str]); 3] = [
-            ("quality", &p.quality, &QUALITIES),
-            ("context_backend", &p.context_backend, &CONTEXT_BACKENDS),
-            ("priority", &p.priority, &PRIORITIES),
-        ];
-        for (field, value, allowed) in options {
-            if let Some(value) = value
-                && !allowed.contains(&value.as_str())
-            {
-                push(
-                    &[json!("pipeline"), json!(field)],
-                    "enum",
-                    Some(json!({"expected": allowed.join(", ")})),
-                );
-            }
-        }
         if let Some(threads) = p.threads
             && !(1..=64).contains(&threads)
         {
             push(
                 &[json!("pipeline"), json!("threads")],
-                "out_of_range",
+                IssueKind::OutOfRange,
                 Some(json!({"min": 1, "max": 64})),
             );
         }
-        if let Some(format) = &self.output.format
-            && !JSON_OUTPUT_FORMATS.contains(&format.as_str())
+        if let Some(format) = self.output.format
+            && !ResultFormat::WITHOUT_EPUB.contains(&format)
         {
+            let expected: Vec<&str> = ResultFormat::WITHOUT_EPUB.iter().map(|f| f.as_str()).collect();
             push(
                 &[json!("output"), json!("format")],
-                "enum",
-                Some(json!({"expected": JSON_OUTPUT_FORMATS.join(", ")})),
+                IssueKind::Enum,
+                Some(json!({"expected": expected.join(", ")})),
             );
         }
         // The callback URL's form is checked with its host and addresses
@@ -348,29 +327,31 @@ impl TranslationPayload {
         let events_len: usize = self
             .callback_events
             .iter()
-            .map(|e| e.chars().count())
+            .map(|e| e.as_str().chars().count())
             .sum::<usize>()
             + self.callback_events.len().saturating_sub(1);
         if events_len > 200 {
             push(
                 &[json!("callback_events")],
-                "string_too_long",
+                IssueKind::StringTooLong,
                 Some(json!({"max": 200})),
             );
         }
         for (index, event) in self.callback_events.iter().enumerate() {
-            if !CALLBACK_EVENTS.contains(&event.as_str()) {
+            if !CallbackEvent::REQUESTABLE.contains(event) {
+                let expected: Vec<&str> =
+                    CallbackEvent::REQUESTABLE.iter().map(|e| e.as_str()).collect();
                 push(
                     &[json!("callback_events"), json!(index)],
-                    "enum",
-                    Some(json!({"expected": CALLBACK_EVENTS.join(", ")})),
+                    IssueKind::Enum,
+                    Some(json!({"expected": expected.join(", ")})),
                 );
             }
         }
         if !self.callback_events.is_empty() && self.callback_url.is_none() {
             push(
                 &[json!("callback_events")],
-                "value_error",
+                IssueKind::ValueError,
                 Some(json!({"requires": "callback_url"})),
             );
         }
@@ -419,7 +400,7 @@ mod tests {
     fn priority_is_not_content() {
         let a = payload();
         let mut b = payload();
-        b.pipeline.priority = Some("high".into());
+        b.pipeline.priority = Some(Priority::High);
         assert_eq!(a.content_hash(), b.content_hash());
         b.chapters[0].content.push('!');
         assert_ne!(a.content_hash(), b.content_hash());
@@ -432,7 +413,7 @@ mod tests {
         p.volume.latest = true;
         p.source_language = "english language tag way too long for bcp".into();
         p.chapters.push(p.chapters[0].clone());
-        p.pipeline.quality = Some("best".into());
+        p.output.format = Some(ResultFormat::Epub);
         let kinds: Vec<(String, &str)> = p
             .check(100)
             .into_iter()
@@ -443,7 +424,7 @@ mod tests {
                         .map(|v| v.to_string())
                         .collect::<Vec<_>>()
                         .join("/"),
-                    i.kind,
+                    i.kind.as_str(),
                 )
             })
             .collect();
@@ -461,7 +442,7 @@ mod tests {
         assert!(
             kinds
                 .iter()
-                .any(|k| k.0.contains("quality") && k.1 == "enum")
+                .any(|k| k.0.contains("format") && k.1 == "enum")
         );
         assert_eq!(payload().check(0).len(), 1);
     }

@@ -1,10 +1,12 @@
-//! API token scopes (spec section 5), request priorities (spec 8) and
-//! provider kinds (spec 2.10), shared by the gateway, which checks them, and
-//! the services, which record them.
+//! API token scopes (spec section 5), checked by the gateway and recorded
+//! on tokens. Request priorities are part of the vocabulary and re-exported
+//! here for the token routes.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+
+pub use crate::vocab::Priority;
 
 /// What a token may do. The string forms are the spec's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -77,55 +79,6 @@ impl FromStr for Scope {
     }
 }
 
-/// Provider kinds of spec 2.10.
-pub const PROVIDER_KINDS: [&str; 5] = [
-    "openai",
-    "openai_direct",
-    "openai_responses",
-    "anthropic",
-    "codex_chatgpt",
-];
-
-/// Queue priority of a request, and the ceilings of tokens and accounts.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Priority {
-    Low,
-    #[default]
-    Normal,
-    High,
-}
-
-impl Priority {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Priority::Low => "low",
-            Priority::Normal => "normal",
-            Priority::High => "high",
-        }
-    }
-}
-
-impl FromStr for Priority {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
-        match s {
-            "low" => Ok(Priority::Low),
-            "normal" => Ok(Priority::Normal),
-            "high" => Ok(Priority::High),
-            _ => Err(()),
-        }
-    }
-}
-
-impl fmt::Display for Priority {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,8 +91,4 @@ mod tests {
         assert!("series:write".parse::<Scope>().is_err());
     }
 
-    #[test]
-    fn priorities_are_ordered() {
-        assert!(Priority::Low < Priority::Normal && Priority::Normal < Priority::High);
-    }
 }

@@ -1,56 +1,107 @@
-//! Carries the spec's stable error code (and its extra fields) inside a gRPC
-//! status, so the gateway can answer the same envelope whether the service
-//! ran in-process or in another process.
+//! A service's refusal carried inside a gRPC status, so the gateway answers
+//! the same envelope whether the service ran in-process or in another
+//! process.
+//!
+//! The error code (by its wire name: two variants may share a spec code),
+//! the extra fields and the validation issues travel as JSON in the status's
+//! binary details, which carry any text unchanged; the gRPC code is the one
+//! [`ErrorCode::grpc_code`] gives, for callers that only look at it.
 
-use tonic::metadata::MetadataValue;
-use tonic::{Code, Status};
+use dragoman_model::vocab::{ErrorCode, Issue};
+use serde_json::{Map, Value, json};
+use tonic::Status;
 
-const CODE_KEY: &str = "x-dragoman-code";
-const EXTRA_KEY: &str = "x-dragoman-extra";
-
-/// Builds a status whose metadata names the spec error `api_code`.
-/// `extra` is a JSON object serialized by the caller (kept as text so this
-/// crate needs no JSON dependency).
-pub fn status(code: Code, api_code: &str, message: &str, extra_json: Option<&str>) -> Status {
-    let mut status = Status::new(code, message);
-    if let Ok(value) = MetadataValue::try_from(api_code) {
-        status.metadata_mut().insert(CODE_KEY, value);
-    }
-    if let Some(extra) = extra_json
-        && let Ok(value) = MetadataValue::try_from(extra)
-    {
-        status.metadata_mut().insert(EXTRA_KEY, value);
-    }
-    status
+/// A refusal as a service states it: its code, what the log should know,
+/// the extra fields of the envelope and the issues of a validation error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceError {
+    pub code: ErrorCode,
+    /// For logs and direct gRPC callers; the gateway writes its own
+    /// message in the caller's language from the code.
+    pub message: String,
+    pub extra: Map<String, Value>,
+    pub issues: Vec<Issue>,
 }
 
-/// The spec error code and extra-field JSON a status carries, if any.
-pub fn api_code(status: &Status) -> Option<(String, Option<String>)> {
-    let code = status.metadata().get(CODE_KEY)?.to_str().ok()?.to_owned();
-    let extra = status
-        .metadata()
-        .get(EXTRA_KEY)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    Some((code, extra))
+impl ServiceError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            extra: Map::new(),
+            issues: Vec::new(),
+        }
+    }
+
+    /// Adds an extra field of the envelope (`budget`, `scope`, `reason`, …).
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.extra.insert(key.to_owned(), value.into());
+        self
+    }
+
+    pub fn with_issues(mut self, issues: Vec<Issue>) -> Self {
+        self.issues = issues;
+        self
+    }
+
+    /// The refusal a status carries, if it carries one (a status made by
+    /// tonic itself — unreachable process, deadline — carries none).
+    pub fn from_status(status: &Status) -> Option<ServiceError> {
+        let details: Value = serde_json::from_slice(status.details()).ok()?;
+        let code = ErrorCode::from_wire_name(details.get("code")?.as_str()?)?;
+        let extra = match details.get("extra") {
+            Some(Value::Object(map)) => map.clone(),
+            _ => Map::new(),
+        };
+        let issues = details
+            .get("issues")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        Some(ServiceError {
+            code,
+            message: status.message().to_owned(),
+            extra,
+            issues,
+        })
+    }
+}
+
+impl From<ServiceError> for Status {
+    fn from(error: ServiceError) -> Status {
+        let details = json!({
+            "code": error.code.wire_name(),
+            "extra": error.extra,
+            "issues": error.issues,
+        });
+        Status::with_details(
+            error.code.grpc_code(),
+            error.message,
+            details.to_string().into_bytes().into(),
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dragoman_model::vocab::IssueKind;
 
     #[test]
-    fn code_and_extra_survive() {
-        let s = status(
-            Code::NotFound,
-            "series_not_found",
-            "nope",
-            Some("{\"a\":1}"),
-        );
-        assert_eq!(
-            api_code(&s),
-            Some(("series_not_found".into(), Some("{\"a\":1}".into())))
-        );
-        assert_eq!(api_code(&Status::internal("x")), None);
+    fn code_extra_and_issues_survive_the_wire() {
+        let sent = ServiceError::new(ErrorCode::BudgetStillReached, "plafond déjà atteint — réessayez")
+            .with("reason", "dépassé à 100 %")
+            .with_issues(vec![Issue::at("body", "chapters.2.title", IssueKind::StringTooLong)]);
+        let status = Status::from(sent.clone());
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+        // Through the HTTP/2 trailers a remote call uses.
+        let response = status.into_http::<()>();
+        let received = Status::from_header_map(response.headers()).expect("decodes");
+        assert_eq!(ServiceError::from_status(&received), Some(sent));
+    }
+
+    #[test]
+    fn a_plain_status_carries_no_refusal() {
+        assert_eq!(ServiceError::from_status(&Status::internal("boom")), None);
     }
 }

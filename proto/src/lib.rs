@@ -1,9 +1,11 @@
 //! Generated gRPC services of Dragoman, the metadata that carries the acting
-//! principal between processes, and the adapters that let a caller hold a
-//! remote service behind the same trait as a local one.
+//! principal between processes, refusals carried in statuses, conversions
+//! between the vocabulary and the wire, and the adapters that let a caller
+//! hold a remote service behind the same trait as a local one.
 pub mod api_status;
 pub mod principal;
 pub mod remote;
+pub mod wire;
 
 pub mod v1 {
     //! Code generated from `proto/dragoman.proto`.

@@ -62,7 +62,6 @@ remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {
 
 remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
     status(StatusRequest) -> RoleStatus;
-    store_result(StoreResultRequest) -> StoredResult;
     get_result(GetResultRequest) -> ResultFile;
     announce_chapters(AnnounceChaptersRequest) -> AnnounceChaptersResponse;
     get_webhook_settings(StatusRequest) -> WebhookSettingsView;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
+use crate::vocab::Channel;
 use super::fanout::{NotifyHub, Subscription};
 use super::{CoordResult, Coordination, lease_ttl_ms};
 use crate::error::ModelError;
@@ -244,12 +245,16 @@ impl Coordination for LocalCoordination {
             .map(str::to_owned))
     }
 
-    async fn notify(&self, channel: &str) -> CoordResult<()> {
+    async fn notify(&self, channel: &Channel) -> CoordResult<()> {
+        let channel = channel.name();
+        let channel = channel.as_str();
         self.hub.notify(channel);
         Ok(())
     }
 
-    fn subscribe(&self, channel: &str) -> Subscription {
+    fn subscribe(&self, channel: &Channel) -> Subscription {
+        let channel = channel.name();
+        let channel = channel.as_str();
         self.hub.subscribe(channel)
     }
 }

@@ -24,6 +24,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::error::ModelError;
+use crate::vocab::Channel;
 
 pub use fanout::Subscription;
 pub use local::LocalCoordination;
@@ -98,11 +99,11 @@ pub trait Coordination: Send + Sync {
 
     /// Wakes every [`Subscription`] on `channel` that exists now, in every process
     /// sharing this backend. A notify with no subscriber is not remembered.
-    async fn notify(&self, channel: &str) -> CoordResult<()>;
+    async fn notify(&self, channel: &Channel) -> CoordResult<()>;
 
     /// Starts listening on `channel`. The subscription sees every notify issued after
     /// this call returns; subscribe before reading the state you wait on.
-    fn subscribe(&self, channel: &str) -> Subscription;
+    fn subscribe(&self, channel: &Channel) -> Subscription;
 }
 
 /// Leases longer than this are capped: a century is "forever" for a lease, and the

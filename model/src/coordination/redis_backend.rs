@@ -38,6 +38,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSub};
 use redis::{Client, RedisError, Script};
 use tokio::task::JoinHandle;
 
+use crate::vocab::Channel;
 use super::fanout::{NotifyHub, Subscription};
 use super::{CoordResult, Coordination, lease_ttl_ms};
 use crate::error::ModelError;
@@ -516,7 +517,9 @@ impl Coordination for RedisCoordination {
             .map_err(|e| redis_err("lease holder", e))
     }
 
-    async fn notify(&self, channel: &str) -> CoordResult<()> {
+    async fn notify(&self, channel: &Channel) -> CoordResult<()> {
+        let channel = channel.name();
+        let channel = channel.as_str();
         let mut conn = self.conn.clone();
         let _receivers: i64 = redis::cmd("PUBLISH")
             .arg(self.key("notify", channel))
@@ -527,7 +530,9 @@ impl Coordination for RedisCoordination {
         Ok(())
     }
 
-    fn subscribe(&self, channel: &str) -> Subscription {
+    fn subscribe(&self, channel: &Channel) -> Subscription {
+        let channel = channel.name();
+        let channel = channel.as_str();
         self.hub.subscribe(channel)
     }
 }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Coordination, LocalCoordination, RedisCoordination};
+use crate::vocab::Channel;
 
 type Coord = Arc<dyn Coordination>;
 
@@ -131,7 +132,7 @@ suite!(
 /// messages on that connection arrive in order, so once a barrier notify issued
 /// after them is seen, the earlier ones have been delivered too.
 async fn settle(c: &Coord) {
-    let barrier = format!("barrier-{}", uuid::Uuid::new_v4().simple());
+    let barrier = Channel::request(&format!("barrier-{}", uuid::Uuid::new_v4().simple()));
     let mut sub = c.subscribe(&barrier);
     c.notify(&barrier).await.expect("notify barrier");
     assert!(sub.wait(SOON).await, "barrier notify never arrived");
@@ -580,12 +581,12 @@ async fn lease_zero_ttl_is_an_error(a: Coord, _b: Coord) {
 // ----- notify / wait -------------------------------------------------------------
 
 async fn notify_wakes_waiter(a: Coord, _b: Coord) {
-    let mut sub = a.subscribe("ch");
-    assert_eq!(sub.channel(), "ch");
+    let mut sub = a.subscribe(&Channel::request("ch"));
+    assert_eq!(sub.channel(), "request:ch");
     let notifier = Arc::clone(&a);
     let task = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        notifier.notify("ch").await.expect("notify");
+        notifier.notify(&Channel::request("ch")).await.expect("notify");
     });
     let started = Instant::now();
     assert!(sub.wait(SOON).await, "waiter not woken");
@@ -594,13 +595,13 @@ async fn notify_wakes_waiter(a: Coord, _b: Coord) {
 }
 
 async fn notify_from_other_handle_wakes_waiter(a: Coord, b: Coord) {
-    let mut sub = b.subscribe("ch");
-    a.notify("ch").await.expect("notify");
+    let mut sub = b.subscribe(&Channel::request("ch"));
+    a.notify(&Channel::request("ch")).await.expect("notify");
     assert!(sub.wait(SOON).await, "waiter on the other handle not woken");
 }
 
 async fn wait_times_out_without_notify(a: Coord, _b: Coord) {
-    let mut sub = a.subscribe("ch");
+    let mut sub = a.subscribe(&Channel::request("ch"));
     let started = Instant::now();
     assert!(!sub.wait(Duration::from_millis(200)).await);
     let waited = started.elapsed();
@@ -612,26 +613,26 @@ async fn wait_times_out_without_notify(a: Coord, _b: Coord) {
 }
 
 async fn notify_before_subscribe_is_not_seen(a: Coord, b: Coord) {
-    a.notify("ch").await.expect("notify");
+    a.notify(&Channel::request("ch")).await.expect("notify");
     // Make sure the notify has fully travelled before subscribing (for Redis it
     // passes through the pub/sub listener); otherwise this would race.
     settle(&a).await;
     settle(&b).await;
-    let mut sub_a = a.subscribe("ch");
-    let mut sub_b = b.subscribe("ch");
+    let mut sub_a = a.subscribe(&Channel::request("ch"));
+    let mut sub_b = b.subscribe(&Channel::request("ch"));
     assert!(!sub_a.wait(Duration::from_millis(200)).await);
     assert!(!sub_b.wait(Duration::from_millis(50)).await);
 }
 
 async fn two_waiters_on_one_channel_both_wake(a: Coord, b: Coord) {
-    let mut first = a.subscribe("ch");
-    let mut second = a.subscribe("ch");
-    let mut elsewhere = b.subscribe("ch");
+    let mut first = a.subscribe(&Channel::request("ch"));
+    let mut second = a.subscribe(&Channel::request("ch"));
+    let mut elsewhere = b.subscribe(&Channel::request("ch"));
     let w1 = tokio::spawn(async move { first.wait(SOON).await });
     let w2 = tokio::spawn(async move { second.wait(SOON).await });
     let w3 = tokio::spawn(async move { elsewhere.wait(SOON).await });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    a.notify("ch").await.expect("notify");
+    a.notify(&Channel::request("ch")).await.expect("notify");
     assert!(w1.await.expect("first"));
     assert!(w2.await.expect("second"));
     assert!(w3.await.expect("other handle"));
@@ -642,20 +643,20 @@ async fn many_waiters_all_wake(a: Coord, b: Coord) {
     let mut tasks = Vec::new();
     for i in 0..WAITERS {
         let c = if i % 2 == 0 { &a } else { &b };
-        let mut sub = c.subscribe("ch");
+        let mut sub = c.subscribe(&Channel::request("ch"));
         tasks.push(tokio::spawn(async move { sub.wait(SOON).await }));
     }
-    b.notify("ch").await.expect("notify");
+    b.notify(&Channel::request("ch")).await.expect("notify");
     for t in tasks {
         assert!(t.await.expect("waiter"));
     }
 }
 
 async fn channels_are_independent(a: Coord, b: Coord) {
-    let mut on_x = b.subscribe("x");
-    let mut on_y = b.subscribe("y");
-    let mut on_prefix = b.subscribe("x:");
-    a.notify("x").await.expect("notify");
+    let mut on_x = b.subscribe(&Channel::request("x"));
+    let mut on_y = b.subscribe(&Channel::request("y"));
+    let mut on_prefix = b.subscribe(&Channel::request("x:"));
+    a.notify(&Channel::request("x")).await.expect("notify");
     assert!(on_x.wait(SOON).await);
     settle(&b).await;
     assert!(!on_y.wait(Duration::from_millis(100)).await);
@@ -663,15 +664,15 @@ async fn channels_are_independent(a: Coord, b: Coord) {
 }
 
 async fn wait_consumes_notifications(a: Coord, b: Coord) {
-    let mut sub = b.subscribe("ch");
-    a.notify("ch").await.expect("notify");
-    a.notify("ch").await.expect("notify");
+    let mut sub = b.subscribe(&Channel::request("ch"));
+    a.notify(&Channel::request("ch")).await.expect("notify");
+    a.notify(&Channel::request("ch")).await.expect("notify");
     settle(&b).await;
     // Two notifies before a wait wake it once...
     assert!(sub.wait(SOON).await);
     assert!(!sub.wait(Duration::from_millis(100)).await);
     // ...and one issued between waits is not lost.
-    a.notify("ch").await.expect("notify");
+    a.notify(&Channel::request("ch")).await.expect("notify");
     settle(&b).await;
     assert!(sub.wait(SOON).await);
 }
@@ -695,8 +696,8 @@ mod redis_only {
         one.queue_push("q", "x", 0).await.expect("push");
         one.counter_add("c", 3).await.expect("add");
         assert!(one.lease_acquire("l", "w1", SOON).await.expect("acquire"));
-        let mut sub = two.subscribe("ch");
-        one.notify("ch").await.expect("notify");
+        let mut sub = two.subscribe(&Channel::request("ch"));
+        one.notify(&Channel::request("ch")).await.expect("notify");
         let one_dyn: Coord = one.clone();
         settle(&one_dyn).await;
 
@@ -813,7 +814,7 @@ mod redis_only {
         let namespace = random_namespace();
         let c = connect_redis(&proxied, &namespace).await;
 
-        let mut sub = c.subscribe("ch");
+        let mut sub = c.subscribe(&Channel::request("ch"));
         proxy.cut_all();
         // Notifies may have been lost while the listener was away, so on
         // reconnecting it wakes every waiter.
@@ -824,8 +825,9 @@ mod redis_only {
 
         // Commands recover (the first one after the cut may fail) and
         // notifications flow again.
-        let mut after_cut = c.subscribe("ch");
-        retry("notify", || c.notify("ch")).await;
+        let channel = Channel::request("ch");
+        let mut after_cut = c.subscribe(&channel);
+        retry("notify", || c.notify(&channel)).await;
         assert!(
             after_cut.wait(SOON).await,
             "notify after reconnect not delivered"

@@ -1,5 +1,6 @@
 //! `accounts`: people (and service users) who sign in or own API tokens.
 
+use crate::vocab::Priority;
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +17,7 @@ pub struct Model {
     pub is_admin: bool,
     pub active: bool,
     /// Highest priority this account may request: `"low"`, `"normal"` or `"high"`.
-    pub priority_ceiling: String,
+    pub priority_ceiling: Priority,
     pub max_running: Option<i32>,
     pub max_queued: Option<i32>,
     pub created_at: i64,

@@ -1,5 +1,6 @@
 //! `api_tokens`: bearer tokens for the API, with their own scopes, limits and budget.
 
+use crate::vocab::{Priority, BudgetPeriod};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -26,12 +27,12 @@ pub struct Model {
     pub last_used_at: Option<i64>,
     /// Webhook signing secret, encrypted, base64.
     pub webhook_secret_enc: Option<String>,
-    pub max_priority: String,
+    pub max_priority: Priority,
     pub max_running: i32,
     pub max_queued: i32,
     pub budget_amount: Option<f64>,
     /// `"month"` or `"total"`.
-    pub budget_period: Option<String>,
+    pub budget_period: Option<BudgetPeriod>,
 }
 
 /// `api_tokens.account_id -> accounts.id`; requests made with the token.

@@ -1,5 +1,6 @@
 //! `jobs`: the schedulable unit of work behind a request, with its lease.
 
+use crate::vocab::{JobStatus, Priority};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -15,8 +16,8 @@ pub struct Model {
     pub account_id: String,
     pub token_id: Option<String>,
     #[sea_orm(indexed)]
-    pub status: String,
-    pub priority: String,
+    pub status: JobStatus,
+    pub priority: Priority,
     pub provider_id: Option<String>,
     pub lease_holder: Option<String>,
     pub lease_expires_at: Option<i64>,

@@ -1,5 +1,6 @@
 //! `passages`: the unit of translation, a paragraph-sized piece of a chapter.
 
+use crate::vocab::PassageStatus;
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +20,7 @@ pub struct Model {
     #[sea_orm(column_type = "Text", nullable)]
     pub translation: Option<String>,
     /// `"pending"`, `"ok"`, `"check"`, `"source_retained"`, `"error"` or `"refused"`.
-    pub status: String,
+    pub status: PassageStatus,
     pub last_error: Option<String>,
     pub human: bool,
     pub validated: bool,

@@ -1,5 +1,6 @@
 //! `projects`: one book (volume, continuous slice or special) inside a series.
 
+use crate::vocab::{InputKind, ProjectKind, VolumeStatus, AnalysisMode};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -18,17 +19,17 @@ pub struct Model {
     pub volume_label: Option<String>,
     #[sea_orm(unique_key = "projects_account_external")]
     pub external_id: Option<String>,
-    pub source_format: Option<String>,
+    pub source_format: Option<InputKind>,
     /// `"volume"`, `"continuous"` or `"special"`.
-    pub project_kind: String,
-    pub status: String,
+    pub project_kind: ProjectKind,
+    pub status: VolumeStatus,
     pub provider_id: Option<String>,
     pub source_language: String,
     pub target_language: String,
     pub author: Option<String>,
     /// Blob-store key of the uploaded original.
     pub original_blob: Option<String>,
-    pub analysis_mode: Option<String>,
+    pub analysis_mode: Option<AnalysisMode>,
     pub threads: Option<i32>,
     pub archived: bool,
     pub created_at: i64,

@@ -1,5 +1,6 @@
 //! `providers`: configured language-model endpoints.
 
+use crate::vocab::ProviderKind;
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +13,7 @@ pub struct Model {
     pub id: String,
     #[sea_orm(unique)]
     pub name: String,
-    pub kind: String,
+    pub kind: ProviderKind,
     pub model: String,
     pub base_url: String,
     pub api_key_env: String,

@@ -1,5 +1,6 @@
 //! `requests`: one translation request as submitted through the API, and its outcome.
 
+use crate::vocab::{CallbackEvent, InputKind, Priority, RequestStatus, Stage};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -19,14 +20,14 @@ pub struct Model {
     #[sea_orm(indexed)]
     pub project_id: String,
     pub job_id: Option<String>,
-    pub input: String,
+    pub input: InputKind,
     #[sea_orm(indexed)]
-    pub status: String,
-    pub stage: String,
+    pub status: RequestStatus,
+    pub stage: Stage,
     pub step: String,
     pub error: String,
     pub stop_reason: String,
-    pub priority: String,
+    pub priority: Priority,
     pub options: Json,
     pub callback_url: Option<String>,
     pub callback_events: Json,
@@ -125,19 +126,6 @@ impl Related<super::webhook_delivery::Entity> for Entity {
 
 impl ActiveModelBehavior for ActiveModel {}
 
-/// Statuses a request never leaves (spec 2.3, 3).
-pub const FINAL_STATUSES: [&str; 5] = [
-    "completed",
-    "completed_with_residuals",
-    "failed",
-    "cancelled",
-    "imported",
-];
-
-pub fn is_final(status: &str) -> bool {
-    FINAL_STATUSES.contains(&status)
-}
-
 impl Model {
     /// Whether the request asked for `chapters.translated` batches (spec 6.2).
     pub fn wants_chapter_events(&self) -> bool {
@@ -145,7 +133,7 @@ impl Model {
             && self.callback_events.as_array().is_some_and(|events| {
                 events
                     .iter()
-                    .any(|e| e.as_str() == Some(crate::webhook::EVENT_CHAPTERS))
+                    .any(|e| e.as_str() == Some(CallbackEvent::ChaptersTranslated.as_str()))
             })
     }
 

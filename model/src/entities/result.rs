@@ -1,5 +1,6 @@
 //! `results`: downloadable outputs of a request (EPUB, text, report, ...) in the blob store.
 
+use crate::vocab::{ResultFormat, ResultScope};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -11,8 +12,8 @@ pub struct Model {
     pub id: String,
     #[sea_orm(indexed)]
     pub request_id: String,
-    pub format: String,
-    pub scope: String,
+    pub format: ResultFormat,
+    pub scope: ResultScope,
     pub media_type: String,
     pub filename: String,
     pub size: i64,

@@ -1,5 +1,6 @@
 //! `series`: a run of books (numbered volumes or one continuous work) owned by an account.
 
+use crate::vocab::SeriesKind;
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ pub struct Model {
     #[sea_orm(unique_key = "series_account_name")]
     pub name: String,
     /// `"numbered"` or `"continuous"`.
-    pub kind: String,
+    pub kind: SeriesKind,
     pub source_language: Option<String>,
     pub target_language: Option<String>,
     pub archived: bool,

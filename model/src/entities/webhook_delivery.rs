@@ -1,5 +1,6 @@
 //! `webhook_deliveries`: the outbox of webhook calls, with retry state.
 
+use crate::vocab::{CallbackEvent, WebhookState};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -11,7 +12,7 @@ pub struct Model {
     pub id: String,
     #[sea_orm(indexed)]
     pub request_id: String,
-    pub event: String,
+    pub event: CallbackEvent,
     /// Batch number of a `chapters.translated` event; `None` for the final one.
     pub batch: Option<i32>,
     pub url: String,
@@ -19,8 +20,7 @@ pub struct Model {
     /// first attempt renders it, so that it carries the stored result.
     #[sea_orm(column_type = "Text")]
     pub body: String,
-    /// `"pending"`, `"delivered"` or `"failed"`.
-    pub state: String,
+    pub state: WebhookState,
     /// Calls made so far (a call is counted when it starts).
     pub attempts: i32,
     /// When the next call is due, in Unix **milliseconds** (retries of a
@@ -56,7 +56,7 @@ impl ActiveModel {
     /// A call due now, not attempted yet.
     pub fn queued(
         request_id: &str,
-        event: &str,
+        event: CallbackEvent,
         batch: Option<i32>,
         url: &str,
         body: String,
@@ -65,11 +65,11 @@ impl ActiveModel {
         ActiveModel {
             id: sea_orm::Set(crate::ids::new_id()),
             request_id: sea_orm::Set(request_id.to_owned()),
-            event: sea_orm::Set(event.to_owned()),
+            event: sea_orm::Set(event),
             batch: sea_orm::Set(batch),
             url: sea_orm::Set(url.to_owned()),
             body: sea_orm::Set(body),
-            state: sea_orm::Set("pending".into()),
+            state: sea_orm::Set(WebhookState::Pending),
             attempts: sea_orm::Set(0),
             next_attempt_at: sea_orm::Set(Some(crate::clock::now_millis())),
             last_error: sea_orm::Set(String::new()),

@@ -19,15 +19,6 @@ use crate::server_key::ServerKey;
 use sea_orm::ConnectionTrait;
 use std::sync::Arc;
 
-/// Coordination channel that wakes the delivery role when a webhook is due.
-pub const WEBHOOKS_CHANNEL: &str = "webhooks";
-
-/// `X-Service-Event` of the final webhook (spec 6.1).
-pub const EVENT_FINISHED: &str = "translation_request.finished";
-
-/// `X-Service-Event` of a batch of translated chapters (spec 6.2).
-pub const EVENT_CHAPTERS: &str = "chapters.translated";
-
 /// The chapter ids a `chapters.translated` body announced.
 pub fn announced_in(body: &str) -> Vec<String> {
     serde_json::from_str::<serde_json::Value>(body)

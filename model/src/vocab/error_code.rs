@@ -1,0 +1,153 @@
+//! The spec's error codes (spec 7), each with the HTTP status and the gRPC
+//! code it answers with. A code is decided once, where the rule lives; the
+//! gateway renders it and the gRPC layer carries it, both from this table.
+//!
+//! `budget_exceeded` answers 402 at intake and 409 on a resume (spec 4.4,
+//! 7): two variants with one spec code, so the status is known where the
+//! refusal is made, not guessed from the context later.
+
+use tonic::Code;
+
+macro_rules! error_codes {
+    ( $( $(#[$meta:meta])* $variant:ident = ($wire:literal, $code:literal, $http:literal, $grpc:ident) ),+ $(,)? ) => {
+        /// A stable error code of the envelope (spec 2.12, 7).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $( $(#[$meta])* $variant, )+
+        }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+
+            /// The `code` clients see.
+            pub fn code(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $code,)+ }
+            }
+
+            /// The HTTP status it answers with.
+            pub fn http_status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $http,)+ }
+            }
+
+            /// The gRPC status code it travels with.
+            pub fn grpc_code(self) -> Code {
+                match self { $(ErrorCode::$variant => Code::$grpc,)+ }
+            }
+
+            /// A name unique to the variant (two variants may share a spec
+            /// code), used to carry it between processes.
+            pub fn wire_name(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $wire,)+ }
+            }
+
+            pub fn from_wire_name(name: &str) -> Option<ErrorCode> {
+                Self::ALL.iter().copied().find(|c| c.wire_name() == name)
+            }
+        }
+    };
+}
+
+error_codes! {
+    MissingToken = ("missing_token", "missing_token", 401, Unauthenticated),
+    InvalidToken = ("invalid_token", "invalid_token", 401, Unauthenticated),
+    RevokedToken = ("revoked_token", "revoked_token", 401, Unauthenticated),
+    ExpiredToken = ("expired_token", "expired_token", 401, Unauthenticated),
+    InactiveAccount = ("inactive_account", "inactive_account", 401, Unauthenticated),
+    Unauthorized = ("unauthorized", "unauthorized", 401, Unauthenticated),
+
+    /// The token's spending cap is reached at intake (fields `budget`).
+    BudgetExceeded = ("budget_exceeded", "budget_exceeded", 402, ResourceExhausted),
+    LicenceQuotaInsufficient = ("licence_quota_insufficient", "licence_quota_insufficient", 402, ResourceExhausted),
+    AllowanceInsufficient = ("allowance_insufficient", "allowance_insufficient", 402, ResourceExhausted),
+    AutomationNotLicensed = ("automation_not_licensed", "automation_not_licensed", 402, PermissionDenied),
+
+    InsufficientScope = ("insufficient_scope", "insufficient_scope", 403, PermissionDenied),
+    Forbidden = ("forbidden", "forbidden", 403, PermissionDenied),
+    AdminRequired = ("admin_required", "admin_required", 403, PermissionDenied),
+    PriorityNotAllowed = ("priority_not_allowed", "priority_not_allowed", 403, PermissionDenied),
+    DemoReadOnly = ("demo_read_only", "demo_read_only", 403, PermissionDenied),
+
+    NotFound = ("not_found", "not_found", 404, NotFound),
+    SeriesNotFound = ("series_not_found", "series_not_found", 404, NotFound),
+    RequestNotFound = ("request_not_found", "request_not_found", 404, NotFound),
+    VolumeNotFound = ("volume_not_found", "volume_not_found", 404, NotFound),
+    GlossaryNotFound = ("glossary_not_found", "glossary_not_found", 404, NotFound),
+    TokenNotFound = ("token_not_found", "token_not_found", 404, NotFound),
+
+    MethodNotAllowed = ("method_not_allowed", "method_not_allowed", 405, Unimplemented),
+
+    IdempotencyConflict = ("idempotency_conflict", "idempotency_conflict", 409, AlreadyExists),
+    ChapterConflict = ("chapter_conflict", "chapter_conflict", 409, FailedPrecondition),
+    Conflict = ("conflict", "conflict", 409, FailedPrecondition),
+    VolumeConflict = ("volume_conflict", "volume_conflict", 409, FailedPrecondition),
+    SeriesArchived = ("series_archived", "series_archived", 409, FailedPrecondition),
+    VolumeArchived = ("volume_archived", "volume_archived", 409, FailedPrecondition),
+    NotStarted = ("not_started", "not_started", 409, FailedPrecondition),
+    /// A resume while the spending cap that paused the job still holds.
+    BudgetStillReached = ("budget_still_reached", "budget_exceeded", 409, FailedPrecondition),
+    ResultNotReady = ("result_not_ready", "result_not_ready", 409, FailedPrecondition),
+    RequestFailed = ("request_failed", "request_failed", 409, FailedPrecondition),
+    RequestCancelled = ("request_cancelled", "request_cancelled", 409, FailedPrecondition),
+    FormatUnavailable = ("format_unavailable", "format_unavailable", 409, FailedPrecondition),
+    GlossaryExists = ("glossary_exists", "glossary_exists", 409, AlreadyExists),
+    TokenLimit = ("token_limit", "token_limit", 409, FailedPrecondition),
+    UsernameTaken = ("username_taken", "username_taken", 409, AlreadyExists),
+    ProviderExists = ("provider_exists", "provider_exists", 409, AlreadyExists),
+
+    PayloadTooLarge = ("payload_too_large", "payload_too_large", 413, InvalidArgument),
+    UnsupportedMediaType = ("unsupported_media_type", "unsupported_media_type", 415, InvalidArgument),
+
+    InvalidPayload = ("invalid_payload", "invalid_payload", 422, InvalidArgument),
+    InvalidIdempotencyKey = ("invalid_idempotency_key", "invalid_idempotency_key", 422, InvalidArgument),
+    UnknownProvider = ("unknown_provider", "unknown_provider", 422, InvalidArgument),
+    ProviderRequired = ("provider_required", "provider_required", 422, InvalidArgument),
+    InvalidEpub = ("invalid_epub", "invalid_epub", 422, InvalidArgument),
+    CallbackRefused = ("callback_refused", "callback_refused", 422, InvalidArgument),
+    InvalidPlacement = ("invalid_placement", "invalid_placement", 422, InvalidArgument),
+    InvalidRequest = ("invalid_request", "invalid_request", 422, InvalidArgument),
+    InvalidName = ("invalid_name", "invalid_name", 422, InvalidArgument),
+    DeliveryFailed = ("delivery_failed", "delivery_failed", 422, InvalidArgument),
+
+    RateLimited = ("rate_limited", "rate_limited", 429, ResourceExhausted),
+    QueueFull = ("queue_full", "queue_full", 429, ResourceExhausted),
+
+    ServerError = ("server_error", "server_error", 500, Internal),
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn wire_names_are_unique_and_round_trip() {
+        let mut seen = HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.wire_name()), "{code:?}");
+            assert_eq!(ErrorCode::from_wire_name(code.wire_name()), Some(*code));
+        }
+        assert_eq!(ErrorCode::from_wire_name("no_such_code"), None);
+    }
+
+    #[test]
+    fn budget_exceeded_is_402_at_intake_and_409_on_resume() {
+        assert_eq!(ErrorCode::BudgetExceeded.code(), "budget_exceeded");
+        assert_eq!(ErrorCode::BudgetStillReached.code(), "budget_exceeded");
+        assert_eq!(ErrorCode::BudgetExceeded.http_status(), 402);
+        assert_eq!(ErrorCode::BudgetStillReached.http_status(), 409);
+    }
+
+    #[test]
+    fn statuses_follow_the_spec_table() {
+        assert_eq!(ErrorCode::QueueFull.http_status(), 429);
+        assert_eq!(ErrorCode::CallbackRefused.http_status(), 422);
+        assert_eq!(ErrorCode::PriorityNotAllowed.http_status(), 403);
+        assert_eq!(ErrorCode::ServerError.grpc_code(), Code::Internal);
+    }
+}

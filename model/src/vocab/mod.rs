@@ -1,0 +1,35 @@
+//! The service's vocabulary: every status, format, scope, layout, action,
+//! priority, stage and channel the spec names, as types.
+//!
+//! Each enum is declared once with its spec string; that string is its
+//! serde form and its database form (the columns holding it are typed), so
+//! no status or format is ever written as a literal elsewhere. Error codes
+//! and validation issues live here too, because every service produces them
+//! and the gateway renders them.
+
+#[macro_use]
+mod macros;
+mod channel;
+mod error_code;
+mod issue;
+mod options;
+mod results;
+mod status;
+
+pub use channel::Channel;
+pub use error_code::ErrorCode;
+pub use issue::{Issue, IssueKind, Loc};
+pub use options::{
+    AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,
+    ProjectKind, ProviderKind, Quality, SeriesKind, Stage,
+};
+pub use results::{Layout, ResultFormat, ResultScope};
+pub use status::{JobOutcome, JobStatus, PassageStatus, RequestStatus, VolumeStatus, WebhookState};
+
+/// A string that names no value of a vocabulary type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{value:?} is not one of: {expected}")]
+pub struct UnknownValue {
+    pub value: String,
+    pub expected: String,
+}

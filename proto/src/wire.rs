@@ -1,0 +1,224 @@
+//! Conversions between the vocabulary of `dragoman_model::vocab` and the
+//! proto enums, and between the translation payload and the `Submission`
+//! message that carries it to the scheduler.
+//!
+//! An enum field left at 0 (`UNSPECIFIED`) or holding a number this build
+//! does not know is a [`WireError`] naming the field: the receiving service
+//! refuses the call as an invalid payload.
+
+use crate::v1;
+use dragoman_model::payload::{
+    ChapterIn, OutputOptions, PipelineOptions, SeriesRef, TranslationPayload, VolumeRef,
+};
+use dragoman_model::vocab;
+
+/// A message field that holds no value of its enum.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field {field} holds no known value")]
+pub struct WireError {
+    pub field: &'static str,
+}
+
+/// A vocabulary type and its proto enum.
+pub trait WireEnum: Sized + Copy {
+    /// The proto number of the value.
+    fn to_wire(self) -> i32;
+    /// The value of a proto number; `field` names the field for the error.
+    fn from_wire(value: i32, field: &'static str) -> Result<Self, WireError>;
+
+    /// An optional enum field.
+    fn from_wire_opt(value: Option<i32>, field: &'static str) -> Result<Option<Self>, WireError> {
+        value.map(|v| Self::from_wire(v, field)).transpose()
+    }
+}
+
+macro_rules! wire_enum {
+    ($($name:ident { $($variant:ident),+ $(,)? })+) => {
+        $(
+            impl WireEnum for vocab::$name {
+                fn to_wire(self) -> i32 {
+                    match self {
+                        $(vocab::$name::$variant => v1::$name::$variant as i32,)+
+                    }
+                }
+
+                fn from_wire(value: i32, field: &'static str) -> Result<Self, WireError> {
+                    match v1::$name::try_from(value) {
+                        $(Ok(v1::$name::$variant) => Ok(vocab::$name::$variant),)+
+                        _ => Err(WireError { field }),
+                    }
+                }
+            }
+        )+
+    };
+}
+
+wire_enum! {
+    RequestStatus { Pending, Queued, Running, Completed, CompletedWithResiduals, Failed, Cancelled, Imported }
+    InputKind { Epub, Txt, Docx, Json }
+    ResultFormat { Json, Txt, TxtZip, Epub, EpubBilingual }
+    ResultScope { Request, New, Volume }
+    Layout { Interleaved, SideBySide }
+    ControlAction { Pause, Resume, Cancel }
+    Priority { Low, Normal, High }
+    Quality { Fast, Normal, High, Maximum }
+    ContextBackend { Internal, External, Hybrid }
+    AnalysisMode { Parallel, Strict }
+    CallbackEvent { Finished, ChaptersTranslated }
+    JobOutcome { Done, Failed }
+    ProviderKind { OpenAi, OpenAiDirect, OpenAiResponses, Anthropic, CodexChatgpt }
+    SeriesKind { Numbered, Continuous }
+    ProjectKind { Volume, Continuous }
+    VolumeStatus { Empty, Imported, Translating, Translated, Incomplete }
+}
+
+/// The payload as a `Submission` message.
+pub fn submission(payload: &TranslationPayload) -> v1::Submission {
+    let p = &payload.pipeline;
+    v1::Submission {
+        external_id: payload.external_id.clone(),
+        series: Some(v1::SeriesTarget {
+            id: payload.series.id.clone(),
+            name: payload.series.name.clone(),
+            create_if_missing: payload.series.create_if_missing,
+        }),
+        volume: Some(v1::VolumeTarget {
+            external_id: payload.volume.external_id.clone(),
+            number: payload.volume.number,
+            latest: payload.volume.latest,
+            title: payload.volume.title.clone(),
+        }),
+        author: payload.author.clone(),
+        source_language: payload.source_language.clone(),
+        target_language: payload.target_language.clone(),
+        chapters: payload
+            .chapters
+            .iter()
+            .map(|c| v1::ChapterText {
+                external_id: c.external_id.clone(),
+                number: c.number,
+                part: c.part,
+                title: c.title.clone(),
+                content: c.content.clone(),
+            })
+            .collect(),
+        replace_changed_chapters: payload.replace_changed_chapters,
+        discard_human: payload.discard_human,
+        provider_id: payload.provider_id.clone(),
+        pipeline: Some(v1::PipelineChoices {
+            start: p.start,
+            quality: p.quality.map(WireEnum::to_wire),
+            context_backend: p.context_backend.map(WireEnum::to_wire),
+            final_review: p.final_review,
+            priority: p.priority.map(WireEnum::to_wire),
+            threads: p.threads,
+            analysis_mode: p.analysis_mode.map(WireEnum::to_wire),
+        }),
+        output_format: payload.output.format.map(WireEnum::to_wire),
+        callback_url: payload.callback_url.clone(),
+        callback_events: payload
+            .callback_events
+            .iter()
+            .map(|e| e.to_wire())
+            .collect(),
+    }
+}
+
+/// The payload a `Submission` carries.
+pub fn payload(message: v1::Submission) -> Result<TranslationPayload, WireError> {
+    let series = message.series.unwrap_or_default();
+    let volume = message.volume.unwrap_or_default();
+    let p = message.pipeline.unwrap_or_default();
+    Ok(TranslationPayload {
+        external_id: message.external_id,
+        series: SeriesRef {
+            id: series.id,
+            name: series.name,
+            create_if_missing: series.create_if_missing,
+        },
+        volume: VolumeRef {
+            external_id: volume.external_id,
+            number: volume.number,
+            latest: volume.latest,
+            title: volume.title,
+        },
+        author: message.author,
+        source_language: message.source_language,
+        target_language: message.target_language,
+        chapters: message
+            .chapters
+            .into_iter()
+            .map(|c| ChapterIn {
+                external_id: c.external_id,
+                number: c.number,
+                part: c.part,
+                title: c.title,
+                content: c.content,
+            })
+            .collect(),
+        replace_changed_chapters: message.replace_changed_chapters,
+        discard_human: message.discard_human,
+        provider_id: message.provider_id,
+        pipeline: PipelineOptions {
+            start: p.start,
+            quality: WireEnum::from_wire_opt(p.quality, "pipeline.quality")?,
+            context_backend: WireEnum::from_wire_opt(p.context_backend, "pipeline.context_backend")?,
+            final_review: p.final_review,
+            priority: WireEnum::from_wire_opt(p.priority, "pipeline.priority")?,
+            threads: p.threads,
+            analysis_mode: WireEnum::from_wire_opt(p.analysis_mode, "pipeline.analysis_mode")?,
+        },
+        output: OutputOptions {
+            format: WireEnum::from_wire_opt(message.output_format, "output.format")?,
+        },
+        callback_url: message.callback_url,
+        callback_events: message
+            .callback_events
+            .into_iter()
+            .map(|e| WireEnum::from_wire(e, "callback_events"))
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_model::vocab::{Priority, Quality, RequestStatus, ResultFormat};
+
+    #[test]
+    fn every_status_crosses_and_comes_back() {
+        for status in RequestStatus::ALL {
+            assert_eq!(
+                RequestStatus::from_wire(status.to_wire(), "status"),
+                Ok(*status)
+            );
+        }
+        assert_eq!(
+            RequestStatus::from_wire(0, "status"),
+            Err(WireError { field: "status" })
+        );
+        assert!(RequestStatus::from_wire(99, "status").is_err());
+    }
+
+    #[test]
+    fn a_payload_crosses_unchanged() {
+        let original: TranslationPayload = serde_json::from_value(serde_json::json!({
+            "external_id": "book-1",
+            "series": {"name": "S", "create_if_missing": true},
+            "volume": {"number": 2, "title": "Deux"},
+            "source_language": "en",
+            "target_language": "fr",
+            "chapters": [{"number": 1, "part": 2, "title": "One", "content": "Été.\n\nHiver."}],
+            "pipeline": {"quality": "high", "priority": "low", "threads": 3},
+            "output": {"format": "txt-zip"},
+            "callback_url": "https://hooks.example.com/x",
+            "callback_events": ["chapters.translated"]
+        }))
+        .expect("valid payload");
+        let back = payload(submission(&original)).expect("decodes");
+        assert_eq!(back.content_hash(), original.content_hash());
+        assert_eq!(back.pipeline.quality, Some(Quality::High));
+        assert_eq!(back.pipeline.priority, Some(Priority::Low));
+        assert_eq!(back.output.format, Some(ResultFormat::TxtZip));
+    }
+}
