@@ -1,6 +1,7 @@
 //! Middleware that writes every error body as the spec's envelope in the
 //! caller's language, including errors axum produces on its own (unknown
-//! route, wrong method, body over the limit).
+//! route, wrong method, body over the limit), and the envelope's `detail`
+//! itself, which the tool protocol answers too.
 
 use crate::error::{ApiError, PendingError};
 use crate::messages::{Lang, issue_message, message};
@@ -9,6 +10,7 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use dragoman_model::vocab::ErrorCode;
 use serde_json::{Map, Value, json};
 
 pub async fn envelope(request: Request, next: Next) -> Response {
@@ -24,48 +26,49 @@ pub async fn envelope(request: Request, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
     if (status.is_client_error() || status.is_server_error()) && !is_json {
-        // Produced outside our handlers: give it the envelope too.
-        let code = match status {
-            StatusCode::NOT_FOUND => "not_found",
-            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
-            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST => "invalid_request",
-            StatusCode::UNAUTHORIZED => "unauthorized",
-            StatusCode::FORBIDDEN => "forbidden",
-            StatusCode::TOO_MANY_REQUESTS => "rate_limited",
-            _ if status.is_server_error() => "server_error",
-            _ => "invalid_request",
-        };
-        let mut error = ApiError::new(status, code);
-        if code == "server_error" {
+        // Produced outside our handlers: give it the envelope too, through
+        // into_response so a server error is logged with its reference.
+        let mut error = ApiError::new(framework_code(status));
+        if error.code == ErrorCode::ServerError {
             error.internal = Some(format!("unhandled {status}"));
-            // Goes through into_response for the reference and the log line.
-            let mut fresh = error.into_response();
-            if let Some(PendingError(error)) = fresh.extensions_mut().remove::<PendingError>() {
-                return render(fresh, &error, lang);
-            }
-            return fresh;
         }
-        return render(response, &error, lang);
+        let mut fresh = error.into_response();
+        if let Some(PendingError(error)) = fresh.extensions_mut().remove::<PendingError>() {
+            return render(fresh, &error, lang);
+        }
+        return fresh;
     }
     response
 }
 
-fn render(response: Response, error: &ApiError, lang: Lang) -> Response {
-    let (mut parts, _) = response.into_parts();
+/// The code of an error status the framework (or the tool-protocol
+/// transport) answered by itself.
+fn framework_code(status: StatusCode) -> ErrorCode {
+    match status {
+        StatusCode::NOT_FOUND => ErrorCode::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::UnsupportedMediaType,
+        StatusCode::UNAUTHORIZED => ErrorCode::Unauthorized,
+        StatusCode::FORBIDDEN => ErrorCode::Forbidden,
+        StatusCode::TOO_MANY_REQUESTS => ErrorCode::RateLimited,
+        _ if status.is_server_error() => ErrorCode::ServerError,
+        _ => ErrorCode::InvalidRequest,
+    }
+}
+
+/// The envelope's `detail`: code, message in `lang`, extra fields and the
+/// issues with their messages.
+pub fn detail(error: &ApiError, lang: Lang) -> Value {
     let reference = error.extra.get("reference").and_then(Value::as_str);
     let mut detail = Map::new();
-    detail.insert("code".into(), json!(error.code));
-    let text = error
-        .message
-        .clone()
-        .unwrap_or_else(|| message(error.code, lang, reference));
-    detail.insert("message".into(), json!(text));
+    detail.insert("code".into(), json!(error.code.code()));
+    detail.insert(
+        "message".into(),
+        json!(message(error.code, lang, reference)),
+    );
     for (key, value) in &error.extra {
-        if key != "retry_after" {
-            detail.insert(key.clone(), value.clone());
-        }
+        detail.insert(key.clone(), value.clone());
     }
     if !error.issues.is_empty() {
         let issues: Vec<Value> = error
@@ -81,8 +84,13 @@ fn render(response: Response, error: &ApiError, lang: Lang) -> Response {
             .collect();
         detail.insert("issues".into(), Value::Array(issues));
     }
-    let body = json!({ "detail": detail }).to_string();
-    parts.status = error.status;
+    Value::Object(detail)
+}
+
+fn render(response: Response, error: &ApiError, lang: Lang) -> Response {
+    let (mut parts, _) = response.into_parts();
+    let body = json!({ "detail": detail(error, lang) }).to_string();
+    parts.status = error.status();
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.insert(
         header::CONTENT_TYPE,
@@ -93,4 +101,75 @@ fn render(response: Response, error: &ApiError, lang: Lang) -> Response {
         HeaderValue::from_static(if lang == Lang::En { "en" } else { "fr" }),
     );
     Response::from_parts(parts, Body::from(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::Router;
+    use axum::middleware::from_fn;
+    use axum::routing::get;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    /// Status, `Content-Language` and JSON body of the answer.
+    async fn send(router: Router, request: Request) -> (StatusCode, Option<String>, Value) {
+        let response = router.oneshot(request).await.expect("answers");
+        let status = response.status();
+        let language = response
+            .headers()
+            .get(header::CONTENT_LANGUAGE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let body = serde_json::from_slice(&bytes).expect("JSON body");
+        (status, language, body)
+    }
+
+    fn app() -> Router {
+        Router::new()
+            .route("/health", get(|| async { "ok" }))
+            .layer(from_fn(envelope))
+    }
+
+    #[tokio::test]
+    async fn framework_errors_get_the_envelope_with_their_code() {
+        let request = Request::delete("/health")
+            .header(header::ACCEPT_LANGUAGE, "en")
+            .body(Body::empty())
+            .expect("request");
+        let (status, language, body) = send(app(), request).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(language.as_deref(), Some("en"));
+        assert_eq!(body["detail"]["code"], "method_not_allowed");
+        assert_eq!(
+            body["detail"]["message"],
+            "Method not allowed for this address."
+        );
+
+        let request = Request::get("/nowhere")
+            .body(Body::empty())
+            .expect("request");
+        let (status, language, body) = send(app(), request).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(language.as_deref(), Some("fr"));
+        assert_eq!(body["detail"]["code"], "not_found");
+    }
+
+    #[test]
+    fn every_framework_status_maps_to_a_code_answering_it() {
+        for status in [404, 405, 413, 415, 401, 403, 429, 500] {
+            let status = StatusCode::from_u16(status).expect("status");
+            assert_eq!(framework_code(status).http_status(), status.as_u16());
+        }
+        assert_eq!(
+            framework_code(StatusCode::BAD_REQUEST),
+            ErrorCode::InvalidRequest
+        );
+    }
 }

@@ -1,207 +1,72 @@
 //! The gateway's one error type and its mapping to the spec's envelope
-//! (`{"detail": {"code", "message", …extra}}`, spec 2.12 and 7).
+//! (`{"detail": {"code", "message", …extra, "issues"}}`, spec 2.12 and 7).
 //!
-//! Handlers return [`ApiError`]; turning it into a response only records it in
-//! the response extensions. The envelope middleware then writes the body in
-//! the caller's language, which is also how errors produced outside handlers
-//! (unknown routes, wrong methods, oversized bodies) get the same envelope.
+//! An [`ApiError`] holds an [`ErrorCode`], which decides its HTTP status;
+//! nothing here picks a status by hand. Handlers return it; turning it into
+//! a response only records it in the response extensions. The envelope
+//! middleware then writes the body in the caller's language, which is also
+//! how errors produced outside handlers (unknown routes, wrong methods,
+//! oversized bodies) get the same envelope.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use dragoman_model::vocab::{ErrorCode, Issue};
+use dragoman_proto::api_status::ServiceError;
+use dragoman_proto::wire::WireError;
 use serde_json::{Map, Value};
 
-/// One item of a validation error: where, what, which kind. Never the value.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Issue {
-    pub loc: Vec<Value>,
-    /// Stable kind (`missing`, `extra_forbidden`, `type_error`, `value_error`,
-    /// `string_too_short`, …); the human message is derived from it.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ctx: Option<Value>,
-}
-
-impl Issue {
-    pub fn new(loc: impl IntoIterator<Item = Value>, kind: &'static str) -> Self {
-        Self {
-            loc: loc.into_iter().collect(),
-            kind,
-            ctx: None,
-        }
-    }
-
-    /// Adds limits such as `{"min": 1, "max": 100}` used in the message.
-    pub fn with_ctx(mut self, ctx: Value) -> Self {
-        self.ctx = Some(ctx);
-        self
-    }
-}
-
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{status} {code}")]
+#[error("{code}")]
 pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
+    /// Extra fields of the envelope (`scope`, `reason`, `budget`, …).
     pub extra: Map<String, Value>,
     pub issues: Vec<Issue>,
-    /// What went wrong inside, for the log only (500).
+    /// Seconds for the `Retry-After` header.
+    pub retry_after: Option<u64>,
+    /// What went wrong inside, for the log only.
     pub internal: Option<String>,
-    /// Overrides the catalogue message (rare: e.g. a message from a service).
-    pub message: Option<String>,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str) -> Self {
+    pub fn new(code: ErrorCode) -> Self {
         Self {
-            status,
             code,
             extra: Map::new(),
             issues: Vec::new(),
+            retry_after: None,
             internal: None,
-            message: None,
         }
     }
 
+    /// Adds an extra field of the envelope.
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.extra.insert(key.to_owned(), value.into());
         self
     }
 
-    pub fn unauthorized(code: &'static str) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, code)
+    /// The located problems of a validation error.
+    pub fn with_issues(mut self, issues: Vec<Issue>) -> Self {
+        self.issues = issues;
+        self
     }
 
-    pub fn forbidden(code: &'static str) -> Self {
-        Self::new(StatusCode::FORBIDDEN, code)
-    }
-
-    pub fn not_found(code: &'static str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, code)
-    }
-
-    pub fn conflict(code: &'static str) -> Self {
-        Self::new(StatusCode::CONFLICT, code)
-    }
-
-    /// 422 with field issues; `code` is `invalid_payload` for bodies and
-    /// `invalid_request` for query parameters.
-    pub fn validation(code: &'static str, issues: Vec<Issue>) -> Self {
-        let mut err = Self::new(StatusCode::UNPROCESSABLE_ENTITY, code);
-        err.issues = issues;
-        err
-    }
-
-    /// 500 `server_error`; `detail` goes to the log, never to the client.
+    /// `server_error`; `detail` goes to the log, never to the client.
     pub fn server(detail: impl std::fmt::Display) -> Self {
-        let mut err = Self::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error");
+        let mut err = Self::new(ErrorCode::ServerError);
         err.internal = Some(detail.to_string());
         err
     }
-}
 
-impl From<sea_orm::DbErr> for ApiError {
-    fn from(e: sea_orm::DbErr) -> Self {
-        ApiError::server(format!("database: {e}"))
+    /// The HTTP status its code answers with.
+    pub fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
-}
 
-impl From<dragoman_model::error::ModelError> for ApiError {
-    fn from(e: dragoman_model::error::ModelError) -> Self {
-        ApiError::server(e)
-    }
-}
-
-impl From<tonic::Status> for ApiError {
-    /// A service answers with the spec code in the status metadata; anything
-    /// else (unreachable process, bug) is a server error.
-    fn from(status: tonic::Status) -> Self {
-        use tonic::Code;
-        if let Some((code, extra)) = dragoman_proto::api_status::api_code(&status) {
-            let http = match status.code() {
-                Code::NotFound => StatusCode::NOT_FOUND,
-                Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition => {
-                    StatusCode::CONFLICT
-                }
-                Code::InvalidArgument => StatusCode::UNPROCESSABLE_ENTITY,
-                Code::PermissionDenied => StatusCode::FORBIDDEN,
-                Code::Unauthenticated => StatusCode::UNAUTHORIZED,
-                Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
-            };
-            let code = crate::messages::known_code(&code).unwrap_or("server_error");
-            // Spending and quota refusals at intake are 402; the same codes
-            // on a resume come as a failed precondition (409).
-            let http = match (status.code(), code) {
-                (
-                    Code::ResourceExhausted,
-                    "budget_exceeded" | "licence_quota_insufficient" | "allowance_insufficient",
-                ) => StatusCode::PAYMENT_REQUIRED,
-                _ => http,
-            };
-            let mut err = ApiError::new(http, code);
-            if let Some(Ok(Value::Object(mut map))) =
-                extra.map(|e| serde_json::from_str::<Value>(&e))
-            {
-                if let Some(Value::Array(items)) = map.remove("issues") {
-                    err.issues = items.iter().map(issue_from_service).collect();
-                }
-                err.extra = map;
-            }
-            if code == "server_error" {
-                err.internal = Some(status.message().to_owned());
-            }
-            return err;
-        }
-        ApiError::server(format!("service call: {status}"))
-    }
-}
-
-/// Kinds an issue may have; a service's kind outside this list is reported
-/// as a plain value error.
-const ISSUE_KINDS: [&str; 14] = [
-    "missing",
-    "extra_forbidden",
-    "type_error",
-    "json_invalid",
-    "string_too_short",
-    "string_too_long",
-    "out_of_range",
-    "enum",
-    "empty_list",
-    "duplicate",
-    "too_many",
-    "pattern",
-    "not_positive",
-    "value_error",
-];
-
-fn issue_from_service(item: &Value) -> Issue {
-    let kind = item
-        .get("type")
-        .and_then(Value::as_str)
-        .and_then(|k| ISSUE_KINDS.iter().find(|known| **known == k))
-        .copied()
-        .unwrap_or("value_error");
-    let loc = item
-        .get("loc")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut issue = Issue::new(loc, kind);
-    issue.ctx = item.get("ctx").filter(|c| !c.is_null()).cloned();
-    issue
-}
-
-/// Marker left in the response extensions for the envelope middleware.
-#[derive(Debug, Clone)]
-pub(crate) struct PendingError(pub ApiError);
-
-impl IntoResponse for ApiError {
-    fn into_response(mut self) -> Response {
-        if self.status == StatusCode::INTERNAL_SERVER_ERROR {
-            // The reference ties the client's message to this log line.
+    /// A server error is written to the log with a fresh reference, which
+    /// the client's message then quotes; any other error is left as it is.
+    pub fn logged(mut self) -> Self {
+        if self.code == ErrorCode::ServerError && !self.extra.contains_key("reference") {
             let reference = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
             tracing::error!(
                 reference = %reference,
@@ -211,21 +76,120 @@ impl IntoResponse for ApiError {
             self.extra
                 .insert("reference".into(), Value::String(reference));
         }
-        let mut response = (self.status, ()).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
+        self
+    }
+}
+
+impl From<sea_orm::DbErr> for ApiError {
+    fn from(e: sea_orm::DbErr) -> Self {
+        ApiError::server(format!("database: {e}"))
+    }
+}
+
+impl From<WireError> for ApiError {
+    /// A service answered a value this build does not know: a bug between
+    /// versions, not the caller's fault.
+    fn from(e: WireError) -> Self {
+        ApiError::server(format!("service answer: {e}"))
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(refusal: ServiceError) -> Self {
+        let mut error = ApiError::new(refusal.code).with_issues(refusal.issues);
+        error.extra = refusal.extra;
+        // A service may state how long to wait; it travels as a field but
+        // is answered as a header.
+        error.retry_after = error
+            .extra
+            .remove("retry_after")
+            .and_then(|seconds| seconds.as_u64());
+        if refusal.code == ErrorCode::ServerError {
+            error.internal = Some(refusal.message);
+        }
+        error
+    }
+}
+
+impl From<tonic::Status> for ApiError {
+    /// A service's refusal keeps its code; a status without one (the
+    /// process is unreachable, a deadline passed) is a server error.
+    fn from(status: tonic::Status) -> Self {
+        match ServiceError::from_status(&status) {
+            Some(refusal) => ApiError::from(refusal),
+            None => ApiError::server(format!("service call: {status}")),
+        }
+    }
+}
+
+/// Marker left in the response extensions for the envelope middleware.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingError(pub ApiError);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let error = self.logged();
+        let mut response = (error.status(), ()).into_response();
+        if error.status() == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"service\""),
             );
         }
-        if let Some(Value::Number(seconds)) = self.extra.get("retry_after")
-            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
-        {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
+        if let Some(seconds) = error.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
-        response.extensions_mut().insert(PendingError(self));
+        response.extensions_mut().insert(PendingError(error));
         response
     }
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_model::vocab::IssueKind;
+
+    #[test]
+    fn a_service_refusal_keeps_its_code_fields_and_issues() {
+        let sent = ServiceError::new(ErrorCode::BudgetStillReached, "cap still reached")
+            .with("budget", 12.5)
+            .with_issues(vec![Issue::at("body", "chapters.0", IssueKind::Missing)]);
+        let error = ApiError::from(tonic::Status::from(sent));
+        assert_eq!(error.code, ErrorCode::BudgetStillReached);
+        assert_eq!(error.status(), StatusCode::CONFLICT);
+        assert_eq!(error.extra.get("budget"), Some(&Value::from(12.5)));
+        assert_eq!(error.issues.len(), 1);
+        assert_eq!(error.internal, None);
+    }
+
+    #[test]
+    fn retry_after_from_a_service_becomes_the_header() {
+        let sent = ServiceError::new(ErrorCode::ResultNotReady, "not yet").with("retry_after", 5);
+        let response = ApiError::from(tonic::Status::from(sent)).into_response();
+        assert_eq!(response.status(), StatusCode::CONFLICT);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from(5u64))
+        );
+        let pending = response.extensions().get::<PendingError>().expect("error");
+        assert!(!pending.0.extra.contains_key("retry_after"));
+    }
+
+    #[test]
+    fn a_status_without_a_refusal_is_a_server_error() {
+        let error = ApiError::from(tonic::Status::unavailable("connection refused"));
+        assert_eq!(error.code, ErrorCode::ServerError);
+        assert_eq!(error.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(
+            error
+                .internal
+                .is_some_and(|i| i.contains("connection refused"))
+        );
+        let logged = ApiError::server("boom").logged();
+        assert!(logged.extra.get("reference").is_some_and(Value::is_string));
+    }
+}

@@ -3,9 +3,9 @@
 //! audit log.
 
 use crate::auth::password;
-use crate::error::{ApiError, Issue};
+use crate::error::ApiError;
 use dragoman_model::entities::{account, audit_log};
-use dragoman_model::scopes::Priority;
+use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, Priority};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
@@ -19,44 +19,42 @@ pub async fn create_user(
 ) -> Result<account::Model, ApiError> {
     let mut issues = Vec::new();
     let name_len = username.chars().count();
-    if !(password::USERNAME_MIN..=password::USERNAME_MAX).contains(&name_len)
-        || username.trim() != username
-    {
+    let name_kind = if name_len < password::USERNAME_MIN {
+        Some(IssueKind::StringTooShort)
+    } else if name_len > password::USERNAME_MAX {
+        Some(IssueKind::StringTooLong)
+    } else if username.trim() != username {
+        Some(IssueKind::Pattern)
+    } else {
+        None
+    };
+    if let Some(kind) = name_kind {
         issues.push(
-            Issue::new([json!("body"), json!("username")], "string_too_long")
+            Issue::at("body", "username", kind)
                 .with_ctx(json!({"min": password::USERNAME_MIN, "max": password::USERNAME_MAX})),
         );
-        if let Some(issue) = issues.last_mut() {
-            issue.kind = if name_len < password::USERNAME_MIN {
-                "string_too_short"
-            } else if name_len > password::USERNAME_MAX {
-                "string_too_long"
-            } else {
-                "pattern"
-            };
-        }
     }
     let pass_len = password_text.chars().count();
     if pass_len < password::PASSWORD_MIN {
         issues.push(
-            Issue::new([json!("body"), json!("password")], "string_too_short")
+            Issue::at("body", "password", IssueKind::StringTooShort)
                 .with_ctx(json!({"min": password::PASSWORD_MIN})),
         );
     } else if pass_len > password::PASSWORD_MAX {
         issues.push(
-            Issue::new([json!("body"), json!("password")], "string_too_long")
+            Issue::at("body", "password", IssueKind::StringTooLong)
                 .with_ctx(json!({"max": password::PASSWORD_MAX})),
         );
     }
     if !issues.is_empty() {
-        return Err(ApiError::validation("invalid_payload", issues));
+        return Err(ApiError::new(ErrorCode::InvalidPayload).with_issues(issues));
     }
     let taken = account::Entity::find()
         .filter(account::Column::Username.eq(username))
         .one(db)
         .await?;
     if taken.is_some() {
-        return Err(ApiError::conflict("username_taken"));
+        return Err(ApiError::new(ErrorCode::UsernameTaken));
     }
     let hash = password::hash(password_text).map_err(ApiError::server)?;
     let now = clock::now();
@@ -72,7 +70,7 @@ pub async fn create_user(
         email: Set(None),
         is_admin: Set(admin),
         active: Set(true),
-        priority_ceiling: Set(ceiling.as_str().to_owned()),
+        priority_ceiling: Set(ceiling),
         max_running: Set(None),
         max_queued: Set(None),
         created_at: Set(now),
@@ -103,7 +101,7 @@ pub async fn set_active(
         .filter(account::Column::Username.eq(username))
         .one(db)
         .await?
-        .ok_or_else(|| ApiError::not_found("not_found"))?;
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
     let id = found.id.clone();
     let mut model: account::ActiveModel = found.into();
     model.active = Set(active);
@@ -133,20 +131,21 @@ pub async fn set_password(
 ) -> Result<account::Model, ApiError> {
     let len = password_text.chars().count();
     if !(password::PASSWORD_MIN..=password::PASSWORD_MAX).contains(&len) {
-        return Err(ApiError::validation(
-            "invalid_payload",
-            vec![
-                Issue::new([json!("body"), json!("password")], "string_too_short").with_ctx(
-                    json!({"min": password::PASSWORD_MIN, "max": password::PASSWORD_MAX}),
-                ),
-            ],
-        ));
+        let kind = if len < password::PASSWORD_MIN {
+            IssueKind::StringTooShort
+        } else {
+            IssueKind::StringTooLong
+        };
+        return Err(ApiError::new(ErrorCode::InvalidPayload)
+            .with_issues(vec![Issue::at("body", "password", kind).with_ctx(
+                json!({"min": password::PASSWORD_MIN, "max": password::PASSWORD_MAX}),
+            )]));
     }
     let found = account::Entity::find()
         .filter(account::Column::Username.eq(username))
         .one(db)
         .await?
-        .ok_or_else(|| ApiError::not_found("not_found"))?;
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
     let id = found.id.clone();
     let mut model: account::ActiveModel = found.into();
     model.password_hash = Set(password::hash(password_text).map_err(ApiError::server)?);

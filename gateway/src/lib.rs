@@ -1,6 +1,7 @@
-//! The gateway: the axum edge that authenticates callers, turns REST calls
-//! into calls of the internal services, and answers every error in the
-//! spec's envelope.
+//! The gateway: the axum edge that authenticates callers, checks the shape
+//! of what they send, turns REST and tool-protocol calls into calls of the
+//! internal services through one operations layer, and answers every error
+//! in the spec's envelope.
 pub mod auth;
 pub mod envelope;
 pub mod error;
@@ -8,6 +9,7 @@ pub mod extract;
 pub mod identity;
 pub mod mcp;
 pub mod messages;
+pub mod operations;
 pub mod routes;
 pub mod state;
 pub mod validate;

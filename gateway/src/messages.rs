@@ -2,6 +2,8 @@
 //! English for callers that send `Accept-Language: en` (spec 2.12).
 
 use axum::http::HeaderMap;
+use dragoman_model::vocab::{ErrorCode, IssueKind};
+use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -42,328 +44,245 @@ impl Lang {
     }
 }
 
-/// (code, French, English) for every code the service answers.
-const CATALOGUE: &[(&str, &str, &str)] = &[
-    (
-        "missing_token",
-        "Jeton d'API manquant : envoyez l'en-tête Authorization: Bearer <jeton>.",
-        "Missing API token: send the header Authorization: Bearer <token>.",
-    ),
-    (
-        "invalid_token",
-        "Jeton d'API invalide.",
-        "Invalid API token.",
-    ),
-    (
-        "revoked_token",
-        "Ce jeton d'API a été révoqué.",
-        "This API token has been revoked.",
-    ),
-    (
-        "expired_token",
-        "Ce jeton d'API a expiré.",
-        "This API token has expired.",
-    ),
-    (
-        "inactive_account",
-        "Ce compte est désactivé.",
-        "This account is disabled.",
-    ),
-    (
-        "unauthorized",
-        "Authentification requise.",
-        "Authentication required.",
-    ),
-    (
-        "insufficient_scope",
-        "Le jeton n'a pas la portée requise pour cette opération.",
-        "The token lacks the scope this operation needs.",
-    ),
-    ("forbidden", "Opération interdite.", "Forbidden."),
-    (
-        "admin_required",
-        "Cette opération est réservée aux administrateurs.",
-        "This operation is for administrators only.",
-    ),
-    (
-        "priority_not_allowed",
-        "Cette priorité dépasse le plafond autorisé.",
-        "This priority exceeds the allowed ceiling.",
-    ),
-    (
-        "demo_read_only",
-        "Le mode démonstration est en lecture seule.",
-        "Demo mode is read-only.",
-    ),
-    (
-        "budget_exceeded",
-        "Le plafond de dépenses du jeton est atteint.",
-        "The token's spending cap has been reached.",
-    ),
-    (
-        "licence_quota_insufficient",
-        "Le quota de mots de la licence est insuffisant.",
-        "The licence word quota is insufficient.",
-    ),
-    (
-        "allowance_insufficient",
-        "L'allocation mensuelle du compte est insuffisante.",
-        "The account's monthly allowance is insufficient.",
-    ),
-    (
-        "automation_not_licensed",
-        "La licence n'inclut pas l'API d'automatisation.",
-        "The licence does not include the automation API.",
-    ),
-    ("not_found", "Ressource introuvable.", "Resource not found."),
-    (
-        "series_not_found",
-        "Série introuvable.",
-        "Series not found.",
-    ),
-    (
-        "request_not_found",
-        "Demande introuvable.",
-        "Request not found.",
-    ),
-    (
-        "volume_not_found",
-        "Volume introuvable.",
-        "Volume not found.",
-    ),
-    (
-        "glossary_not_found",
-        "Glossaire introuvable.",
-        "Glossary not found.",
-    ),
-    ("token_not_found", "Jeton introuvable.", "Token not found."),
-    (
-        "method_not_allowed",
-        "Méthode non autorisée pour cette adresse.",
-        "Method not allowed for this address.",
-    ),
-    (
-        "token_limit",
-        "Le compte détient déjà le nombre maximal de jetons actifs.",
-        "The account already holds the maximum number of non-revoked tokens.",
-    ),
-    (
-        "username_taken",
-        "Ce nom d'utilisateur est déjà pris.",
-        "This username is already taken.",
-    ),
-    (
-        "provider_exists",
-        "Un fournisseur porte déjà ce nom.",
-        "A provider with this name already exists.",
-    ),
-    (
-        "idempotency_conflict",
-        "Cette clé d'idempotence a déjà servi pour un autre contenu.",
-        "This idempotency key was already used for different content.",
-    ),
-    (
-        "chapter_conflict",
-        "Des chapitres déjà importés ont un autre texte.",
-        "Chapters already imported have a different text.",
-    ),
-    (
-        "conflict",
-        "L'état actuel ne permet pas cette opération.",
-        "The current state does not allow this operation.",
-    ),
-    ("volume_conflict", "Conflit de volume.", "Volume conflict."),
-    (
-        "series_archived",
-        "La série est archivée.",
-        "The series is archived.",
-    ),
-    (
-        "volume_archived",
-        "Le volume est archivé.",
-        "The volume is archived.",
-    ),
-    (
-        "not_started",
-        "Le travail n'a pas commencé.",
-        "The job has not started.",
-    ),
-    (
-        "result_not_ready",
-        "Le résultat n'est pas encore prêt.",
-        "The result is not ready yet.",
-    ),
-    (
-        "request_failed",
-        "La demande a échoué.",
-        "The request failed.",
-    ),
-    (
-        "request_cancelled",
-        "La demande a été annulée.",
-        "The request was cancelled.",
-    ),
-    (
-        "format_unavailable",
-        "Ce format n'est pas disponible pour cette demande.",
-        "This format is not available for this request.",
-    ),
-    (
-        "glossary_exists",
-        "Un glossaire porte déjà ce nom.",
-        "A glossary with this name already exists.",
-    ),
-    (
-        "payload_too_large",
-        "Le corps de la requête est trop volumineux.",
-        "The request body is too large.",
-    ),
-    (
-        "unsupported_media_type",
-        "Type de contenu non pris en charge.",
-        "Unsupported content type.",
-    ),
-    (
-        "invalid_payload",
-        "Le contenu envoyé est invalide.",
-        "The submitted content is invalid.",
-    ),
-    (
-        "invalid_idempotency_key",
-        "La clé d'idempotence est invalide (1 à 200 caractères imprimables).",
-        "The idempotency key is invalid (1 to 200 printable characters).",
-    ),
-    (
-        "unknown_provider",
-        "Fournisseur inconnu.",
-        "Unknown provider.",
-    ),
-    (
-        "provider_required",
-        "Aucun fournisseur n'est défini pour cette demande.",
-        "No provider is set for this request.",
-    ),
-    (
-        "invalid_epub",
-        "Le fichier EPUB est invalide.",
-        "The EPUB file is invalid.",
-    ),
-    (
-        "callback_refused",
-        "L'adresse de rappel est refusée.",
-        "The callback URL is refused.",
-    ),
-    (
-        "invalid_placement",
-        "Placement invalide.",
-        "Invalid placement.",
-    ),
-    (
-        "invalid_request",
-        "Paramètres de requête invalides.",
-        "Invalid request parameters.",
-    ),
-    ("invalid_name", "Nom invalide.", "Invalid name."),
-    (
-        "delivery_failed",
-        "Le résultat n'a pas pu être produit.",
-        "The result could not be produced.",
-    ),
-    (
-        "rate_limited",
-        "Trop de requêtes ; réessayez plus tard.",
-        "Too many requests; retry later.",
-    ),
-    (
-        "queue_full",
-        "La file d'attente est pleine.",
-        "The queue is full.",
-    ),
-    (
-        "server_error",
-        "Erreur interne du serveur (référence : {reference}).",
-        "Internal server error (reference: {reference}).",
-    ),
-];
-
-/// The catalogue's static name for `code`, when the service knows it.
-pub fn known_code(code: &str) -> Option<&'static str> {
-    CATALOGUE.iter().find(|c| c.0 == code).map(|c| c.0)
+/// (French, English) message of `code`. The match has no fallback arm, so
+/// a code added to the vocabulary does not compile until both messages are
+/// written here.
+pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
+    match code {
+        ErrorCode::MissingToken => (
+            "Jeton d'API manquant : envoyez l'en-tête Authorization: Bearer <jeton>.",
+            "Missing API token: send the header Authorization: Bearer <token>.",
+        ),
+        ErrorCode::InvalidToken => ("Jeton d'API invalide.", "Invalid API token."),
+        ErrorCode::RevokedToken => (
+            "Ce jeton d'API a été révoqué.",
+            "This API token has been revoked.",
+        ),
+        ErrorCode::ExpiredToken => ("Ce jeton d'API a expiré.", "This API token has expired."),
+        ErrorCode::InactiveAccount => ("Ce compte est désactivé.", "This account is disabled."),
+        ErrorCode::Unauthorized => ("Authentification requise.", "Authentication required."),
+        ErrorCode::InsufficientScope => (
+            "Le jeton n'a pas la portée requise pour cette opération.",
+            "The token lacks the scope this operation needs.",
+        ),
+        ErrorCode::Forbidden => ("Opération interdite.", "Forbidden."),
+        ErrorCode::AdminRequired => (
+            "Cette opération est réservée aux administrateurs.",
+            "This operation is for administrators only.",
+        ),
+        ErrorCode::PriorityNotAllowed => (
+            "Cette priorité dépasse le plafond autorisé.",
+            "This priority exceeds the allowed ceiling.",
+        ),
+        ErrorCode::DemoReadOnly => (
+            "Le mode démonstration est en lecture seule.",
+            "Demo mode is read-only.",
+        ),
+        ErrorCode::BudgetExceeded | ErrorCode::BudgetStillReached => (
+            "Le plafond de dépenses du jeton est atteint.",
+            "The token's spending cap has been reached.",
+        ),
+        ErrorCode::LicenceQuotaInsufficient => (
+            "Le quota de mots de la licence est insuffisant.",
+            "The licence word quota is insufficient.",
+        ),
+        ErrorCode::AllowanceInsufficient => (
+            "L'allocation mensuelle du compte est insuffisante.",
+            "The account's monthly allowance is insufficient.",
+        ),
+        ErrorCode::AutomationNotLicensed => (
+            "La licence n'inclut pas l'API d'automatisation.",
+            "The licence does not include the automation API.",
+        ),
+        ErrorCode::NotFound => ("Ressource introuvable.", "Resource not found."),
+        ErrorCode::SeriesNotFound => ("Série introuvable.", "Series not found."),
+        ErrorCode::RequestNotFound => ("Demande introuvable.", "Request not found."),
+        ErrorCode::VolumeNotFound => ("Volume introuvable.", "Volume not found."),
+        ErrorCode::GlossaryNotFound => ("Glossaire introuvable.", "Glossary not found."),
+        ErrorCode::TokenNotFound => ("Jeton introuvable.", "Token not found."),
+        ErrorCode::MethodNotAllowed => (
+            "Méthode non autorisée pour cette adresse.",
+            "Method not allowed for this address.",
+        ),
+        ErrorCode::TokenLimit => (
+            "Le compte détient déjà le nombre maximal de jetons actifs.",
+            "The account already holds the maximum number of non-revoked tokens.",
+        ),
+        ErrorCode::UsernameTaken => (
+            "Ce nom d'utilisateur est déjà pris.",
+            "This username is already taken.",
+        ),
+        ErrorCode::ProviderExists => (
+            "Un fournisseur porte déjà ce nom.",
+            "A provider with this name already exists.",
+        ),
+        ErrorCode::IdempotencyConflict => (
+            "Cette clé d'idempotence a déjà servi pour un autre contenu.",
+            "This idempotency key was already used for different content.",
+        ),
+        ErrorCode::ChapterConflict => (
+            "Des chapitres déjà importés ont un autre texte.",
+            "Chapters already imported have a different text.",
+        ),
+        ErrorCode::Conflict => (
+            "L'état actuel ne permet pas cette opération.",
+            "The current state does not allow this operation.",
+        ),
+        ErrorCode::VolumeConflict => ("Conflit de volume.", "Volume conflict."),
+        ErrorCode::SeriesArchived => ("La série est archivée.", "The series is archived."),
+        ErrorCode::VolumeArchived => ("Le volume est archivé.", "The volume is archived."),
+        ErrorCode::NotStarted => ("Le travail n'a pas commencé.", "The job has not started."),
+        ErrorCode::ResultNotReady => (
+            "Le résultat n'est pas encore prêt.",
+            "The result is not ready yet.",
+        ),
+        ErrorCode::RequestFailed => ("La demande a échoué.", "The request failed."),
+        ErrorCode::RequestCancelled => ("La demande a été annulée.", "The request was cancelled."),
+        ErrorCode::FormatUnavailable => (
+            "Ce format n'est pas disponible pour cette demande.",
+            "This format is not available for this request.",
+        ),
+        ErrorCode::GlossaryExists => (
+            "Un glossaire porte déjà ce nom.",
+            "A glossary with this name already exists.",
+        ),
+        ErrorCode::PayloadTooLarge => (
+            "Le corps de la requête est trop volumineux.",
+            "The request body is too large.",
+        ),
+        ErrorCode::UnsupportedMediaType => (
+            "Type de contenu non pris en charge.",
+            "Unsupported content type.",
+        ),
+        ErrorCode::InvalidPayload => (
+            "Le contenu envoyé est invalide.",
+            "The submitted content is invalid.",
+        ),
+        ErrorCode::InvalidIdempotencyKey => (
+            "La clé d'idempotence est invalide (1 à 200 caractères imprimables).",
+            "The idempotency key is invalid (1 to 200 printable characters).",
+        ),
+        ErrorCode::UnknownProvider => ("Fournisseur inconnu.", "Unknown provider."),
+        ErrorCode::ProviderRequired => (
+            "Aucun fournisseur n'est défini pour cette demande.",
+            "No provider is set for this request.",
+        ),
+        ErrorCode::InvalidEpub => ("Le fichier EPUB est invalide.", "The EPUB file is invalid."),
+        ErrorCode::CallbackRefused => (
+            "L'adresse de rappel est refusée.",
+            "The callback URL is refused.",
+        ),
+        ErrorCode::InvalidPlacement => ("Placement invalide.", "Invalid placement."),
+        ErrorCode::InvalidRequest => (
+            "Paramètres de requête invalides.",
+            "Invalid request parameters.",
+        ),
+        ErrorCode::InvalidName => ("Nom invalide.", "Invalid name."),
+        ErrorCode::DeliveryFailed => (
+            "Le résultat n'a pas pu être produit.",
+            "The result could not be produced.",
+        ),
+        ErrorCode::RateLimited => (
+            "Trop de requêtes ; réessayez plus tard.",
+            "Too many requests; retry later.",
+        ),
+        ErrorCode::QueueFull => ("La file d'attente est pleine.", "The queue is full."),
+        ErrorCode::ServerError => (
+            "Erreur interne du serveur (référence : {reference}).",
+            "Internal server error (reference: {reference}).",
+        ),
+    }
 }
 
 /// The message for `code`, with `{reference}` filled from `reference`.
-pub fn message(code: &str, lang: Lang, reference: Option<&str>) -> String {
-    let text = CATALOGUE
-        .iter()
-        .find(|c| c.0 == code)
-        .map(|c| if lang == Lang::En { c.2 } else { c.1 })
-        .unwrap_or(if lang == Lang::En {
-            "Error."
-        } else {
-            "Erreur."
-        });
+pub fn message(code: ErrorCode, lang: Lang, reference: Option<&str>) -> String {
+    let (fr, en) = texts(code);
+    let text = if lang == Lang::En { en } else { fr };
     text.replace("{reference}", reference.unwrap_or("-"))
 }
 
 /// Message of a validation issue, from its kind and limits (never the value).
-pub fn issue_message(kind: &str, lang: Lang, ctx: Option<&serde_json::Value>) -> String {
+pub fn issue_message(kind: IssueKind, lang: Lang, ctx: Option<&Value>) -> String {
     let get = |k: &str| {
-        ctx.and_then(|c| c.get(k))
-            .map(|v| v.to_string().trim_matches('"').to_owned())
-            .unwrap_or_default()
+        ctx.and_then(|c| c.get(k)).map(|v| match v {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
     };
     let (fr, en) = match kind {
-        "missing" => (
+        IssueKind::Missing => (
             "Champ obligatoire manquant.".to_owned(),
             "Field required.".to_owned(),
         ),
-        "extra_forbidden" => ("Champ inconnu.".to_owned(), "Unknown field.".to_owned()),
-        "type_error" => (
+        IssueKind::ExtraForbidden => ("Champ inconnu.".to_owned(), "Unknown field.".to_owned()),
+        IssueKind::TypeError => (
             "Type de valeur incorrect.".to_owned(),
             "Wrong value type.".to_owned(),
         ),
-        "json_invalid" => ("JSON mal formé.".to_owned(), "Malformed JSON.".to_owned()),
-        "string_too_short" => (
-            format!("Au moins {} caractère(s).", get("min")),
-            format!("At least {} character(s).", get("min")),
-        ),
-        "string_too_long" => (
-            format!("Au plus {} caractères.", get("max")),
-            format!("At most {} characters.", get("max")),
-        ),
-        "out_of_range" => (
-            format!(
-                "Valeur hors de l'intervalle {} à {}.",
-                get("min"),
-                get("max")
+        IssueKind::JsonInvalid => ("JSON mal formé.".to_owned(), "Malformed JSON.".to_owned()),
+        IssueKind::StringTooShort => {
+            let min = get("min").unwrap_or_default();
+            (
+                format!("Au moins {min} caractère(s)."),
+                format!("At least {min} character(s)."),
+            )
+        }
+        IssueKind::StringTooLong => {
+            let max = get("max").unwrap_or_default();
+            (
+                format!("Au plus {max} caractères."),
+                format!("At most {max} characters."),
+            )
+        }
+        IssueKind::OutOfRange => match (get("min"), get("max")) {
+            (Some(min), Some(max)) => (
+                format!("Valeur hors de l'intervalle {min} à {max}."),
+                format!("Value outside the range {min} to {max}."),
             ),
-            format!("Value outside the range {} to {}.", get("min"), get("max")),
-        ),
-        "enum" => (
-            format!(
-                "Valeur non permise ; valeurs possibles : {}.",
-                get("expected")
+            (Some(min), None) => (
+                format!("La valeur doit être au moins {min}."),
+                format!("The value must be at least {min}."),
             ),
-            format!("Value not allowed; expected one of: {}.", get("expected")),
-        ),
-        "empty_list" => (
+            (None, Some(max)) => (
+                format!("La valeur doit être au plus {max}."),
+                format!("The value must be at most {max}."),
+            ),
+            (None, None) => (
+                "Valeur hors de l'intervalle permis.".to_owned(),
+                "Value outside the allowed range.".to_owned(),
+            ),
+        },
+        IssueKind::Enum => match get("expected") {
+            Some(expected) => (
+                format!("Valeur non permise ; valeurs possibles : {expected}."),
+                format!("Value not allowed; expected one of: {expected}."),
+            ),
+            None => (
+                "Valeur non permise.".to_owned(),
+                "Value not allowed.".to_owned(),
+            ),
+        },
+        IssueKind::EmptyList => (
             "La liste ne peut pas être vide.".to_owned(),
             "The list must not be empty.".to_owned(),
         ),
-        "duplicate" => ("Valeur répétée.".to_owned(), "Repeated value.".to_owned()),
-        "too_many" => (
-            format!("Au plus {} éléments.", get("max")),
-            format!("At most {} items.", get("max")),
-        ),
-        "pattern" => (
+        IssueKind::Duplicate => ("Valeur répétée.".to_owned(), "Repeated value.".to_owned()),
+        IssueKind::TooMany => {
+            let max = get("max").unwrap_or_default();
+            (
+                format!("Au plus {max} éléments."),
+                format!("At most {max} items."),
+            )
+        }
+        IssueKind::Pattern => (
             "Format non valide.".to_owned(),
             "Invalid format.".to_owned(),
         ),
-        "not_positive" => (
+        IssueKind::NotPositive => (
             "La valeur doit être positive.".to_owned(),
             "The value must be positive.".to_owned(),
         ),
-        _ => ("Valeur invalide.".to_owned(), "Invalid value.".to_owned()),
+        IssueKind::ValueError => ("Valeur invalide.".to_owned(), "Invalid value.".to_owned()),
     };
     if lang == Lang::En { en } else { fr }
 }
@@ -372,6 +291,7 @@ pub fn issue_message(kind: &str, lang: Lang, ctx: Option<&serde_json::Value>) ->
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use serde_json::json;
 
     fn lang(value: &str) -> Lang {
         let mut headers = HeaderMap::new();
@@ -390,9 +310,61 @@ mod tests {
     }
 
     #[test]
-    fn every_code_has_both_languages() {
-        for (code, fr, en) in CATALOGUE {
-            assert!(!fr.is_empty() && !en.is_empty() && fr != en, "{code}");
+    fn every_code_has_its_own_message_in_both_languages() {
+        for code in ErrorCode::ALL {
+            let (fr, en) = texts(*code);
+            assert!(!fr.is_empty() && !en.is_empty(), "{code:?}");
+            assert_ne!(fr, en, "{code:?} is not translated");
+            for other in ErrorCode::ALL {
+                if other.code() != code.code() {
+                    let (other_fr, other_en) = texts(*other);
+                    assert_ne!(fr, other_fr, "{code:?} and {other:?}");
+                    assert_ne!(en, other_en, "{code:?} and {other:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_resume_refusal_shares_the_budget_message() {
+        assert_eq!(
+            texts(ErrorCode::BudgetStillReached),
+            texts(ErrorCode::BudgetExceeded)
+        );
+    }
+
+    #[test]
+    fn server_errors_quote_their_reference() {
+        let text = message(ErrorCode::ServerError, Lang::En, Some("abc123"));
+        assert!(text.contains("abc123"), "{text}");
+        assert!(!message(ErrorCode::ServerError, Lang::Fr, None).contains("{reference}"));
+    }
+
+    #[test]
+    fn issue_messages_state_limits_not_values() {
+        let ctx = json!({"expected": "low, normal, high"});
+        assert_eq!(
+            issue_message(IssueKind::Enum, Lang::En, Some(&ctx)),
+            "Value not allowed; expected one of: low, normal, high."
+        );
+        assert_eq!(
+            issue_message(IssueKind::Enum, Lang::En, None),
+            "Value not allowed."
+        );
+        let ctx = json!({"min": 1, "max": 200});
+        assert_eq!(
+            issue_message(IssueKind::OutOfRange, Lang::Fr, Some(&ctx)),
+            "Valeur hors de l'intervalle 1 à 200."
+        );
+        let ctx = json!({"min": 0});
+        assert_eq!(
+            issue_message(IssueKind::OutOfRange, Lang::En, Some(&ctx)),
+            "The value must be at least 0."
+        );
+        for kind in IssueKind::ALL {
+            let fr = issue_message(*kind, Lang::Fr, None);
+            let en = issue_message(*kind, Lang::En, None);
+            assert!(!fr.is_empty() && fr != en, "{kind:?}");
         }
     }
 }

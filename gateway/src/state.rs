@@ -32,8 +32,6 @@ pub struct GatewaySettings {
     /// `Secure` cookie flag and the origin that session writes must come from.
     pub public_url: Option<String>,
     pub session_days: i64,
-    /// `API_MAX_CHAPTERS`: chapters one request may carry.
-    pub max_chapters: usize,
     /// `API_RESULT_MAX_WAIT_SECONDS`: the longest long poll.
     pub max_wait_seconds: u64,
     /// Roles this process runs, for `/health`.

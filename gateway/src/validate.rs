@@ -1,21 +1,18 @@
-//! Collects the semantic checks of a request body (lengths, ranges, allowed
-//! values) into located issues, so one answer lists every problem.
+//! Collects the checks of a body the gateway owns (the identity routes:
+//! tokens, providers' administration fields) into located issues, so one
+//! answer lists every problem.
 
-use crate::error::{ApiError, Issue};
-use serde_json::{Value, json};
+use crate::error::ApiError;
+use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
+use serde_json::json;
 
 #[derive(Default)]
 pub struct Checks {
     issues: Vec<Issue>,
 }
 
-fn loc(field: &str) -> Vec<Value> {
-    let mut loc = vec![Value::from("body")];
-    loc.extend(field.split('.').map(|part| match part.parse::<u64>() {
-        Ok(index) => Value::from(index),
-        Err(_) => Value::from(part),
-    }));
-    loc
+fn at(field: &str, kind: IssueKind) -> Issue {
+    Issue::at("body", field, kind)
 }
 
 impl Checks {
@@ -28,34 +25,31 @@ impl Checks {
         let count = text.chars().count();
         if count < min {
             self.issues
-                .push(Issue::new(loc(field), "string_too_short").with_ctx(json!({"min": min})));
+                .push(at(field, IssueKind::StringTooShort).with_ctx(json!({"min": min})));
         } else if count > max {
             self.issues
-                .push(Issue::new(loc(field), "string_too_long").with_ctx(json!({"max": max})));
+                .push(at(field, IssueKind::StringTooLong).with_ctx(json!({"max": max})));
         }
         self
     }
 
     pub fn range(&mut self, field: &str, value: i64, min: i64, max: i64) -> &mut Self {
         if value < min || value > max {
-            self.issues.push(
-                Issue::new(loc(field), "out_of_range").with_ctx(json!({"min": min, "max": max})),
-            );
+            self.issues
+                .push(at(field, IssueKind::OutOfRange).with_ctx(json!({"min": min, "max": max})));
         }
         self
     }
 
-    pub fn one_of(&mut self, field: &str, value: &str, allowed: &[&str]) -> &mut Self {
-        if !allowed.contains(&value) {
-            self.issues.push(
-                Issue::new(loc(field), "enum").with_ctx(json!({"expected": allowed.join(", ")})),
-            );
-        }
+    /// An `enum` issue listing `expected` (never the refused value).
+    pub fn not_one_of(&mut self, field: &str, expected: &str) -> &mut Self {
+        self.issues
+            .push(at(field, IssueKind::Enum).with_ctx(json!({"expected": expected})));
         self
     }
 
-    pub fn fail(&mut self, field: &str, kind: &'static str) -> &mut Self {
-        self.issues.push(Issue::new(loc(field), kind));
+    pub fn fail(&mut self, field: &str, kind: IssueKind) -> &mut Self {
+        self.issues.push(at(field, kind));
         self
     }
 
@@ -64,10 +58,35 @@ impl Checks {
         if self.issues.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::validation(
-                "invalid_payload",
-                std::mem::take(&mut self.issues),
-            ))
+            Err(ApiError::new(ErrorCode::InvalidPayload)
+                .with_issues(std::mem::take(&mut self.issues)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn every_problem_is_listed_at_its_field() {
+        let mut checks = Checks::new();
+        checks
+            .length("name", "", 1, 100)
+            .range("limits.2", 0, 1, 10)
+            .not_one_of("scopes.0", "a, b");
+        let error = checks.finish().unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidPayload);
+        let locs: Vec<Vec<Value>> = error.issues.iter().map(|i| i.loc.clone()).collect();
+        assert_eq!(
+            locs,
+            vec![
+                vec![json!("body"), json!("name")],
+                vec![json!("body"), json!("limits"), json!(2)],
+                vec![json!("body"), json!("scopes"), json!(0)],
+            ]
+        );
+        assert!(Checks::new().length("name", "ok", 1, 100).finish().is_ok());
     }
 }

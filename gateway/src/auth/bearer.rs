@@ -13,6 +13,7 @@ use axum::response::Response;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, api_token};
 use dragoman_model::scopes::{Priority, Scope};
+use dragoman_model::vocab::ErrorCode;
 use dragoman_proto::principal::Principal;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use std::collections::BTreeSet;
@@ -34,7 +35,7 @@ impl TokenCaller {
         if self.scopes.contains(&scope) {
             Ok(())
         } else {
-            Err(ApiError::forbidden("insufficient_scope").with("scope", scope.as_str()))
+            Err(ApiError::new(ErrorCode::InsufficientScope).with("scope", scope.as_str()))
         }
     }
 
@@ -47,7 +48,7 @@ impl TokenCaller {
     }
 
     pub fn max_priority(&self) -> Priority {
-        self.token.max_priority.parse().unwrap_or_default()
+        self.token.max_priority
     }
 }
 
@@ -59,7 +60,7 @@ impl<S: Send + Sync> FromRequestParts<S> for TokenCaller {
             .extensions
             .get::<TokenCaller>()
             .cloned()
-            .ok_or_else(|| ApiError::unauthorized("missing_token"))
+            .ok_or_else(|| ApiError::new(ErrorCode::MissingToken))
     }
 }
 
@@ -79,20 +80,20 @@ pub async fn authenticate(
     headers: &axum::http::HeaderMap,
 ) -> Result<TokenCaller, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return Err(ApiError::unauthorized("missing_token"));
+        return Err(ApiError::new(ErrorCode::MissingToken));
     };
     let value = value
         .to_str()
-        .map_err(|_| ApiError::unauthorized("invalid_token"))?;
+        .map_err(|_| ApiError::new(ErrorCode::InvalidToken))?;
     let presented = match value.split_once(' ') {
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
-        _ => return Err(ApiError::unauthorized("invalid_token")),
+        _ => return Err(ApiError::new(ErrorCode::InvalidToken)),
     };
     if presented.is_empty() {
-        return Err(ApiError::unauthorized("missing_token"));
+        return Err(ApiError::new(ErrorCode::MissingToken));
     }
     let (prefix, secret) =
-        token_format::parse(presented).ok_or_else(|| ApiError::unauthorized("invalid_token"))?;
+        token_format::parse(presented).ok_or_else(|| ApiError::new(ErrorCode::InvalidToken))?;
     let found = api_token::Entity::find()
         .filter(api_token::Column::Prefix.eq(prefix))
         .find_also_related(account::Entity)
@@ -102,17 +103,17 @@ pub async fn authenticate(
         Some((token, Some(owner))) if token_format::secret_matches(secret, &token.secret_hash) => {
             (token, owner)
         }
-        _ => return Err(ApiError::unauthorized("invalid_token")),
+        _ => return Err(ApiError::new(ErrorCode::InvalidToken)),
     };
     let now = clock::now();
     if token.revoked_at.is_some() {
-        return Err(ApiError::unauthorized("revoked_token"));
+        return Err(ApiError::new(ErrorCode::RevokedToken));
     }
     if token.expires_at.is_some_and(|at| at <= now) {
-        return Err(ApiError::unauthorized("expired_token"));
+        return Err(ApiError::new(ErrorCode::ExpiredToken));
     }
     if !owner.active {
-        return Err(ApiError::unauthorized("inactive_account"));
+        return Err(ApiError::new(ErrorCode::InactiveAccount));
     }
     let token = touch(state, token, now).await?;
     let scopes = scopes_of(&token);

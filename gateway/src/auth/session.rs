@@ -14,6 +14,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, session};
+use dragoman_model::vocab::ErrorCode;
 use dragoman_proto::principal::Principal;
 use rand::RngCore;
 use sea_orm::{ActiveModelTrait, EntityTrait, Set};
@@ -41,7 +42,7 @@ impl SessionUser {
         if self.account.is_admin {
             Ok(())
         } else {
-            Err(ApiError::forbidden("admin_required"))
+            Err(ApiError::new(ErrorCode::AdminRequired))
         }
     }
 }
@@ -52,7 +53,7 @@ impl FromRequestParts<AppState> for SessionUser {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let jar = CookieJar::from_headers(&parts.headers);
         let Some(cookie) = jar.get(COOKIE) else {
-            return Err(ApiError::unauthorized("unauthorized"));
+            return Err(ApiError::new(ErrorCode::Unauthorized));
         };
         let id = session_id(cookie.value());
         let found = session::Entity::find_by_id(id.clone())
@@ -60,14 +61,14 @@ impl FromRequestParts<AppState> for SessionUser {
             .one(&state.db)
             .await?;
         let Some((row, Some(owner))) = found else {
-            return Err(ApiError::unauthorized("unauthorized"));
+            return Err(ApiError::new(ErrorCode::Unauthorized));
         };
         if row.expires_at <= clock::now() {
             session::Entity::delete_by_id(id).exec(&state.db).await?;
-            return Err(ApiError::unauthorized("unauthorized"));
+            return Err(ApiError::new(ErrorCode::Unauthorized));
         }
         if !owner.active {
-            return Err(ApiError::unauthorized("inactive_account"));
+            return Err(ApiError::new(ErrorCode::InactiveAccount));
         }
         Ok(SessionUser {
             account: owner,
@@ -145,7 +146,7 @@ pub async fn same_origin(
     let method = request.method();
     let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     if !safe && is_cross_site(&state, request.headers()) {
-        return Err(ApiError::forbidden("forbidden"));
+        return Err(ApiError::new(ErrorCode::Forbidden));
     }
     Ok(next.run(request).await)
 }

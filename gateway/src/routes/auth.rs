@@ -10,6 +10,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum_extra::extract::cookie::CookieJar;
 use dragoman_model::entities::{account, session as session_row};
+use dragoman_model::vocab::ErrorCode;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -51,10 +52,10 @@ pub async fn login(
         .map_err(ApiError::server)?;
     let account = match found {
         Some(account) if ok => account,
-        _ => return Err(ApiError::unauthorized("unauthorized")),
+        _ => return Err(ApiError::new(ErrorCode::Unauthorized)),
     };
     if !account.active {
-        return Err(ApiError::unauthorized("inactive_account"));
+        return Err(ApiError::new(ErrorCode::InactiveAccount));
     }
     let cookie = session::open(&state, &headers, &account.id).await?;
     Ok((

@@ -7,16 +7,38 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// Where a role runs, seen from this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Location {
+    Local,
+    Remote,
+}
+
+/// The installation as a whole: every role, the database and the
+/// coordination backend answer, or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Overall {
+    Ok,
+    Degraded,
+}
+
 fn role_json(
     local: bool,
     result: Result<Result<tonic::Response<RoleStatus>, tonic::Status>, tokio::time::error::Elapsed>,
 ) -> (bool, Value) {
-    let place = if local { "local" } else { "remote" };
+    let place = if local {
+        Location::Local
+    } else {
+        Location::Remote
+    };
     match result {
         Ok(Ok(answer)) => {
             let status = answer.into_inner();
@@ -84,13 +106,13 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     }
     roles.insert(
         "gateway".into(),
-        json!({"ok": true, "detail": "", "location": "local"}),
+        json!({"ok": true, "detail": "", "location": Location::Local}),
     );
     let database_ok = database.is_ok();
     let coordination_ok = coordination.is_ok();
     healthy &= database_ok && coordination_ok;
     let body = json!({
-        "status": if healthy { "ok" } else { "degraded" },
+        "status": if healthy { Overall::Ok } else { Overall::Degraded },
         "roles": roles,
         "process_roles": state.settings.roles,
         "database": {

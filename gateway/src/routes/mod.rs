@@ -13,38 +13,41 @@ use crate::envelope::envelope;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::Method;
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::Response;
 use axum::routing::{get, post, post_service, put};
+use dragoman_model::vocab::ErrorCode;
+
+/// Where the session routes are mounted.
+const SESSION_ROOT: &str = "/api";
+const SIGN_IN: &str = "/auth/login";
+const SIGN_OUT: &str = "/auth/logout";
 
 async fn not_found() -> ApiError {
-    ApiError::not_found("not_found")
+    ApiError::new(ErrorCode::NotFound)
 }
 
 /// Demo mode (spec 4.9): only reads, sign-in and sign-out are allowed.
-async fn demo_guard(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    if state.settings.demo_mode {
-        let path = request.uri().path();
-        let read = matches!(
-            *request.method(),
-            Method::GET | Method::HEAD | Method::OPTIONS
-        );
-        let sign =
-            path == "/api/auth/login" || path == "/api/auth/logout" || path == "/api/auth/demo";
-        if !read && !sign {
-            return Err(ApiError::forbidden("demo_read_only"));
-        }
+fn demo_allows(method: &Method, path: &str) -> bool {
+    let read = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let sign = path
+        .strip_prefix(SESSION_ROOT)
+        .is_some_and(|route| route == SIGN_IN || route == SIGN_OUT);
+    read || sign
+}
+
+/// 403 `demo_read_only` for every other call when `demo_mode` is on.
+async fn demo_guard(demo_mode: bool, request: Request, next: Next) -> Result<Response, ApiError> {
+    if demo_mode && !demo_allows(request.method(), request.uri().path()) {
+        return Err(ApiError::new(ErrorCode::DemoReadOnly));
     }
     Ok(next.run(request).await)
 }
 
 pub fn router(state: AppState) -> Router {
+    let demo_mode = state.settings.demo_mode;
     let automation = Router::new()
         .route("/translation-requests", post(requests::submit))
         .route("/translation-requests/{request_id}", get(requests::status))
@@ -63,8 +66,8 @@ pub fn router(state: AppState) -> Router {
         .layer(from_fn_with_state(state.clone(), bearer::require_token));
 
     let session_routes = Router::new()
-        .route("/auth/login", post(auth::login))
-        .route("/auth/logout", post(auth::logout))
+        .route(SIGN_IN, post(auth::login))
+        .route(SIGN_OUT, post(auth::logout))
         .route("/auth/session", get(auth::current))
         .route("/tokens", get(tokens::list).post(tokens::create))
         .route("/tokens/{id}", axum::routing::delete(tokens::revoke))
@@ -92,10 +95,83 @@ pub fn router(state: AppState) -> Router {
         .route("/health", get(health::health))
         .merge(tool_protocol)
         .nest("/api/v1", automation)
-        .nest("/api", session_routes)
+        .nest(SESSION_ROOT, session_routes)
         .fallback(not_found)
-        .layer(from_fn_with_state(state.clone(), demo_guard))
+        .layer(from_fn(move |request: Request, next: Next| {
+            demo_guard(demo_mode, request, next)
+        }))
         .layer(DefaultBodyLimit::max(state.settings.max_payload_bytes))
         .layer(from_fn(envelope))
         .with_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::StatusCode;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    /// Session-like routes that all answer 200 when they are reached.
+    fn app(demo_mode: bool) -> Router {
+        let reached = || async { "reached" };
+        let session_routes = Router::new()
+            .route(SIGN_IN, post(reached))
+            .route(SIGN_OUT, post(reached))
+            .route("/auth/demo", post(reached))
+            .route("/tokens", get(reached).post(reached));
+        Router::new()
+            .nest(SESSION_ROOT, session_routes)
+            .layer(from_fn(move |request: Request, next: Next| {
+                demo_guard(demo_mode, request, next)
+            }))
+            .layer(from_fn(envelope))
+    }
+
+    async fn send(demo_mode: bool, method: Method, path: &str) -> (StatusCode, String) {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .body(Body::empty())
+            .expect("request");
+        let response = app(demo_mode).oneshot(request).await.expect("answers");
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    #[tokio::test]
+    async fn demo_mode_allows_reads_sign_in_and_sign_out_only() {
+        let (status, body) = send(true, Method::POST, "/api/auth/demo").await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        let detail: serde_json::Value = serde_json::from_str(&body).expect("envelope");
+        assert_eq!(detail["detail"]["code"], "demo_read_only");
+
+        let (status, _) = send(true, Method::POST, "/api/tokens").await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        for path in ["/api/auth/login", "/api/auth/logout"] {
+            let (status, body) = send(true, Method::POST, path).await;
+            assert_eq!(
+                (status, body.as_str()),
+                (StatusCode::OK, "reached"),
+                "{path}"
+            );
+        }
+        let (status, _) = send(true, Method::GET, "/api/tokens").await;
+        assert_eq!(status, StatusCode::OK);
+        // A sign-in path elsewhere than under the session root is not one.
+        assert!(!demo_allows(&Method::POST, "/auth/login"));
+    }
+
+    #[tokio::test]
+    async fn without_demo_mode_writes_pass() {
+        let (status, body) = send(false, Method::POST, "/api/auth/demo").await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "reached"));
+    }
 }

@@ -3,11 +3,12 @@
 //! them and checks the change, so this is a thin adapter.
 
 use crate::auth::session::SessionUser;
-use crate::error::{ApiError, ApiResult, Issue};
+use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_proto::v1::{StatusRequest, UpdateWebhookSettingsRequest, WebhookSettingsView};
 use serde_json::Value;
 
@@ -39,10 +40,13 @@ pub async fn put_webhooks(
 ) -> ApiResult<Json<Value>> {
     user.require_admin()?;
     if !body.is_object() {
-        return Err(ApiError::validation(
-            "invalid_payload",
-            vec![Issue::new([Value::String("body".into())], "type_error")],
-        ));
+        return Err(
+            ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![Issue::at(
+                "body",
+                "",
+                IssueKind::TypeError,
+            )]),
+        );
     }
     update(&state, &user, body.to_string(), false).await
 }

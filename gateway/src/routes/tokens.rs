@@ -14,22 +14,21 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use dragoman_model::entities::{account, api_token};
-use dragoman_model::scopes::{Priority, Scope};
+use dragoman_model::scopes::Scope;
+use dragoman_model::vocab::{BudgetPeriod, ErrorCode, IssueKind, Priority};
 use dragoman_model::{clock, ids};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
     TransactionTrait,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Non-revoked tokens an account may hold (spec 5).
 pub const MAX_TOKENS: u64 = 50;
 const DEFAULT_MAX_RUNNING: i32 = 10;
 const DEFAULT_MAX_QUEUED: i32 = 1000;
-const PRIORITIES: [&str; 3] = ["low", "normal", "high"];
-const PERIODS: [&str; 2] = ["month", "total"];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,9 +42,9 @@ pub struct CreateToken {
     #[serde(default)]
     budget_amount: Option<f64>,
     #[serde(default)]
-    budget_period: Option<String>,
+    budget_period: Option<BudgetPeriod>,
     #[serde(default)]
-    max_priority: Option<String>,
+    max_priority: Option<Priority>,
     #[serde(default)]
     max_running: Option<i64>,
     #[serde(default)]
@@ -56,7 +55,7 @@ pub struct CreateToken {
 #[serde(deny_unknown_fields)]
 pub struct QueueLimits {
     #[serde(default)]
-    max_priority: Option<String>,
+    max_priority: Option<Priority>,
     #[serde(default)]
     max_running: Option<i64>,
     #[serde(default)]
@@ -68,18 +67,10 @@ pub struct QueueLimits {
 pub struct Budget {
     amount: Option<f64>,
     #[serde(default)]
-    period: Option<String>,
+    period: Option<BudgetPeriod>,
 }
 
-fn check_queue(
-    checks: &mut Checks,
-    priority: Option<&str>,
-    running: Option<i64>,
-    queued: Option<i64>,
-) {
-    if let Some(p) = priority {
-        checks.one_of("max_priority", p, &PRIORITIES);
-    }
+fn check_queue(checks: &mut Checks, running: Option<i64>, queued: Option<i64>) {
     if let Some(r) = running {
         checks.range("max_running", r, 1, 1000);
     }
@@ -88,29 +79,20 @@ fn check_queue(
     }
 }
 
-fn check_budget(
-    checks: &mut Checks,
-    field: &str,
-    amount: Option<f64>,
-    period: Option<&str>,
-    period_field: &str,
-) {
+fn check_budget(checks: &mut Checks, field: &str, amount: Option<f64>) {
     if let Some(amount) = amount
         && !(amount.is_finite() && amount > 0.0)
     {
-        checks.fail(field, "not_positive");
-    }
-    if let Some(period) = period {
-        checks.one_of(period_field, period, &PERIODS);
+        checks.fail(field, IssueKind::NotPositive);
     }
 }
 
 /// 403 `priority_not_allowed` when `wanted` is above the account's ceiling.
-fn check_ceiling(account: &account::Model, wanted: Option<&str>) -> Result<(), ApiError> {
-    let ceiling: Priority = account.priority_ceiling.parse().unwrap_or_default();
-    match wanted.and_then(|w| w.parse::<Priority>().ok()) {
+fn check_ceiling(account: &account::Model, wanted: Option<Priority>) -> Result<(), ApiError> {
+    let ceiling = account.priority_ceiling;
+    match wanted {
         Some(p) if p > ceiling => {
-            Err(ApiError::forbidden("priority_not_allowed").with("max_priority", ceiling.as_str()))
+            Err(ApiError::new(ErrorCode::PriorityNotAllowed).with("max_priority", ceiling.as_str()))
         }
         _ => Ok(()),
     }
@@ -124,10 +106,10 @@ pub async fn create(
     let mut checks = Checks::new();
     checks.length("name", &body.name, 1, 100);
     if body.name.trim().is_empty() && !body.name.is_empty() {
-        checks.fail("name", "string_too_short");
+        checks.fail("name", IssueKind::StringTooShort);
     }
     if body.scopes.is_empty() {
-        checks.fail("scopes", "empty_list");
+        checks.fail("scopes", IssueKind::EmptyList);
     }
     let mut scopes: Vec<Scope> = Vec::new();
     for (index, name) in body.scopes.iter().enumerate() {
@@ -136,28 +118,17 @@ pub async fn create(
             Ok(_) => {}
             Err(()) => {
                 let all: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-                checks.one_of(&format!("scopes.{index}"), "", &all);
+                checks.not_one_of(&format!("scopes.{index}"), &all.join(", "));
             }
         }
     }
     if let Some(days) = body.expires_in_days {
         checks.range("expires_in_days", days, 1, 3650);
     }
-    check_queue(
-        &mut checks,
-        body.max_priority.as_deref(),
-        body.max_running,
-        body.max_queued,
-    );
-    check_budget(
-        &mut checks,
-        "budget_amount",
-        body.budget_amount,
-        body.budget_period.as_deref(),
-        "budget_period",
-    );
+    check_queue(&mut checks, body.max_running, body.max_queued);
+    check_budget(&mut checks, "budget_amount", body.budget_amount);
     checks.finish()?;
-    check_ceiling(&user.account, body.max_priority.as_deref())?;
+    check_ceiling(&user.account, body.max_priority)?;
     scopes.sort();
 
     let generated = token_format::generate();
@@ -177,7 +148,7 @@ pub async fn create(
         .count(&txn)
         .await?;
     if held >= MAX_TOKENS {
-        return Err(ApiError::conflict("token_limit").with("limit", MAX_TOKENS));
+        return Err(ApiError::new(ErrorCode::TokenLimit).with("limit", MAX_TOKENS));
     }
     let token = api_token::ActiveModel {
         id: Set(ids::new_id()),
@@ -191,13 +162,13 @@ pub async fn create(
         revoked_at: Set(None),
         last_used_at: Set(None),
         webhook_secret_enc: Set(webhook_secret.as_deref().map(|s| state.server_key.seal(s))),
-        max_priority: Set(body.max_priority.clone().unwrap_or_else(|| "normal".into())),
+        max_priority: Set(body.max_priority.unwrap_or_default()),
         max_running: Set(body.max_running.map_or(DEFAULT_MAX_RUNNING, |v| v as i32)),
         max_queued: Set(body.max_queued.map_or(DEFAULT_MAX_QUEUED, |v| v as i32)),
         budget_amount: Set(body.budget_amount),
         budget_period: Set(body
             .budget_amount
-            .map(|_| body.budget_period.clone().unwrap_or_else(|| "month".into()))),
+            .map(|_| body.budget_period.unwrap_or(BudgetPeriod::Month))),
     }
     .insert(&txn)
     .await?;
@@ -239,7 +210,7 @@ async fn owned(state: &AppState, user: &SessionUser, id: &str) -> ApiResult<api_
         .filter(api_token::Column::AccountId.eq(user.account.id.as_str()))
         .one(&state.db)
         .await?
-        .ok_or_else(|| ApiError::not_found("token_not_found"))
+        .ok_or_else(|| ApiError::new(ErrorCode::TokenNotFound))
 }
 
 pub async fn update_queue(
@@ -249,17 +220,12 @@ pub async fn update_queue(
     JsonBody(body): JsonBody<QueueLimits>,
 ) -> ApiResult<Json<Value>> {
     let mut checks = Checks::new();
-    check_queue(
-        &mut checks,
-        body.max_priority.as_deref(),
-        body.max_running,
-        body.max_queued,
-    );
+    check_queue(&mut checks, body.max_running, body.max_queued);
     checks.finish()?;
-    check_ceiling(&user.account, body.max_priority.as_deref())?;
+    check_ceiling(&user.account, body.max_priority)?;
     let token = owned(&state, &user, &id).await?;
     if token.revoked_at.is_some() {
-        return Err(ApiError::conflict("conflict"));
+        return Err(ApiError::new(ErrorCode::Conflict));
     }
     let mut model: api_token::ActiveModel = token.into();
     if let Some(p) = body.max_priority {
@@ -292,23 +258,16 @@ pub async fn update_budget(
     JsonBody(body): JsonBody<Budget>,
 ) -> ApiResult<Json<Value>> {
     let mut checks = Checks::new();
-    check_budget(
-        &mut checks,
-        "amount",
-        body.amount,
-        body.period.as_deref(),
-        "period",
-    );
+    check_budget(&mut checks, "amount", body.amount);
     checks.finish()?;
     let token = owned(&state, &user, &id).await?;
     if token.revoked_at.is_some() {
-        return Err(ApiError::conflict("conflict"));
+        return Err(ApiError::new(ErrorCode::Conflict));
     }
     let period = body.amount.map(|_| {
         body.period
-            .clone()
-            .or_else(|| token.budget_period.clone())
-            .unwrap_or_else(|| "month".into())
+            .or(token.budget_period)
+            .unwrap_or(BudgetPeriod::Month)
     });
     let mut model: api_token::ActiveModel = token.into();
     model.budget_amount = Set(body.amount);
@@ -353,16 +312,30 @@ pub async fn revoke(
     Ok(Json(view(&state, &token).await?))
 }
 
+/// Whether a token still opens the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenState {
+    Active,
+    Expired,
+    Revoked,
+}
+
+impl TokenState {
+    pub fn of(token: &api_token::Model, now: i64) -> TokenState {
+        if token.revoked_at.is_some() {
+            TokenState::Revoked
+        } else if token.expires_at.is_some_and(|at| at <= now) {
+            TokenState::Expired
+        } else {
+            TokenState::Active
+        }
+    }
+}
+
 /// The token view of spec 4.9: everything but the secrets.
 pub async fn view(state: &AppState, token: &api_token::Model) -> ApiResult<Value> {
     let now = clock::now();
-    let status = if token.revoked_at.is_some() {
-        "revoked"
-    } else if token.expires_at.is_some_and(|at| at <= now) {
-        "expired"
-    } else {
-        "active"
-    };
     let budget = dragoman_model::budget::view(&state.db, token, now).await?;
     let scopes: Vec<&str> = bearer::scopes_of(token)
         .iter()
@@ -377,7 +350,7 @@ pub async fn view(state: &AppState, token: &api_token::Model) -> ApiResult<Value
         "expires_at": token.expires_at,
         "revoked_at": token.revoked_at,
         "last_used_at": token.last_used_at,
-        "state": status,
+        "state": TokenState::of(token, now),
         "webhook_secret": token.webhook_secret_enc.is_some(),
         "max_priority": token.max_priority,
         "max_running": token.max_running,

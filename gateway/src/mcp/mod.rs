@@ -1,0 +1,123 @@
+//! The tool-protocol endpoint `POST /mcp` (spec 4.10): stateless streamable
+//! HTTP, opened by the same bearer tokens as `/api/v1` (the bearer middleware
+//! runs first, so a session cookie never opens it). Each tool reads its
+//! arguments, calls the operation the REST API calls too (which checks the
+//! library scope of spec 5), and answers through [`answer::answer`]; a
+//! listing is cut by [`page::Page`].
+//!
+//! The tools are the reads the services answer today: series and providers.
+
+mod answer;
+pub mod page;
+
+use crate::auth::bearer::TokenCaller;
+use crate::operations::{self, Caller};
+use crate::state::AppState;
+use answer::answer;
+use page::Page;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct McpTools {
+    state: AppState,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesRef {
+    /// Id of one of your series.
+    series_id: String,
+}
+
+impl McpTools {
+    /// The token the bearer middleware authenticated, calling as a tool.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<TokenCaller>())
+            .cloned()
+            .map(Caller::tools)
+            .ok_or_else(|| ErrorData::internal_error("no authenticated caller", None))
+    }
+}
+
+#[tool_router]
+impl McpTools {
+    pub fn new(state: AppState) -> Self {
+        Self {
+            state,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(description = "List your series (name order), paginated with the total stated.")]
+    async fn list_series(
+        &self,
+        Parameters(page): Parameters<Page>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        let listed = operations::series::list(&self.state, &caller).await;
+        Ok(answer(listed.and_then(|items| page.cut(items))))
+    }
+
+    #[tool(description = "One of your series with its volumes in reading order.")]
+    async fn get_series(
+        &self,
+        Parameters(args): Parameters<SeriesRef>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        Ok(answer(
+            operations::series::detail(&self.state, &caller, args.series_id).await,
+        ))
+    }
+
+    #[tool(description = "List the translation providers of this installation (name order).")]
+    async fn list_providers(
+        &self,
+        Parameters(page): Parameters<Page>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        let listed = operations::providers::list(&self.state, &caller).await;
+        Ok(answer(listed.and_then(|items| page.cut(items))))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for McpTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("dragoman", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Dragoman: book translation library. Reading tools need library:read.",
+            )
+    }
+}
+
+/// The `/mcp` service: stateless, JSON answers, no session kept. Hosts are
+/// not restricted here because callers authenticate with bearer tokens,
+/// which a DNS-rebinding page cannot send.
+pub fn service(state: AppState) -> StreamableHttpService<McpTools, NeverSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .disable_allowed_hosts();
+    StreamableHttpService::new(
+        move || Ok(McpTools::new(state.clone())),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    )
+}

@@ -1,0 +1,175 @@
+//! The operations both surfaces share: the REST routes and the tool
+//! protocol call the same functions, which check the caller's scope, call
+//! the owning service as the caller, map its refusal to an [`ApiError`] and
+//! build the JSON shapes of spec 2.x. Routes and tools only extract their
+//! arguments and shape the answer for their transport.
+//!
+//! The scope an operation needs depends on the surface (spec 5: each REST
+//! route has its own scope; the tools need the library scopes, spec 4.10),
+//! so every operation states both in a [`Needs`] and the [`Caller`] knows
+//! which surface it came through.
+
+pub mod providers;
+pub mod requests;
+pub mod series;
+
+use crate::auth::bearer::TokenCaller;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use dragoman_model::scopes::Scope;
+use dragoman_proto::principal::Principal;
+use dragoman_proto::wire::WireEnum;
+use std::future::Future;
+
+/// How a token reaches an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// The automation API under `/api/v1`.
+    Rest,
+    /// The tool protocol at `/mcp`.
+    Tools,
+}
+
+/// The scope an operation needs on each surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needs {
+    pub rest: Scope,
+    pub tools: Scope,
+}
+
+impl Needs {
+    /// The same scope on both surfaces.
+    pub const fn both(scope: Scope) -> Needs {
+        Needs {
+            rest: scope,
+            tools: scope,
+        }
+    }
+
+    /// A reading operation: `scope` on REST, `library:read` for tools.
+    pub const fn read(scope: Scope) -> Needs {
+        Needs {
+            rest: scope,
+            tools: Scope::LibraryRead,
+        }
+    }
+}
+
+/// An authenticated token and the surface it called through.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub token: TokenCaller,
+    pub surface: Surface,
+}
+
+impl Caller {
+    pub fn rest(token: TokenCaller) -> Caller {
+        Caller {
+            token,
+            surface: Surface::Rest,
+        }
+    }
+
+    pub fn tools(token: TokenCaller) -> Caller {
+        Caller {
+            token,
+            surface: Surface::Tools,
+        }
+    }
+
+    /// 403 `insufficient_scope` naming the scope this surface needs.
+    pub fn require(&self, needs: Needs) -> ApiResult<()> {
+        self.token.require(match self.surface {
+            Surface::Rest => needs.rest,
+            Surface::Tools => needs.tools,
+        })
+    }
+
+    pub fn principal(&self) -> Principal {
+        self.token.principal()
+    }
+
+    /// Checks `needs`, then sends `message` through `rpc` acting for this
+    /// caller; a service's refusal becomes its [`ApiError`].
+    pub async fn call<M, R, F, Fut>(
+        &self,
+        state: &AppState,
+        needs: Needs,
+        message: M,
+        rpc: F,
+    ) -> ApiResult<R>
+    where
+        F: FnOnce(tonic::Request<M>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
+    {
+        self.require(needs)?;
+        let answer = rpc(state.call(&self.principal(), message)).await?;
+        Ok(answer.into_inner())
+    }
+}
+
+/// A vocabulary value a service answered as a proto number.
+pub(crate) fn from_wire<T: WireEnum>(value: i32, field: &'static str) -> ApiResult<T> {
+    T::from_wire(value, field).map_err(ApiError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_model::entities::{account, api_token};
+    use dragoman_model::vocab::{ErrorCode, Priority};
+    use serde_json::json;
+    use std::collections::BTreeSet;
+
+    fn token_with(scopes: &[Scope]) -> TokenCaller {
+        TokenCaller {
+            account: account::Model {
+                id: "a".into(),
+                username: "reader".into(),
+                password_hash: String::new(),
+                email: None,
+                is_admin: false,
+                active: true,
+                priority_ceiling: Priority::Normal,
+                max_running: None,
+                max_queued: None,
+                created_at: 0,
+                updated_at: 0,
+            },
+            token: api_token::Model {
+                id: "t".into(),
+                account_id: "a".into(),
+                name: "reader".into(),
+                prefix: "abcdefgh".into(),
+                secret_hash: String::new(),
+                scopes: json!([]),
+                created_at: 0,
+                expires_at: None,
+                revoked_at: None,
+                last_used_at: None,
+                webhook_secret_enc: None,
+                max_priority: Priority::Normal,
+                max_running: 1,
+                max_queued: 1,
+                budget_amount: None,
+                budget_period: None,
+            },
+            scopes: scopes.iter().copied().collect::<BTreeSet<_>>(),
+        }
+    }
+
+    #[test]
+    fn each_surface_checks_its_own_scope() {
+        let needs = Needs::read(Scope::SeriesRead);
+        let rest_only = token_with(&[Scope::SeriesRead]);
+        assert!(Caller::rest(rest_only.clone()).require(needs).is_ok());
+        let refused = Caller::tools(rest_only).require(needs).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::InsufficientScope);
+        assert_eq!(refused.extra.get("scope"), Some(&json!("library:read")));
+
+        let tools_only = token_with(&[Scope::LibraryRead]);
+        assert!(Caller::tools(tools_only.clone()).require(needs).is_ok());
+        let refused = Caller::rest(tools_only).require(needs).unwrap_err();
+        assert_eq!(refused.extra.get("scope"), Some(&json!("series:read")));
+    }
+}

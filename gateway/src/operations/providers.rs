@@ -1,0 +1,184 @@
+//! Providers (spec 2.10, 4.6): the listing tokens see and the
+//! administrator's listing and registration, answered by the pipeline,
+//! which owns providers. No shape built here ever carries a key or an
+//! address.
+
+use super::{Caller, Needs, from_wire};
+use crate::auth::session::SessionUser;
+use crate::error::ApiResult;
+use crate::state::AppState;
+use crate::validate::Checks;
+use dragoman_model::scopes::Scope;
+use dragoman_model::vocab::{IssueKind, ProviderKind};
+use dragoman_proto::v1::{AddProviderRequest, ListProvidersRequest, Provider, ProviderAdmin};
+use dragoman_proto::wire::WireEnum;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const LIST: Needs = Needs::read(Scope::ContentWrite);
+
+/// The providers of this installation (name order).
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
+    let answer = caller
+        .call(state, LIST, ListProvidersRequest {}, |request| {
+            state.pipeline.handle.list_providers(request)
+        })
+        .await?;
+    answer.providers.iter().map(provider_json).collect()
+}
+
+/// Every provider with its administration fields.
+pub async fn admin_list(state: &AppState, user: &SessionUser) -> ApiResult<Vec<Value>> {
+    user.require_admin()?;
+    let answer = state
+        .pipeline
+        .handle
+        .list_providers_admin(state.call(&user.principal(), ListProvidersRequest {}))
+        .await?
+        .into_inner();
+    answer.providers.iter().map(admin_json).collect()
+}
+
+/// A provider to register, as the administrator sends it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewProvider {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    pub api_key_env: String,
+    #[serde(default)]
+    pub price_input: Option<f64>,
+    #[serde(default)]
+    pub price_output: Option<f64>,
+    #[serde(default)]
+    pub capacity: Option<i64>,
+}
+
+impl NewProvider {
+    /// The fields' limits, located; whether the kind can run is the
+    /// pipeline's rule.
+    fn check(&self) -> ApiResult<()> {
+        let mut checks = Checks::new();
+        checks
+            .length("name", &self.name, 1, 100)
+            .length("model", &self.model, 1, 200)
+            .length("base_url", &self.base_url, 1, 2000)
+            .length("api_key_env", &self.api_key_env, 0, 200);
+        if let Some(capacity) = self.capacity {
+            checks.range("capacity", capacity, 1, 10_000);
+        }
+        for (field, price) in [
+            ("price_input", self.price_input),
+            ("price_output", self.price_output),
+        ] {
+            if price.is_some_and(|p| !(p.is_finite() && p >= 0.0)) {
+                checks.fail(field, IssueKind::ValueError);
+            }
+        }
+        checks.finish()
+    }
+}
+
+/// Registers a provider.
+pub async fn admin_add(state: &AppState, user: &SessionUser, new: NewProvider) -> ApiResult<Value> {
+    user.require_admin()?;
+    new.check()?;
+    let request = AddProviderRequest {
+        name: new.name,
+        kind: new.kind.to_wire(),
+        model: new.model,
+        base_url: new.base_url,
+        api_key_env: new.api_key_env,
+        price_input: new.price_input,
+        price_output: new.price_output,
+        // Within 1 to 10 000 once checked.
+        capacity: new.capacity.and_then(|c| i32::try_from(c).ok()),
+    };
+    let added = state
+        .pipeline
+        .handle
+        .add_provider(state.call(&user.principal(), request))
+        .await?
+        .into_inner();
+    admin_json(&added)
+}
+
+/// A provider of spec 2.10.
+pub fn provider_json(p: &Provider) -> ApiResult<Value> {
+    let kind: ProviderKind = from_wire(p.kind, "kind")?;
+    Ok(json!({
+        "id": p.id,
+        "name": p.name,
+        "kind": kind,
+        "model": p.model,
+        "created_at": p.created_at,
+        "default_for_series": p.default_for_series,
+    }))
+}
+
+/// The administrator's view: the provider plus the name of the variable
+/// holding its key, prices and capacity.
+fn admin_json(p: &ProviderAdmin) -> ApiResult<Value> {
+    let mut value = match &p.provider {
+        Some(provider) => provider_json(provider)?,
+        None => Value::Null,
+    };
+    if let Value::Object(map) = &mut value {
+        map.insert("api_key_env".into(), json!(p.api_key_env));
+        map.insert("price_input".into(), json!(p.price_input));
+        map.insert("price_output".into(), json!(p.price_output));
+        map.insert("capacity".into(), json!(p.capacity));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::parse_json;
+    use dragoman_model::vocab::{ErrorCode, IssueKind as Kind};
+    use serde_json::Value;
+
+    #[test]
+    fn a_new_provider_kind_is_typed_and_its_fields_checked() {
+        let body = r#"{"name":"Local","kind":"carrier-pigeon","model":"m",
+            "base_url":"http://x","api_key_env":"K"}"#;
+        let error = parse_json::<NewProvider>(body.as_bytes()).unwrap_err();
+        assert_eq!(error.issues[0].loc, vec![json!("body"), json!("kind")]);
+        assert_eq!(error.issues[0].kind, Kind::Enum);
+
+        let body = r#"{"name":"","kind":"codex_chatgpt","model":"m",
+            "base_url":"http://x","api_key_env":"K","capacity":0}"#;
+        let new: NewProvider = parse_json(body.as_bytes()).expect("shape");
+        assert_eq!(new.kind, ProviderKind::CodexChatgpt);
+        let error = new.check().unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidPayload);
+        let fields: Vec<Value> = error.issues.iter().map(|i| i.loc[1].clone()).collect();
+        assert_eq!(fields, vec![json!("name"), json!("capacity")]);
+    }
+
+    #[test]
+    fn the_admin_view_names_the_key_variable_not_the_key() {
+        let admin = ProviderAdmin {
+            provider: Some(Provider {
+                id: "p".into(),
+                name: "Local".into(),
+                kind: ProviderKind::OpenAiResponses.to_wire(),
+                model: "m".into(),
+                created_at: 1,
+                default_for_series: vec![],
+            }),
+            api_key_env: "LOCAL_KEY".into(),
+            price_input: Some(1.0),
+            price_output: None,
+            capacity: 2,
+        };
+        let value = admin_json(&admin).expect("known kind");
+        assert_eq!(value["kind"], "openai_responses");
+        assert_eq!(value["api_key_env"], "LOCAL_KEY");
+        assert_eq!(value["capacity"], 2);
+        assert!(value.get("base_url").is_none());
+    }
+}

@@ -1,0 +1,133 @@
+//! Series (spec 2.8, 4.7): the listing and the detail with its volumes,
+//! answered by the scheduler, which owns series and volumes. The JSON
+//! shapes of a series are built here and nowhere else.
+
+use super::{Caller, Needs, from_wire};
+use crate::error::ApiResult;
+use crate::state::AppState;
+use dragoman_model::scopes::Scope;
+use dragoman_model::vocab::{InputKind, ProjectKind, SeriesKind, VolumeStatus};
+use dragoman_proto::v1::{
+    GetSeriesRequest, ListSeriesRequest, SeriesDetail, SeriesSummary, VolumeEntry,
+};
+use dragoman_proto::wire::WireEnum;
+use serde_json::{Value, json};
+
+const READ: Needs = Needs::read(Scope::SeriesRead);
+
+/// The caller's series, in the scheduler's order (by name).
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
+    let answer = caller
+        .call(state, READ, ListSeriesRequest {}, |request| {
+            state.scheduler.handle.list_series(request)
+        })
+        .await?;
+    answer.series.iter().map(summary_json).collect()
+}
+
+/// One of the caller's series with its volumes in reading order.
+pub async fn detail(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Value> {
+    let answer = caller
+        .call(state, READ, GetSeriesRequest { series_id }, |request| {
+            state.scheduler.handle.get_series(request)
+        })
+        .await?;
+    detail_json(&answer)
+}
+
+/// A series of spec 2.8.
+pub fn summary_json(s: &SeriesSummary) -> ApiResult<Value> {
+    let kind: SeriesKind = from_wire(s.kind, "kind")?;
+    Ok(json!({
+        "id": s.id,
+        "name": s.name,
+        "kind": kind,
+        "source_language": s.source_language,
+        "target_language": s.target_language,
+        "archived": s.archived,
+        "volumes": s.volumes,
+        "created_at": s.created_at,
+        "updated_at": s.updated_at,
+    }))
+}
+
+/// A volume of a series detail.
+pub fn volume_json(v: &VolumeEntry) -> ApiResult<Value> {
+    let source_format = InputKind::from_wire_opt(v.source_format, "source_format")?;
+    let project_kind: ProjectKind = from_wire(v.project_kind, "project_kind")?;
+    let status: VolumeStatus = from_wire(v.status, "status")?;
+    Ok(json!({
+        "project_id": v.project_id,
+        "title": v.title,
+        "volume_number": v.volume_number,
+        "volume_label": v.volume_label,
+        "external_id": v.external_id,
+        "source_format": source_format,
+        "project_kind": project_kind,
+        "status": status,
+        "chapters": v.chapters,
+    }))
+}
+
+/// Series detail: the summary plus `volume_list` in reading order.
+pub fn detail_json(detail: &SeriesDetail) -> ApiResult<Value> {
+    let mut value = match &detail.summary {
+        Some(summary) => summary_json(summary)?,
+        None => Value::Null,
+    };
+    if let Value::Object(map) = &mut value {
+        let volumes = detail
+            .volume_list
+            .iter()
+            .map(volume_json)
+            .collect::<ApiResult<Vec<Value>>>()?;
+        map.insert("volume_list".into(), Value::Array(volumes));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_model::vocab::ErrorCode;
+
+    #[test]
+    fn a_detail_carries_typed_kinds_and_statuses() {
+        let detail = SeriesDetail {
+            summary: Some(SeriesSummary {
+                id: "s".into(),
+                name: "Saga".into(),
+                kind: SeriesKind::Numbered.to_wire(),
+                source_language: Some("en".into()),
+                target_language: None,
+                archived: false,
+                volumes: 1,
+                created_at: 1,
+                updated_at: 2,
+            }),
+            volume_list: vec![VolumeEntry {
+                project_id: "p".into(),
+                title: "One".into(),
+                volume_number: Some(1),
+                volume_label: None,
+                external_id: None,
+                source_format: Some(InputKind::Json.to_wire()),
+                project_kind: ProjectKind::Volume.to_wire(),
+                status: VolumeStatus::Translated.to_wire(),
+                chapters: 3,
+            }],
+        };
+        let value = detail_json(&detail).expect("known values");
+        assert_eq!(value["kind"], "numbered");
+        assert_eq!(value["volume_list"][0]["source_format"], "json");
+        assert_eq!(value["volume_list"][0]["project_kind"], "volume");
+        assert_eq!(value["volume_list"][0]["status"], "translated");
+
+        let mut unknown = detail.clone();
+        if let Some(summary) = unknown.summary.as_mut() {
+            summary.kind = 0;
+        }
+        let error = detail_json(&unknown).unwrap_err();
+        assert_eq!(error.code, ErrorCode::ServerError);
+    }
+}
