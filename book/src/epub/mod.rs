@@ -6,7 +6,14 @@
 //! splices translations into the original bytes: whatever the reader did not
 //! turn into a passage is copied unchanged.
 
+mod classify;
+mod container;
+mod content;
+mod navigation;
+mod package;
+mod parsed;
 mod read;
+mod semantics;
 mod upgrade;
 mod write;
 
