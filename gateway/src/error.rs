@@ -114,7 +114,7 @@ impl From<dragoman_model::error::ModelError> for ApiError {
 }
 
 impl From<tonic::Status> for ApiError {
-    /// A service answers with the spec code in the status metadata; anything
+    /// A service answers with the spec code in the status details; anything
     /// else (unreachable process, bug) is a server error.
     fn from(status: tonic::Status) -> Self {
         use tonic::Code;
