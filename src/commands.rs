@@ -4,7 +4,9 @@
 use crate::config::Config;
 use clap::Subcommand;
 use dragoman_migrations::{Migrator, MigratorTrait};
-use dragoman_proto::v1::AddProviderRequest;
+use dragoman_model::vocab::ProviderKind;
+use dragoman_pipeline::providers::NewProvider;
+use dragoman_proto::wire::WireEnum;
 use sea_orm::DatabaseConnection;
 use std::path::PathBuf;
 
@@ -41,9 +43,10 @@ pub enum ProviderCommand {
     Add {
         #[arg(long)]
         name: String,
-        /// openai, openai_direct, openai_responses, anthropic or codex_chatgpt.
+        /// openai, openai_direct or anthropic (spec 2.10 also names kinds this
+        /// version cannot run yet; they are refused).
         #[arg(long)]
-        kind: String,
+        kind: ProviderKind,
         #[arg(long)]
         model: String,
         #[arg(long)]
@@ -116,6 +119,34 @@ fn describe(error: &dragoman_gateway::ApiError) -> String {
     text
 }
 
+/// A refused provider, with the fields at fault.
+fn describe_pipeline(error: &dragoman_pipeline::PipelineError) -> String {
+    match error {
+        dragoman_pipeline::PipelineError::Invalid(issues) => {
+            let fields: Vec<String> = issues
+                .iter()
+                .map(|issue| {
+                    let field = issue
+                        .loc
+                        .last()
+                        .map(|v| v.to_string().trim_matches('"').to_owned())
+                        .unwrap_or_default();
+                    let expected = issue
+                        .ctx
+                        .as_ref()
+                        .and_then(|c| c.get("expected"))
+                        .and_then(|e| e.as_str())
+                        .map(|e| format!(" (expected one of: {e})"))
+                        .unwrap_or_default();
+                    format!("{field}: {}{expected}", issue.kind)
+                })
+                .collect();
+            format!("invalid provider: {}", fields.join("; "))
+        }
+        other => other.to_string(),
+    }
+}
+
 pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String> {
     let db = open(config).await?;
     match command {
@@ -182,7 +213,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
         } => {
             let added = dragoman_pipeline::providers::add(
                 &db,
-                AddProviderRequest {
+                NewProvider {
                     name,
                     kind,
                     model,
@@ -194,7 +225,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
                 },
             )
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| describe_pipeline(&e))?;
             let id = added.provider.map(|p| p.id).unwrap_or_default();
             println!("added provider {id}");
         }
@@ -208,7 +239,9 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
                         "{}\t{}\t{}\t{}\tcapacity {}\tkey from ${}",
                         public.id,
                         public.name,
-                        public.kind,
+                        ProviderKind::from_wire(public.kind, "kind")
+                            .map(ProviderKind::as_str)
+                            .unwrap_or("unknown"),
                         public.model,
                         p.capacity,
                         p.api_key_env

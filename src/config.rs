@@ -5,6 +5,7 @@
 use dragoman_delivery::webhooks::RetrySchedule;
 use dragoman_model::webhook::WebhookSettings;
 use dragoman_model::webhook::settings as webhook_settings;
+use dragoman_proto::remote::CallLimits;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -77,6 +78,11 @@ pub struct Config {
     pub migrate_on_start: bool,
     /// Spec `API_MAX_PAYLOAD_MB`.
     pub api_max_payload_mb: u64,
+    /// Largest gRPC message between processes, in MiB; default
+    /// [`Config::grpc_max_message_bytes`] derives it from the payload limit.
+    pub grpc_max_message_mb: Option<u64>,
+    /// Deadline of one gRPC call to another process.
+    pub grpc_timeout_seconds: u64,
     /// Spec `DEMO_MODE`.
     pub demo_mode: bool,
     /// Spec `API_MAX_CHAPTERS`.
@@ -135,6 +141,8 @@ impl Default for Config {
             session_days: 14,
             migrate_on_start: true,
             api_max_payload_mb: 64,
+            grpc_max_message_mb: None,
+            grpc_timeout_seconds: 120,
             demo_mode: false,
             api_max_chapters: 2000,
             api_result_max_wait_seconds: 60,
@@ -159,6 +167,11 @@ impl Default for Config {
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
+
+/// The default gRPC message limit: this many times the payload limit…
+const GRPC_MESSAGE_PER_PAYLOAD: u64 = 4;
+/// …plus this many MiB.
+const GRPC_MESSAGE_HEADROOM_MB: u64 = 16;
 
 /// The spec's variables, read without the `DRAGOMAN_` prefix.
 const SPEC_VARIABLES: [&str; 10] = [
@@ -241,6 +254,28 @@ impl Config {
         own.clone().or_else(|| self.services_url.clone())
     }
 
+    /// Largest gRPC message a process sends or accepts. By default four
+    /// times the payload limit plus 16 MiB: a request travels as its payload,
+    /// and a result (a bilingual EPUB, a whole volume's JSON) can be several
+    /// times the book it came from.
+    pub fn grpc_max_message_bytes(&self) -> usize {
+        const MIB: u64 = 1024 * 1024;
+        let mb = self.grpc_max_message_mb.unwrap_or_else(|| {
+            self.api_max_payload_mb
+                .saturating_mul(GRPC_MESSAGE_PER_PAYLOAD)
+                .saturating_add(GRPC_MESSAGE_HEADROOM_MB)
+        });
+        usize::try_from(mb.saturating_mul(MIB)).unwrap_or(usize::MAX)
+    }
+
+    /// Message limit and deadline of every call to another process.
+    pub fn call_limits(&self) -> CallLimits {
+        CallLimits {
+            max_message_bytes: self.grpc_max_message_bytes(),
+            timeout: Duration::from_secs(self.grpc_timeout_seconds),
+        }
+    }
+
     /// The webhook settings of the environment (spec 6.4).
     pub fn webhook_settings(&self) -> Result<WebhookSettings, String> {
         WebhookSettings::from_environment(
@@ -319,6 +354,18 @@ impl Config {
         if self.api_max_payload_mb == 0 {
             return Err("API_MAX_PAYLOAD_MB must be at least 1".into());
         }
+        if let Some(mb) = self.grpc_max_message_mb
+            && mb < self.api_max_payload_mb
+        {
+            return Err(format!(
+                "DRAGOMAN_GRPC_MAX_MESSAGE_MB ({mb}) must be at least API_MAX_PAYLOAD_MB ({}): \
+                 a request travels between processes as one message",
+                self.api_max_payload_mb
+            ));
+        }
+        if self.grpc_timeout_seconds == 0 {
+            return Err("DRAGOMAN_GRPC_TIMEOUT_SECONDS must be at least 1".into());
+        }
         if self.api_max_chapters == 0 || !(1..=600).contains(&self.api_result_max_wait_seconds) {
             return Err(
                 "API_MAX_CHAPTERS must be at least 1 and API_RESULT_MAX_WAIT_SECONDS 1 to 600"
@@ -394,6 +441,35 @@ mod tests {
                 .unwrap_err()
                 .contains("API_WEBHOOK_SECRET")
         );
+    }
+
+    #[test]
+    fn grpc_messages_follow_the_payload_limit_unless_set() {
+        const MIB: usize = 1024 * 1024;
+        let config = Config {
+            api_max_payload_mb: 10,
+            ..Config::default()
+        };
+        assert_eq!(config.grpc_max_message_bytes(), 56 * MIB);
+        assert_eq!(config.call_limits().timeout, Duration::from_secs(120));
+        let config = Config {
+            grpc_max_message_mb: Some(300),
+            ..config
+        };
+        assert_eq!(config.grpc_max_message_bytes(), 300 * MIB);
+        let config = Config {
+            grpc_max_message_mb: Some(5),
+            ..config
+        };
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("DRAGOMAN_GRPC_MAX_MESSAGE_MB"), "{err}");
+        let config = Config {
+            grpc_timeout_seconds: 0,
+            grpc_max_message_mb: None,
+            ..config
+        };
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("DRAGOMAN_GRPC_TIMEOUT_SECONDS"), "{err}");
     }
 
     #[test]

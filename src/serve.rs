@@ -65,7 +65,8 @@ fn channel(config: &Config, role: Role) -> Result<tonic::transport::Channel, Str
     let url = config
         .service_url(role)
         .ok_or_else(|| format!("no address for the {} role", role.name()))?;
-    remote::channel(&url).map_err(|e| format!("{} address {url}: {e}", role.name()))
+    remote::channel(&url, config.call_limits())
+        .map_err(|e| format!("{} address {url}: {e}", role.name()))
 }
 
 pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
@@ -180,13 +181,31 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .build_v1()
             .map_err(|e| format!("gRPC reflection: {e}"))?;
+        // The same limit as the clients of the other processes, both ways.
+        let limit = config.grpc_max_message_bytes();
         let router = tonic::transport::Server::builder()
             .add_service(health_service)
             .add_service(reflection)
-            .add_optional_service(scheduler_local.clone().map(SchedulerServer::from_arc))
-            .add_optional_service(pipeline_local.clone().map(PipelineServer::from_arc))
-            .add_optional_service(delivery_local.clone().map(DeliveryServer::from_arc))
-            .add_optional_service(memory_local.clone().map(MemoryServer::from_arc));
+            .add_optional_service(scheduler_local.clone().map(|s| {
+                SchedulerServer::from_arc(s)
+                    .max_decoding_message_size(limit)
+                    .max_encoding_message_size(limit)
+            }))
+            .add_optional_service(pipeline_local.clone().map(|s| {
+                PipelineServer::from_arc(s)
+                    .max_decoding_message_size(limit)
+                    .max_encoding_message_size(limit)
+            }))
+            .add_optional_service(delivery_local.clone().map(|s| {
+                DeliveryServer::from_arc(s)
+                    .max_decoding_message_size(limit)
+                    .max_encoding_message_size(limit)
+            }))
+            .add_optional_service(memory_local.clone().map(|s| {
+                MemoryServer::from_arc(s)
+                    .max_decoding_message_size(limit)
+                    .max_encoding_message_size(limit)
+            }));
         let mut stop = stop_rx.clone();
         println!("dragoman: grpc listening on {address}");
         tasks.spawn(async move {
@@ -227,14 +246,20 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     let scheduler: Option<Service<dyn dragoman_proto::Scheduler>> = needs(Role::Scheduler)
         .then(|| {
             pick(scheduler_local.clone().map(|s| s as _), || {
-                Ok(Arc::new(RemoteScheduler::new(channel(config, Role::Scheduler)?)) as _)
+                Ok(Arc::new(RemoteScheduler::new(
+                    channel(config, Role::Scheduler)?,
+                    config.call_limits(),
+                )) as _)
             })
         })
         .transpose()?;
     let delivery: Option<Service<dyn dragoman_proto::Delivery>> = needs(Role::Delivery)
         .then(|| {
             pick(delivery_local.clone().map(|s| s as _), || {
-                Ok(Arc::new(RemoteDelivery::new(channel(config, Role::Delivery)?)) as _)
+                Ok(Arc::new(RemoteDelivery::new(
+                    channel(config, Role::Delivery)?,
+                    config.call_limits(),
+                )) as _)
             })
         })
         .transpose()?;
@@ -274,11 +299,17 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             coordination: coordination.clone(),
             scheduler,
             pipeline: pick(pipeline_local.clone().map(|s| s as _), || {
-                Ok(Arc::new(RemotePipeline::new(channel(config, Role::Pipeline)?)) as _)
+                Ok(Arc::new(RemotePipeline::new(
+                    channel(config, Role::Pipeline)?,
+                    config.call_limits(),
+                )) as _)
             })?,
             delivery,
             memory: pick(memory_local.clone().map(|s| s as _), || {
-                Ok(Arc::new(RemoteMemory::new(channel(config, Role::Memory)?)) as _)
+                Ok(Arc::new(RemoteMemory::new(
+                    channel(config, Role::Memory)?,
+                    config.call_limits(),
+                )) as _)
             })?,
             credential: credential.clone(),
             server_key: server_key.clone(),

@@ -1,9 +1,10 @@
 //! Dragoman's book formats: bytes in, bytes out.
 //!
 //! Readers turn an EPUB, a DOCX or a TXT upload into a [`Book`] of [`Chapter`]s and
-//! [`Passage`]s; writers take the book (or, for EPUB, the original bytes) plus
-//! [`Translations`] and produce the delivered files. Nothing here does I/O,
-//! async or networking.
+//! [`Passage`]s, and a chapter given as plain text (a JSON request) into a
+//! [`Chapter`] of the same kind ([`read_plain_chapter`]); writers take the book
+//! (or, for EPUB, the original bytes) plus [`Translations`] and produce the
+//! delivered files. Nothing here does I/O, async or networking.
 //!
 //! Passages carry inline markup as numbered placeholders, `⟦n⟧…⟦/n⟧` and `⟦n/⟧`
 //! (see [`placeholder`]); a translation that does not give back the same
@@ -21,6 +22,7 @@ pub mod labels;
 pub mod model;
 pub mod numbering;
 pub mod placeholder;
+pub mod plain;
 pub mod text;
 pub mod txt;
 
@@ -36,4 +38,5 @@ pub use error::{BookError, Result};
 pub use export::{write_txt, write_txt_zip};
 pub use inspect::{InspectReport, inspect, read_any};
 pub use model::*;
+pub use plain::{PLAIN_SOURCE, PlainChapterIn, read_plain_chapter};
 pub use txt::{Split, read_txt};

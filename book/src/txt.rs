@@ -65,11 +65,13 @@ pub fn decode_utf8<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str> {
 }
 
 /// A paragraph: its lines, before joining.
-struct Para<'a> {
-    lines: Vec<&'a str>,
+pub(crate) struct Para<'a> {
+    pub lines: Vec<&'a str>,
 }
 
-fn paragraphs(text: &str) -> Vec<Para<'_>> {
+/// Paragraphs between blank lines (lines of only whitespace are blank); a
+/// `\r` before a line end is dropped.
+pub(crate) fn paragraphs(text: &str) -> Vec<Para<'_>> {
     let mut out = Vec::new();
     let mut cur: Vec<&str> = Vec::new();
     for line in text.split('\n') {
@@ -195,7 +197,12 @@ pub fn read_txt(file: &str, bytes: &[u8], split: Split) -> Result<Book> {
     })
 }
 
-fn passage_of(text: &str, heading: bool) -> (PassageRole, String, Vec<crate::model::Tag>) {
+/// A passage of plain text: a literal placeholder bracket becomes a void
+/// placeholder, so the passage's plain text is `text` exactly.
+pub(crate) fn passage_of(
+    text: &str,
+    heading: bool,
+) -> (PassageRole, String, Vec<crate::model::Tag>) {
     let mut b = Builder::default();
     b.push_text(text);
     let role = if heading {
@@ -301,45 +308,90 @@ fn split_headings(
     intake: &mut Vec<IntakeDecision>,
     warnings: &mut Vec<Warning>,
 ) -> Vec<ChapterDraft> {
-    // Project Gutenberg header and footer become front and back matter.
-    let start = blocks
-        .iter()
-        .position(|b| is_gutenberg_marker(&b.text, "START OF"));
-    let end = blocks
-        .iter()
-        .position(|b| is_gutenberg_marker(&b.text, "END OF"));
-    let body_start = start.map_or(0, |s| s + 1);
-    let body_end = end.filter(|e| *e >= body_start).unwrap_or(blocks.len());
+    let body = Body::of(blocks);
+    let cuts = chapter_cuts(blocks, &body);
+    if cuts.is_empty() {
+        return Vec::new();
+    }
+    let starts = chapter_starts(blocks, &cuts, body.start);
+    let mut drafts = Vec::new();
+    let front_end = starts[0];
+    if front_end > 0 {
+        let d = front_matter(file, &blocks[..front_end], body.gutenberg);
+        intake.push(decision(file, "(front matter)", &d));
+        drafts.push(d);
+    }
+    for (k, &s) in starts.iter().enumerate() {
+        let e = starts.get(k + 1).copied().unwrap_or(body.end);
+        if let Some(d) = heading_chapter(file, blocks, s, cuts[k], e) {
+            drafts.push(d);
+        }
+    }
+    if body.end < blocks.len() {
+        drafts.push(back_matter(file, &blocks[body.end..]));
+    }
+    fill_part_counts(&mut drafts);
+    record_decisions(file, &drafts, intake, warnings);
+    drafts
+}
 
-    let keyword_headings = blocks[body_start..body_end]
+/// The blocks between a Project Gutenberg header and footer (all blocks
+/// when there are none).
+struct Body {
+    start: usize,
+    end: usize,
+    /// The text has a Project Gutenberg header.
+    gutenberg: bool,
+}
+
+impl Body {
+    fn of(blocks: &[Block]) -> Body {
+        let header = blocks
+            .iter()
+            .position(|b| is_gutenberg_marker(&b.text, "START OF"));
+        let footer = blocks
+            .iter()
+            .position(|b| is_gutenberg_marker(&b.text, "END OF"));
+        let start = header.map_or(0, |s| s + 1);
+        let end = footer.filter(|e| *e >= start).unwrap_or(blocks.len());
+        Body {
+            start,
+            end,
+            gutenberg: header.is_some(),
+        }
+    }
+}
+
+/// The blocks whose heading opens a chapter. Keyword headings (`Chapter 3`)
+/// win over bare numbers when the text has any.
+fn chapter_cuts(blocks: &[Block], body: &Body) -> Vec<usize> {
+    let keyword_headings = blocks[body.start..body.end]
         .iter()
         .filter_map(|b| b.heading.as_ref())
         .any(|h| !h.book_part && h.confidence >= 0.75);
     let is_cut = |h: &Detected| !h.book_part && (h.confidence >= 0.75 || !keyword_headings);
-
-    let mut cuts: Vec<usize> = (body_start..body_end)
+    let cuts: Vec<usize> = (body.start..body.end)
         .filter(|&i| blocks[i].heading.as_ref().is_some_and(is_cut))
         .collect();
     // A heading followed at once by another one is a table-of-contents line, not a chapter.
     let mut kept = Vec::new();
     for (k, &c) in cuts.iter().enumerate() {
-        let next = cuts.get(k + 1).copied().unwrap_or(body_end);
+        let next = cuts.get(k + 1).copied().unwrap_or(body.end);
         let body_paras = next - c - 1;
         let t = blocks[c + 1..next].first().map_or("", |b| b.text.trim());
         let only_a_title =
             body_paras == 1 && looks_like_title(t) && !t.ends_with(['.', '!', '?', '…', '"', '»']);
-        if next < body_end && (body_paras == 0 || only_a_title) {
+        if next < body.end && (body_paras == 0 || only_a_title) {
             continue;
         }
         kept.push(c);
     }
-    cuts = kept;
-    if cuts.is_empty() {
-        return Vec::new();
-    }
+    kept
+}
 
-    let mut drafts = Vec::new();
-    // Book-part headings directly before a chapter heading open that chapter.
+/// Where each chapter starts: book-part headings directly before a chapter
+/// heading open that chapter.
+fn chapter_starts(blocks: &[Block], cuts: &[usize], body_start: usize) -> Vec<usize> {
     let mut starts: Vec<usize> = cuts
         .iter()
         .map(|&c| {
@@ -351,75 +403,85 @@ fn split_headings(
         })
         .collect();
     starts.dedup();
+    starts
+}
 
-    let front_end = starts[0];
-    if front_end > 0 {
-        let mut d = ChapterDraft::new(file);
-        d.kind = ChapterKind::FrontMatter;
-        d.mapping = Mapping {
-            confidence: if start.is_some() { 0.95 } else { 0.8 },
-            reason: if start.is_some() {
-                "Project Gutenberg header and text before the first chapter heading".into()
-            } else {
-                "text before the first chapter heading".into()
-            },
-            detected: true,
-        };
-        d.passages = blocks[..front_end]
-            .iter()
-            .map(|b| passage_of(&b.text, false))
-            .collect();
-        intake.push(decision(file, "(front matter)", &d));
-        drafts.push(d);
-    }
-    for (k, &s) in starts.iter().enumerate() {
-        let e = starts.get(k + 1).copied().unwrap_or(body_end);
-        let cut = cuts[k];
-        let Some(h) = blocks[cut].heading.as_ref() else {
-            continue;
-        };
-        let mut d = ChapterDraft::new(file);
-        apply(&mut d, h);
-        let heading_text = blocks[cut].text.trim().to_string();
-        d.title = Some(heading_text.clone());
-        d.title_is_label = h.title.is_none();
-        if h.title.is_none()
-            && let Some(next) = blocks.get(cut + 1).filter(|_| cut + 1 < e)
-        {
-            let t = next.text.trim();
-            let upper = t
-                .chars()
-                .filter(|c| c.is_alphabetic())
-                .all(char::is_uppercase);
-            if looks_like_title(t) && (upper || !t.ends_with(['.', '!', '?', '…'])) {
-                d.title = Some(format!("{heading_text}: {}", next.text.trim()));
-                d.title_is_label = false;
-            }
+/// The text before the first chapter heading.
+fn front_matter(file: &str, blocks: &[Block], gutenberg: bool) -> ChapterDraft {
+    let mut d = ChapterDraft::new(file);
+    d.kind = ChapterKind::FrontMatter;
+    d.mapping = Mapping {
+        confidence: if gutenberg { 0.95 } else { 0.8 },
+        reason: if gutenberg {
+            "Project Gutenberg header and text before the first chapter heading".into()
+        } else {
+            "text before the first chapter heading".into()
+        },
+        detected: true,
+    };
+    d.passages = blocks.iter().map(|b| passage_of(&b.text, false)).collect();
+    d
+}
+
+/// The Project Gutenberg footer.
+fn back_matter(file: &str, blocks: &[Block]) -> ChapterDraft {
+    let mut d = ChapterDraft::new(file);
+    d.kind = ChapterKind::BackMatter;
+    d.mapping = Mapping {
+        confidence: 0.95,
+        reason: "Project Gutenberg footer".into(),
+        detected: true,
+    };
+    d.passages = blocks.iter().map(|b| passage_of(&b.text, false)).collect();
+    d
+}
+
+/// The chapter of blocks `start..end` whose heading is block `cut`. A heading
+/// that gives only the number takes the next block as title when it looks like one.
+fn heading_chapter(
+    file: &str,
+    blocks: &[Block],
+    start: usize,
+    cut: usize,
+    end: usize,
+) -> Option<ChapterDraft> {
+    let h = blocks[cut].heading.as_ref()?;
+    let mut d = ChapterDraft::new(file);
+    apply(&mut d, h);
+    let heading_text = blocks[cut].text.trim().to_string();
+    d.title = Some(heading_text.clone());
+    d.title_is_label = h.title.is_none();
+    if h.title.is_none()
+        && let Some(next) = blocks.get(cut + 1).filter(|_| cut + 1 < end)
+    {
+        let t = next.text.trim();
+        let upper = t
+            .chars()
+            .filter(|c| c.is_alphabetic())
+            .all(char::is_uppercase);
+        if looks_like_title(t) && (upper || !t.ends_with(['.', '!', '?', '…'])) {
+            d.title = Some(format!("{heading_text}: {}", next.text.trim()));
+            d.title_is_label = false;
         }
-        d.passages = blocks[s..e]
-            .iter()
-            .enumerate()
-            .map(|(i, b)| passage_of(&b.text, s + i <= cut))
-            .collect();
-        drafts.push(d);
     }
-    if body_end < blocks.len() {
-        let mut d = ChapterDraft::new(file);
-        d.kind = ChapterKind::BackMatter;
-        d.mapping = Mapping {
-            confidence: 0.95,
-            reason: "Project Gutenberg footer".into(),
-            detected: true,
-        };
-        d.passages = blocks[body_end..]
-            .iter()
-            .map(|b| passage_of(&b.text, false))
-            .collect();
-        drafts.push(d);
-    }
-    fill_part_counts(&mut drafts);
+    d.passages = blocks[start..end]
+        .iter()
+        .enumerate()
+        .map(|(i, b)| passage_of(&b.text, start + i <= cut))
+        .collect();
+    Some(d)
+}
+
+/// Warns about repeated chapter numbers and records every cut but the front
+/// matter (recorded when it is made).
+fn record_decisions(
+    file: &str,
+    drafts: &[ChapterDraft],
+    intake: &mut Vec<IntakeDecision>,
+    warnings: &mut Vec<Warning>,
+) {
     let mut seen = std::collections::HashSet::new();
-    for d in &drafts {
+    for d in drafts {
         if let (ChapterKind::Chapter, Some(n)) = (d.kind, d.number)
             && !seen.insert((n, d.part))
         {
@@ -434,7 +496,6 @@ fn split_headings(
             intake.push(decision(file, &name, d));
         }
     }
-    drafts
 }
 
 /// Parts without a stated count are counted within the file.

@@ -12,6 +12,11 @@ use std::time::Duration;
 
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::db::{self, backend_name, begin_write, ping};
+use dragoman_model::vocab::{
+    BudgetPeriod, CallbackEvent, InputKind, JobStatus, PassageStatus, Priority, ProjectKind,
+    ProviderKind, RequestStatus, ResultFormat, ResultScope, SeriesKind, Stage, VolumeStatus,
+    WebhookState,
+};
 use dragoman_model::entities::{
     account, api_token, audit_log, chapter, job, passage, project, provider, provider_call,
     request, result, series, session, setting, webhook_delivery,
@@ -101,7 +106,7 @@ async fn exercise(db: &DatabaseConnection) {
             email: Some("ada@example.org".into()),
             is_admin: true,
             active: true,
-            priority_ceiling: "high".into(),
+            priority_ceiling: Priority::High,
             max_running: Some(2),
             max_queued: None,
             created_at: T,
@@ -115,7 +120,7 @@ async fn exercise(db: &DatabaseConnection) {
         provider::Model {
             id: new_id(),
             name: "local-llama".into(),
-            kind: "openai".into(),
+            kind: ProviderKind::OpenAi,
             model: "llama-3.1-8b".into(),
             base_url: "http://127.0.0.1:8080/v1".into(),
             api_key_env: "LLAMA_API_KEY".into(),
@@ -154,11 +159,11 @@ async fn exercise(db: &DatabaseConnection) {
             revoked_at: None,
             last_used_at: Some(T),
             webhook_secret_enc: Some("c2VjcmV0".into()),
-            max_priority: "normal".into(),
+            max_priority: Priority::Normal,
             max_running: 1,
             max_queued: 10,
             budget_amount: Some(12.5),
-            budget_period: Some("month".into()),
+            budget_period: Some(BudgetPeriod::Month),
         },
         id
     );
@@ -183,7 +188,7 @@ async fn exercise(db: &DatabaseConnection) {
             id: new_id(),
             account_id: account.id.clone(),
             name: "Der Zauberberg".into(),
-            kind: "numbered".into(),
+            kind: SeriesKind::Numbered,
             source_language: Some("de".into()),
             target_language: Some("en".into()),
             archived: false,
@@ -206,9 +211,9 @@ async fn exercise(db: &DatabaseConnection) {
             volume_number: Some(1),
             volume_label: Some("I".into()),
             external_id: Some("ext-1".into()),
-            source_format: Some("epub".into()),
-            project_kind: "volume".into(),
-            status: "ready".into(),
+            source_format: Some(InputKind::Epub),
+            project_kind: ProjectKind::Volume,
+            status: VolumeStatus::Translated,
             provider_id: Some(provider.id.clone()),
             source_language: "de".into(),
             target_language: "en".into(),
@@ -256,7 +261,7 @@ async fn exercise(db: &DatabaseConnection) {
             source: "Ein einfacher junger Mensch reiste im Hochsommer …".repeat(100),
             markup: Some(json!([{"tag": "em", "start": 0, "end": 3}])),
             translation: None,
-            status: "pending".into(),
+            status: PassageStatus::Pending,
             last_error: None,
             human: false,
             validated: false,
@@ -279,13 +284,13 @@ async fn exercise(db: &DatabaseConnection) {
             series_id: series.id.clone(),
             project_id: project.id.clone(),
             job_id: None,
-            input: "uploads/abc.epub".into(),
-            status: "queued".into(),
-            stage: "translate".into(),
+            input: InputKind::Epub,
+            status: RequestStatus::Queued,
+            stage: Stage::Translation,
             step: "".into(),
             error: "".into(),
             stop_reason: "".into(),
-            priority: "normal".into(),
+            priority: Priority::Normal,
             options: json!({"glossary": true, "temperature": 0.2}),
             callback_url: Some("https://example.org/hook".into()),
             callback_events: json!(["finished"]),
@@ -308,8 +313,8 @@ async fn exercise(db: &DatabaseConnection) {
             project_id: project.id.clone(),
             account_id: account.id.clone(),
             token_id: Some(token.id.clone()),
-            status: "running".into(),
-            priority: "normal".into(),
+            status: JobStatus::Running,
+            priority: Priority::Normal,
             provider_id: Some(provider.id.clone()),
             lease_holder: Some("worker-1".into()),
             lease_expires_at: Some(T + 30),
@@ -329,8 +334,8 @@ async fn exercise(db: &DatabaseConnection) {
         result::Model {
             id: new_id(),
             request_id: request.id.clone(),
-            format: "epub".into(),
-            scope: "volume".into(),
+            format: ResultFormat::Epub,
+            scope: ResultScope::Volume,
             media_type: "application/epub+zip".into(),
             filename: "band-1.en.epub".into(),
             size: 3_000_000_000,
@@ -347,11 +352,11 @@ async fn exercise(db: &DatabaseConnection) {
         webhook_delivery::Model {
             id: new_id(),
             request_id: request.id.clone(),
-            event: "finished".into(),
+            event: CallbackEvent::Finished,
             batch: Some(1),
             url: "https://example.org/hook".into(),
             body: json!({"event": "finished"}).to_string(),
-            state: "pending".into(),
+            state: WebhookState::Pending,
             attempts: 0,
             next_attempt_at: Some(T),
             last_error: "".into(),
@@ -396,9 +401,9 @@ async fn exercise(db: &DatabaseConnection) {
     // Updates through the active model work with string keys.
     let mut active = passage.clone().into_active_model();
     active.translation = Set(Some("A simple young man travelled in high summer …".into()));
-    active.status = Set("ok".into());
+    active.status = Set(PassageStatus::Ok);
     let updated = active.update(db).await.unwrap();
-    assert_eq!(updated.status, "ok");
+    assert_eq!(updated.status, PassageStatus::Ok);
     let reread = passage::Entity::find_by_id(passage.id.clone())
         .one(db)
         .await

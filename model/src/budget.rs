@@ -55,16 +55,14 @@ pub async fn view(
     token: &api_token::Model,
     now: i64,
 ) -> Result<Value, DbErr> {
-    Ok(
-        match (token.budget_amount, token.budget_period) {
-            (Some(amount), Some(period)) => {
-                let (since, resets_at) = window(period, token.created_at, now);
-                let spent = spent_since(db, &token.id, since).await?;
-                json!({"amount": amount, "period": period, "spent": spent, "resets_at": resets_at})
-            }
-            _ => Value::Null,
-        },
-    )
+    Ok(match (token.budget_amount, token.budget_period) {
+        (Some(amount), Some(period)) => {
+            let (since, resets_at) = window(period, token.created_at, now);
+            let spent = spent_since(db, &token.id, since).await?;
+            json!({"amount": amount, "period": period, "spent": spent, "resets_at": resets_at})
+        }
+        _ => Value::Null,
+    })
 }
 
 #[cfg(test)]

@@ -176,7 +176,11 @@ impl TranslationPayload {
         if let Some(id) = &self.volume.external_id
             && !valid_external_id(id)
         {
-            push(&[json!("volume"), json!("external_id")], IssueKind::Pattern, None);
+            push(
+                &[json!("volume"), json!("external_id")],
+                IssueKind::Pattern,
+                None,
+            );
         }
         match (self.volume.number, self.volume.latest) {
             (Some(_), true) => push(
@@ -184,9 +188,11 @@ impl TranslationPayload {
                 IssueKind::ValueError,
                 Some(json!({"conflicts_with": "number"})),
             ),
-            (None, false) if self.volume.external_id.is_none() => {
-                push(&[json!("volume"), json!("number")], IssueKind::Missing, None)
-            }
+            (None, false) if self.volume.external_id.is_none() => push(
+                &[json!("volume"), json!("number")],
+                IssueKind::Missing,
+                None,
+            ),
             (Some(n), false) if !(1..=10_000).contains(&n) => push(
                 &[json!("volume"), json!("number")],
                 IssueKind::OutOfRange,
@@ -217,7 +223,11 @@ impl TranslationPayload {
             ("target_language", &self.target_language),
         ] {
             if !valid_language(tag) {
-                push(&[json!(field)], IssueKind::Pattern, Some(json!({"max": 35})));
+                push(
+                    &[json!(field)],
+                    IssueKind::Pattern,
+                    Some(json!({"max": 35})),
+                );
             }
         }
         if self.chapters.is_empty() {
@@ -315,7 +325,10 @@ impl TranslationPayload {
         if let Some(format) = self.output.format
             && !ResultFormat::WITHOUT_EPUB.contains(&format)
         {
-            let expected: Vec<&str> = ResultFormat::WITHOUT_EPUB.iter().map(|f| f.as_str()).collect();
+            let expected: Vec<&str> = ResultFormat::WITHOUT_EPUB
+                .iter()
+                .map(|f| f.as_str())
+                .collect();
             push(
                 &[json!("output"), json!("format")],
                 IssueKind::Enum,
@@ -339,8 +352,10 @@ impl TranslationPayload {
         }
         for (index, event) in self.callback_events.iter().enumerate() {
             if !CallbackEvent::REQUESTABLE.contains(event) {
-                let expected: Vec<&str> =
-                    CallbackEvent::REQUESTABLE.iter().map(|e| e.as_str()).collect();
+                let expected: Vec<&str> = CallbackEvent::REQUESTABLE
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect();
                 push(
                     &[json!("callback_events"), json!(index)],
                     IssueKind::Enum,

@@ -90,5 +90,4 @@ mod tests {
         }
         assert!("series:write".parse::<Scope>().is_err());
     }
-
 }

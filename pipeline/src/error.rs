@@ -1,8 +1,9 @@
-//! The pipeline's one error type and its mapping to gRPC statuses that carry
-//! the spec's error code.
+//! The pipeline's one error type, mapped once to the refusal a gRPC status
+//! carries.
 
-use dragoman_proto::api_status;
-use tonic::{Code, Status};
+use dragoman_model::vocab::{ErrorCode, Issue};
+use dragoman_proto::api_status::ServiceError;
+use tonic::Status;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
@@ -10,28 +11,28 @@ pub enum PipelineError {
     ProviderExists,
     #[error("administrators only")]
     AdminRequired,
-    #[error("invalid provider: {0}")]
-    Invalid(String),
+    #[error("invalid provider")]
+    Invalid(Vec<Issue>),
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
 }
 
-impl From<PipelineError> for Status {
-    fn from(error: PipelineError) -> Status {
+impl From<PipelineError> for ServiceError {
+    fn from(error: PipelineError) -> ServiceError {
         let message = error.to_string();
         match error {
-            PipelineError::ProviderExists => {
-                api_status::status(Code::AlreadyExists, "provider_exists", &message, None)
+            PipelineError::ProviderExists => ServiceError::new(ErrorCode::ProviderExists, message),
+            PipelineError::AdminRequired => ServiceError::new(ErrorCode::AdminRequired, message),
+            PipelineError::Invalid(issues) => {
+                ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)
             }
-            PipelineError::AdminRequired => {
-                api_status::status(Code::PermissionDenied, "admin_required", &message, None)
-            }
-            PipelineError::Invalid(_) => {
-                api_status::status(Code::InvalidArgument, "invalid_payload", &message, None)
-            }
-            PipelineError::Db(_) => {
-                api_status::status(Code::Internal, "server_error", &message, None)
-            }
+            PipelineError::Db(_) => ServiceError::new(ErrorCode::ServerError, message),
         }
+    }
+}
+
+impl From<PipelineError> for Status {
+    fn from(error: PipelineError) -> Status {
+        ServiceError::from(error).into()
     }
 }

@@ -3,13 +3,16 @@
 //! own series.
 
 use crate::error::PipelineError;
+use crate::llm::ProviderKind as LlmProtocol;
 use dragoman_model::entities::{provider, series};
-use dragoman_model::scopes::PROVIDER_KINDS as KINDS;
+use dragoman_model::vocab::{Issue, IssueKind, ProviderKind};
 use dragoman_model::{clock, ids};
 use dragoman_proto::v1::{AddProviderRequest, Provider, ProviderAdmin};
+use dragoman_proto::wire::WireEnum;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
+use serde_json::json;
 
 /// Concurrent calls a provider accepts from the whole installation when the
 /// administrator does not say.
@@ -19,7 +22,7 @@ fn public(p: &provider::Model, default_for_series: Vec<String>) -> Provider {
     Provider {
         id: p.id.clone(),
         name: p.name.clone(),
-        kind: p.kind.clone(),
+        kind: p.kind.to_wire(),
         model: p.model.clone(),
         created_at: p.created_at,
         default_for_series,
@@ -83,47 +86,109 @@ pub async fn list_admin(db: &impl ConnectionTrait) -> Result<Vec<ProviderAdmin>,
         .collect())
 }
 
+/// A provider as an administrator describes it.
+#[derive(Debug, Clone)]
+pub struct NewProvider {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    pub api_key_env: String,
+    pub price_input: Option<f64>,
+    pub price_output: Option<f64>,
+    pub capacity: Option<i32>,
+}
+
+impl NewProvider {
+    /// The provider of an `AddProvider` call.
+    pub fn from_message(input: AddProviderRequest) -> Result<NewProvider, PipelineError> {
+        let kind = ProviderKind::from_wire(input.kind, "kind").map_err(|e| {
+            PipelineError::Invalid(vec![
+                Issue::at("body", e.field, IssueKind::Enum)
+                    .with_ctx(json!({"expected": ProviderKind::expected()})),
+            ])
+        })?;
+        Ok(NewProvider {
+            name: input.name,
+            kind,
+            model: input.model,
+            base_url: input.base_url,
+            api_key_env: input.api_key_env,
+            price_input: input.price_input,
+            price_output: input.price_output,
+            capacity: input.capacity,
+        })
+    }
+
+    /// Every rule a provider must follow, as located issues.
+    fn check(&self) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        let mut length = |field: &str, text: &str, min: usize, max: usize| {
+            let count = text.trim().chars().count();
+            if count < min {
+                issues.push(
+                    Issue::at("body", field, IssueKind::StringTooShort)
+                        .with_ctx(json!({"min": min})),
+                );
+            } else if text.chars().count() > max {
+                issues.push(
+                    Issue::at("body", field, IssueKind::StringTooLong)
+                        .with_ctx(json!({"max": max})),
+                );
+            }
+        };
+        length("name", &self.name, 1, 100);
+        length("model", &self.model, 1, 200);
+        length("base_url", &self.base_url, 1, 2000);
+        length("api_key_env", &self.api_key_env, 0, 200);
+        if LlmProtocol::for_kind(self.kind).is_none() {
+            let runnable: Vec<&str> = ProviderKind::ALL
+                .iter()
+                .filter(|k| LlmProtocol::for_kind(**k).is_some())
+                .map(|k| k.as_str())
+                .collect();
+            issues.push(
+                Issue::at("body", "kind", IssueKind::Enum)
+                    .with_ctx(json!({"expected": runnable.join(", ")})),
+            );
+        }
+        let is_web_url = url::Url::parse(&self.base_url)
+            .is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
+        if !self.base_url.is_empty() && !is_web_url {
+            issues.push(Issue::at("body", "base_url", IssueKind::Pattern));
+        }
+        for (field, price) in [
+            ("price_input", self.price_input),
+            ("price_output", self.price_output),
+        ] {
+            if price.is_some_and(|p| !(p.is_finite() && p >= 0.0)) {
+                issues.push(Issue::at("body", field, IssueKind::NotPositive));
+            }
+        }
+        if let Some(capacity) = self.capacity
+            && !(1..=10_000).contains(&capacity)
+        {
+            issues.push(
+                Issue::at("body", "capacity", IssueKind::OutOfRange)
+                    .with_ctx(json!({"min": 1, "max": 10000})),
+            );
+        }
+        issues
+    }
+}
+
 /// Adds a provider; the key itself is never stored, only the name of the
-/// environment variable that holds it.
+/// environment variable that holds it. A kind the pipeline has no client
+/// for is refused here rather than failing every job that would use it.
 pub async fn add(
     db: &impl ConnectionTrait,
-    input: AddProviderRequest,
+    input: NewProvider,
 ) -> Result<ProviderAdmin, PipelineError> {
-    if input.name.trim().is_empty() || input.name.chars().count() > 100 {
-        return Err(PipelineError::Invalid(
-            "name must be 1 to 100 characters".into(),
-        ));
-    }
-    if !KINDS.contains(&input.kind.as_str()) {
-        return Err(PipelineError::Invalid(format!(
-            "kind must be one of {}",
-            KINDS.join(", ")
-        )));
-    }
-    if input.model.trim().is_empty() {
-        return Err(PipelineError::Invalid("model is required".into()));
-    }
-    let url = url::Url::parse(&input.base_url)
-        .map_err(|_| PipelineError::Invalid("base_url is not a URL".into()))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(PipelineError::Invalid(
-            "base_url must be http or https".into(),
-        ));
-    }
-    for price in [input.price_input, input.price_output]
-        .into_iter()
-        .flatten()
-    {
-        if !(price.is_finite() && price >= 0.0) {
-            return Err(PipelineError::Invalid(
-                "prices must be non-negative numbers".into(),
-            ));
-        }
+    let issues = input.check();
+    if !issues.is_empty() {
+        return Err(PipelineError::Invalid(issues));
     }
     let capacity = input.capacity.unwrap_or(DEFAULT_CAPACITY);
-    if !(1..=10_000).contains(&capacity) {
-        return Err(PipelineError::Invalid("capacity must be 1 to 10000".into()));
-    }
     let taken = provider::Entity::find()
         .filter(provider::Column::Name.eq(input.name.as_str()))
         .one(db)
@@ -148,4 +213,74 @@ pub async fn add(
     .insert(db)
     .await?;
     Ok(admin(&created, Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(kind: ProviderKind) -> NewProvider {
+        NewProvider {
+            name: "sim".into(),
+            kind,
+            model: "m".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key_env: String::new(),
+            price_input: Some(0.1),
+            price_output: None,
+            capacity: Some(4),
+        }
+    }
+
+    fn kinds_of_issues(p: &NewProvider) -> Vec<(String, IssueKind)> {
+        p.check()
+            .into_iter()
+            .map(|i| {
+                (
+                    i.loc
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                    i.kind,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_runnable_provider_is_accepted() {
+        assert!(provider(ProviderKind::OpenAi).check().is_empty());
+        assert!(provider(ProviderKind::Anthropic).check().is_empty());
+    }
+
+    #[test]
+    fn kinds_without_a_client_are_refused_at_registration() {
+        for kind in [ProviderKind::OpenAiResponses, ProviderKind::CodexChatgpt] {
+            let issues = kinds_of_issues(&provider(kind));
+            assert_eq!(
+                issues,
+                vec![("\"body\"/\"kind\"".to_owned(), IssueKind::Enum)]
+            );
+        }
+    }
+
+    #[test]
+    fn every_rule_is_located() {
+        let mut p = provider(ProviderKind::OpenAi);
+        p.name = " ".into();
+        p.base_url = "ftp://example.com".into();
+        p.price_output = Some(-1.0);
+        p.capacity = Some(0);
+        let kinds: Vec<IssueKind> = p.check().into_iter().map(|i| i.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                IssueKind::StringTooShort,
+                IssueKind::Pattern,
+                IssueKind::NotPositive,
+                IssueKind::OutOfRange
+            ]
+        );
+    }
 }

@@ -66,7 +66,8 @@ impl dragoman_proto::Pipeline for PipelineService {
         if !who.admin {
             return Err(PipelineError::AdminRequired.into());
         }
-        let added = providers::add(&self.db, request.into_inner()).await?;
+        let input = providers::NewProvider::from_message(request.into_inner())?;
+        let added = providers::add(&self.db, input).await?;
         Ok(Response::new(added))
     }
 }

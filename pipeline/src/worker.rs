@@ -2,18 +2,20 @@
 //! keeps the lease alive with heartbeats, translates the request's passages
 //! that have no stored translation yet (so a job resumed after a crash never
 //! sends a translated passage again), records every provider call, then
-//! finishes the job and has delivery store the result.
+//! finishes the job. The ticket carries what the job needs; the scheduler
+//! ends the request and delivery stores its result, each off that event.
 
 use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use dragoman_model::coordination::Coordination;
-use dragoman_model::entities::{passage, provider, provider_call, request};
+use dragoman_model::entities::{passage, provider, provider_call};
+use dragoman_model::vocab::{Channel, JobOutcome, PassageStatus};
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::{
     AnnounceChaptersRequest, FinishJobRequest, HeartbeatRequest, JobTicket, LeaseJobRequest,
-    StoreResultRequest,
 };
+use dragoman_proto::wire::WireEnum;
 use dragoman_proto::{Delivery, Scheduler};
 use futures::StreamExt;
 use sea_orm::{
@@ -76,7 +78,7 @@ impl Worker {
     async fn run_loop(&self, worker_id: String, mut stop: watch::Receiver<bool>) {
         while !*stop.borrow() {
             // Subscribed before looking, so a job queued meanwhile wakes us.
-            let mut wake = self.coordination.subscribe("jobs");
+            let mut wake = self.coordination.subscribe(&Channel::Jobs);
             let leased = self
                 .scheduler
                 .lease_job(self.credential.system_request(LeaseJobRequest {
@@ -116,40 +118,27 @@ impl Worker {
             _ = heartbeat => Err(Stop::Released),
         };
         let (result, error) = match outcome {
-            Ok(()) => ("done", String::new()),
+            Ok(()) => (JobOutcome::Done, String::new()),
             Err(Stop::Released) => {
                 tracing::info!(job = %ticket.job_id, "job released (lease lost, paused or cancelled)");
                 return;
             }
-            Err(Stop::Failed(reason)) => ("failed", reason),
+            Err(Stop::Failed(reason)) => (JobOutcome::Failed, reason),
         };
         let finish = FinishJobRequest {
             job_id: ticket.job_id.clone(),
             worker_id: worker_id.to_owned(),
-            outcome: result.into(),
+            outcome: result.to_wire(),
             error,
         };
-        match self
+        // A lost answer leaves the lease to expire: the job is leased again
+        // and, every passage being stored, finishes at once.
+        if let Err(status) = self
             .scheduler
             .finish_job(self.credential.system_request(finish))
             .await
         {
-            Ok(_) if result == "done" => {
-                let store = StoreResultRequest {
-                    request_id: ticket.request_id.clone(),
-                };
-                if let Err(status) = self
-                    .delivery
-                    .store_result(self.credential.system_request(store))
-                    .await
-                {
-                    tracing::error!(request = %ticket.request_id, error = %status, "storing the result failed");
-                }
-            }
-            Ok(_) => {}
-            Err(status) => {
-                tracing::warn!(job = %ticket.job_id, error = %status, "finishing the job failed")
-            }
+            tracing::warn!(job = %ticket.job_id, error = %status, "finishing the job failed")
         }
     }
 
@@ -190,17 +179,11 @@ impl Worker {
         lost: watch::Receiver<bool>,
     ) -> Result<(), Stop> {
         let db_error = |e: sea_orm::DbErr| Stop::Failed(format!("database: {e}"));
-        let row = request::Entity::find_by_id(ticket.request_id.clone())
-            .one(&self.db)
-            .await
-            .map_err(db_error)?
-            .ok_or(Stop::Released)?;
-        let announces = row.wants_chapter_events();
-        let chapter_ids = row.chapter_ids();
+        let announces = ticket.announce_chapters;
         let todo = passage::Entity::find()
-            .filter(passage::Column::ChapterId.is_in(chapter_ids))
+            .filter(passage::Column::ChapterId.is_in(ticket.chapter_ids.clone()))
             .filter(passage::Column::Translation.is_null())
-            .filter(passage::Column::Status.eq("pending"))
+            .filter(passage::Column::Status.eq(PassageStatus::Pending))
             .order_by_asc(passage::Column::ChapterId)
             .order_by_asc(passage::Column::Position)
             .all(&self.db)
@@ -282,7 +265,7 @@ impl Worker {
     }
 
     fn client(&self, provider: &provider::Model) -> Result<LlmClient, Stop> {
-        let kind = ProviderKind::from_name(&provider.kind).ok_or_else(|| {
+        let kind = ProviderKind::for_kind(provider.kind).ok_or_else(|| {
             Stop::Failed(format!(
                 "provider kind {} is not supported yet",
                 provider.kind
@@ -366,11 +349,11 @@ impl Worker {
             match outcome.result {
                 Ok(text) => {
                     model.translation = Set(Some(text));
-                    model.status = Set("ok".into());
+                    model.status = Set(PassageStatus::Ok);
                     model.last_error = Set(None);
                 }
                 Err(residual) => {
-                    model.status = Set("source_retained".into());
+                    model.status = Set(PassageStatus::SourceRetained);
                     model.last_error = Set(Some(residual.reason));
                 }
             }

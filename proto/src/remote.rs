@@ -7,14 +7,28 @@ use crate::v1::{
     delivery_client::DeliveryClient, memory_client::MemoryClient, pipeline_client::PipelineClient,
     scheduler_client::SchedulerClient, *,
 };
+use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status};
 
-/// Opens a lazily connected channel: the remote process may start after this
-/// one, and each call reconnects as needed.
-pub fn channel(url: &str) -> Result<Channel, tonic::transport::Error> {
+/// What every call between two processes is held to. The servers of the
+/// roles use the same message limit, so whatever one side may send the
+/// other accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallLimits {
+    /// Largest encoded message sent or received, in bytes.
+    pub max_message_bytes: usize,
+    /// Deadline of one call, from its start to its answer.
+    pub timeout: Duration,
+}
+
+/// Opens a lazily connected channel whose every call has the deadline of
+/// `limits`: the remote process may start after this one, and each call
+/// reconnects as needed.
+pub fn channel(url: &str, limits: CallLimits) -> Result<Channel, tonic::transport::Error> {
     Ok(Endpoint::from_shared(url.to_owned())?
-        .connect_timeout(std::time::Duration::from_secs(5))
+        .connect_timeout(Duration::from_secs(5).min(limits.timeout))
+        .timeout(limits.timeout)
         .connect_lazy())
 }
 
@@ -25,8 +39,14 @@ macro_rules! remote_service {
         pub struct $name($client<Channel>);
 
         impl $name {
-            pub fn new(channel: Channel) -> Self {
-                Self($client::new(channel))
+            /// A client of `channel` (see [`channel`]) that sends and
+            /// accepts messages up to the limit of `limits`.
+            pub fn new(channel: Channel, limits: CallLimits) -> Self {
+                Self(
+                    $client::new(channel)
+                        .max_decoding_message_size(limits.max_message_bytes)
+                        .max_encoding_message_size(limits.max_message_bytes),
+                )
             }
         }
 
@@ -71,3 +91,160 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
     status(StatusRequest) -> RoleStatus;
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api_status::ServiceError;
+    use dragoman_model::vocab::ErrorCode;
+    use crate::v1::{delivery_server::DeliveryServer, memory_server::MemoryServer};
+    use std::net::SocketAddr;
+    use tokio::net::TcpListener;
+    use tokio_stream::wrappers::TcpListenerStream;
+    use tonic::Code;
+
+    const MIB: usize = 1024 * 1024;
+
+    fn limits(max_message_bytes: usize, timeout: Duration) -> CallLimits {
+        CallLimits {
+            max_message_bytes,
+            timeout,
+        }
+    }
+
+    /// Serves `router` on a free local port until the test ends.
+    async fn serve(router: tonic::transport::server::Router) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(router.serve_with_incoming(TcpListenerStream::new(listener)));
+        address
+    }
+
+    fn url(address: SocketAddr) -> String {
+        format!("http://{address}")
+    }
+
+    /// A memory role that fails with a French error, or answers late.
+    struct FakeMemory {
+        delay: Duration,
+    }
+
+    #[tonic::async_trait]
+    impl crate::Memory for FakeMemory {
+        async fn status(&self, _: Request<StatusRequest>) -> Result<Response<RoleStatus>, Status> {
+            if self.delay.is_zero() {
+                return Err(ServiceError::new(
+                    ErrorCode::Conflict,
+                    "Le glossaire « Été » est verrouillé.",
+                )
+                .with("raison", "déjà ouvert par Zoé — réessayez")
+                .into());
+            }
+            tokio::time::sleep(self.delay).await;
+            Ok(Response::new(RoleStatus::default()))
+        }
+    }
+
+    /// A delivery role whose results are `size` bytes long.
+    struct FakeDelivery {
+        size: usize,
+    }
+
+    #[tonic::async_trait]
+    impl crate::Delivery for FakeDelivery {
+        async fn status(&self, _: Request<StatusRequest>) -> Result<Response<RoleStatus>, Status> {
+            Err(Status::unimplemented("status"))
+        }
+        async fn get_result(
+            &self,
+            _: Request<GetResultRequest>,
+        ) -> Result<Response<ResultFile>, Status> {
+            Ok(Response::new(ResultFile {
+                body: vec![b'x'; self.size],
+                ..ResultFile::default()
+            }))
+        }
+        async fn announce_chapters(
+            &self,
+            _: Request<AnnounceChaptersRequest>,
+        ) -> Result<Response<AnnounceChaptersResponse>, Status> {
+            Err(Status::unimplemented("announce_chapters"))
+        }
+        async fn get_webhook_settings(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<WebhookSettingsView>, Status> {
+            Err(Status::unimplemented("get_webhook_settings"))
+        }
+        async fn update_webhook_settings(
+            &self,
+            _: Request<UpdateWebhookSettingsRequest>,
+        ) -> Result<Response<WebhookSettingsView>, Status> {
+            Err(Status::unimplemented("update_webhook_settings"))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_french_error_crosses_the_wire_intact() {
+        let address = serve(
+            tonic::transport::Server::builder().add_service(MemoryServer::new(FakeMemory {
+                delay: Duration::ZERO,
+            })),
+        )
+        .await;
+        let limits = limits(4 * MIB, Duration::from_secs(10));
+        let memory = RemoteMemory::new(channel(&url(address), limits).expect("channel"), limits);
+        let status = crate::Memory::status(&memory, Request::new(StatusRequest {}))
+            .await
+            .expect_err("the fake fails");
+        assert_eq!(status.code(), Code::FailedPrecondition);
+        assert_eq!(status.message(), "Le glossaire « Été » est verrouillé.");
+        let refusal = ServiceError::from_status(&status).expect("a refusal");
+        assert_eq!(refusal.code, ErrorCode::Conflict);
+        assert_eq!(refusal.extra["raison"], "déjà ouvert par Zoé — réessayez");
+    }
+
+    #[tokio::test]
+    async fn a_call_past_its_deadline_ends() {
+        let address = serve(
+            tonic::transport::Server::builder().add_service(MemoryServer::new(FakeMemory {
+                delay: Duration::from_secs(30),
+            })),
+        )
+        .await;
+        let limits = limits(4 * MIB, Duration::from_millis(300));
+        let memory = RemoteMemory::new(channel(&url(address), limits).expect("channel"), limits);
+        let started = std::time::Instant::now();
+        let status = crate::Memory::status(&memory, Request::new(StatusRequest {}))
+            .await
+            .expect_err("the call outlives its deadline");
+        assert_eq!(status.code(), Code::Cancelled, "{status}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{status}");
+    }
+
+    #[tokio::test]
+    async fn messages_up_to_the_limit_pass_and_larger_ones_are_refused() {
+        let size = 6 * MIB;
+        let address = serve(
+            tonic::transport::Server::builder()
+                .add_service(DeliveryServer::new(FakeDelivery { size })),
+        )
+        .await;
+        let wide = limits(8 * MIB, Duration::from_secs(30));
+        let delivery = RemoteDelivery::new(channel(&url(address), wide).expect("channel"), wide);
+        let file =
+            crate::Delivery::get_result(&delivery, Request::new(GetResultRequest::default()))
+                .await
+                .expect("a 6 MiB result under an 8 MiB limit");
+        assert_eq!(file.get_ref().body.len(), size);
+
+        let narrow = limits(4 * MIB, Duration::from_secs(30));
+        let delivery =
+            RemoteDelivery::new(channel(&url(address), narrow).expect("channel"), narrow);
+        let status =
+            crate::Delivery::get_result(&delivery, Request::new(GetResultRequest::default()))
+                .await
+                .expect_err("a 6 MiB result over a 4 MiB limit");
+        assert!(status.message().contains("too large"), "{status}");
+    }
+}

@@ -1,12 +1,19 @@
-//! EPUB 2 and 3: reading into a [`Book`] and rebuilding from the original.
+//! EPUB 2 and 3: reading into a [`Book`](crate::model::Book) and rebuilding from the original.
 //!
 //! Reading follows the container, the package document (OPF), the spine order
 //! and the navigation (nav, else NCX). Each XHTML or DTBook spine document is
-//! one chapter. The same internal parse ([`Parsed`]) serves the writer, which
+//! one chapter. The same internal parse (`Parsed`) serves the writer, which
 //! splices translations into the original bytes: whatever the reader did not
 //! turn into a passage is copied unchanged.
 
+mod classify;
+mod container;
+mod content;
+mod navigation;
+mod package;
+mod parsed;
 mod read;
+mod semantics;
 mod upgrade;
 mod write;
 

@@ -12,10 +12,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use crate::vocab::Channel;
 use super::fanout::{NotifyHub, Subscription};
 use super::{CoordResult, Coordination, lease_ttl_ms};
 use crate::error::ModelError;
+use crate::vocab::Channel;
 
 /// Expired leases are only noticed when touched; once the map reaches this many
 /// entries (and then each time it doubles) the expired ones are swept, so lease keys

@@ -38,10 +38,10 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSub};
 use redis::{Client, RedisError, Script};
 use tokio::task::JoinHandle;
 
-use crate::vocab::Channel;
 use super::fanout::{NotifyHub, Subscription};
 use super::{CoordResult, Coordination, lease_ttl_ms};
 use crate::error::ModelError;
+use crate::vocab::Channel;
 
 /// Namespace used when the configuration does not name one.
 pub const DEFAULT_NAMESPACE: &str = "dragoman:";

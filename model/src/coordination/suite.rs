@@ -586,7 +586,10 @@ async fn notify_wakes_waiter(a: Coord, _b: Coord) {
     let notifier = Arc::clone(&a);
     let task = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        notifier.notify(&Channel::request("ch")).await.expect("notify");
+        notifier
+            .notify(&Channel::request("ch"))
+            .await
+            .expect("notify");
     });
     let started = Instant::now();
     assert!(sub.wait(SOON).await, "waiter not woken");

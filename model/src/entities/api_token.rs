@@ -1,6 +1,6 @@
 //! `api_tokens`: bearer tokens for the API, with their own scopes, limits and budget.
 
-use crate::vocab::{Priority, BudgetPeriod};
+use crate::vocab::{BudgetPeriod, Priority};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 

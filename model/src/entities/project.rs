@@ -1,6 +1,6 @@
 //! `projects`: one book (volume, continuous slice or special) inside a series.
 
-use crate::vocab::{InputKind, ProjectKind, VolumeStatus, AnalysisMode};
+use crate::vocab::{AnalysisMode, InputKind, ProjectKind, VolumeStatus};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -54,14 +54,12 @@ impl Issue {
     /// numeric parts are list indexes: `at("body", "chapters.3.title", …)`.
     pub fn at(root: &str, path: &str, kind: IssueKind) -> Self {
         let mut loc = vec![Value::from(root)];
-        loc.extend(
-            path.split('.')
-                .filter(|p| !p.is_empty())
-                .map(|part| match part.parse::<u64>() {
-                    Ok(index) => Value::from(index),
-                    Err(_) => Value::from(part),
-                }),
-        );
+        loc.extend(path.split('.').filter(|p| !p.is_empty()).map(
+            |part| match part.parse::<u64>() {
+                Ok(index) => Value::from(index),
+                Err(_) => Value::from(part),
+            },
+        ));
         Self::new(loc, kind)
     }
 
@@ -80,7 +78,10 @@ mod tests {
     #[test]
     fn dotted_paths_become_locations() {
         let issue = Issue::at("body", "chapters.3.title", IssueKind::StringTooLong);
-        assert_eq!(issue.loc, vec![json!("body"), json!("chapters"), json!(3), json!("title")]);
+        assert_eq!(
+            issue.loc,
+            vec![json!("body"), json!("chapters"), json!(3), json!("title")]
+        );
         let text = serde_json::to_value(&issue).expect("serializes");
         assert_eq!(text["type"], "string_too_long");
         assert!(text.get("ctx").is_none());

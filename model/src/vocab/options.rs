@@ -17,47 +17,35 @@ vocabulary! {
 vocabulary! {
     /// Queue priority of a request, and the ceilings of tokens and accounts
     /// (spec 8). Ordered: low < normal < high.
+    #[derive(Default)]
     Priority {
         Low = "low",
+        #[default]
         Normal = "normal",
         High = "high",
     }
 }
 
-impl Default for Priority {
-    fn default() -> Self {
-        Priority::Normal
-    }
-}
-
 vocabulary! {
     /// `quality` (spec 2.4, 2.5).
+    #[derive(Default)]
     Quality {
         Fast = "fast",
+        #[default]
         Normal = "normal",
         High = "high",
         Maximum = "maximum",
     }
 }
 
-impl Default for Quality {
-    fn default() -> Self {
-        Quality::Normal
-    }
-}
-
 vocabulary! {
     /// `context_backend` (spec 1, 2.4, 2.5).
+    #[derive(Default)]
     ContextBackend {
+        #[default]
         Internal = "internal",
         External = "external",
         Hybrid = "hybrid",
-    }
-}
-
-impl Default for ContextBackend {
-    fn default() -> Self {
-        ContextBackend::Internal
     }
 }
 
@@ -115,20 +103,6 @@ vocabulary! {
     }
 }
 
-impl ProviderKind {
-    /// Kinds the pipeline has a client for; the others are refused at
-    /// registration rather than failing every job that uses them.
-    pub const RUNNABLE: [ProviderKind; 3] = [
-        ProviderKind::OpenAi,
-        ProviderKind::OpenAiDirect,
-        ProviderKind::Anthropic,
-    ];
-
-    pub fn runnable(self) -> bool {
-        Self::RUNNABLE.contains(&self)
-    }
-}
-
 vocabulary! {
     /// How a series is organised (spec 2.8 leaves the values to us).
     SeriesKind {
@@ -169,10 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn provider_kinds_that_cannot_run_are_known() {
-        assert!(ProviderKind::Anthropic.runnable());
-        assert!(!ProviderKind::OpenAiResponses.runnable());
-        assert!(!ProviderKind::CodexChatgpt.runnable());
+    fn provider_kinds_are_the_specs() {
         assert_eq!(
             ProviderKind::expected(),
             "openai, openai_direct, openai_responses, anthropic, codex_chatgpt"

@@ -25,13 +25,16 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// The kind for a provider's `kind` column, when this module speaks it.
-    /// `openai_direct` is the same protocol as `openai` against OpenAI itself.
-    pub fn from_name(kind: &str) -> Option<ProviderKind> {
+    /// The protocol of a provider kind of spec 2.10, when this module speaks
+    /// it: the one place that decides which kinds can run (the others are
+    /// refused when a provider is registered). `openai_direct` is the same
+    /// protocol as `openai` against OpenAI itself.
+    pub fn for_kind(kind: dragoman_model::vocab::ProviderKind) -> Option<ProviderKind> {
+        use dragoman_model::vocab::ProviderKind as Kind;
         match kind {
-            "openai" | "openai_direct" => Some(ProviderKind::OpenAi),
-            "anthropic" => Some(ProviderKind::Anthropic),
-            _ => None,
+            Kind::OpenAi | Kind::OpenAiDirect => Some(ProviderKind::OpenAi),
+            Kind::Anthropic => Some(ProviderKind::Anthropic),
+            Kind::OpenAiResponses | Kind::CodexChatgpt => None,
         }
     }
 }

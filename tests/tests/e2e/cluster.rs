@@ -1,13 +1,16 @@
 //! Several processes of one installation (DESIGN "One trait, local or
 //! remote"): a gateway process reaching the four services in another
-//! process over real gRPC, on Postgres and Redis; what `/health` says when
-//! the services process goes away or the gateway holds the wrong key; and
-//! the start-up refusals of a process that runs only some roles.
+//! process over real gRPC, on Postgres and Redis; a book larger than gRPC's
+//! usual 4 MiB message going through and its result coming back; what
+//! `/health` says when the services process goes away or the gateway holds
+//! the wrong key; and the start-up refusals of a process that runs only
+//! some roles.
 
 use dragoman_e2e::postgres::{TestDatabase, cluster_urls, test_database_url};
 use dragoman_e2e::server::random_secret_key;
+use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, tail};
 use dragoman_e2e::{
-    Answer, Backend, Installation, SCOPES, Server, Session, bearer_get, eventually, send,
+    Answer, Backend, Installation, SCOPES, Server, Session, Simulator, bearer_get, eventually, send,
 };
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -243,6 +246,179 @@ async fn gateway_reaches_services_over_grpc() {
     );
     // Identity stays with the gateway.
     user_session.get("/api/tokens").await.expect(200);
+}
+
+/// Paragraphs of about 1,700 characters, every one distinct.
+fn long_paragraphs(chapter: u32, count: u32) -> Vec<String> {
+    (1..=count)
+        .map(|paragraph| {
+            (1..=16)
+                .map(|sentence| {
+                    format!(
+                        "Chapter {chapter}, paragraph {paragraph}, sentence {sentence}: the \
+                         lighthouse keeper counted the ships that passed in the night."
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_book_over_four_mib_goes_through_the_gateway_and_comes_back() {
+    let Some((database, redis)) =
+        cluster_urls("cluster::a_book_over_four_mib_goes_through_the_gateway_and_comes_back")
+    else {
+        return;
+    };
+    const MIB: usize = 1024 * 1024;
+    const CHAPTERS: u32 = 72;
+    const PARAGRAPHS: u32 = 50;
+    let installation = Installation::cluster(&database, &redis).await;
+    let (simulator, services) = tokio::join!(
+        Simulator::start(&[]),
+        Server::builder(installation.clone())
+            .roles("scheduler,pipeline,delivery,memory")
+            // Few large batches: the test is about sizes, not calls.
+            .env("DRAGOMAN_BATCH_TOKENS", "3500")
+            .start()
+    );
+    let gateway = Server::builder(installation.clone())
+        .roles("gateway")
+        .env(
+            "DRAGOMAN_SERVICES_URL",
+            &format!("http://{}", services.grpc_addr()),
+        )
+        .start()
+        .await;
+    let added = installation
+        .cli_ok(&[
+            "provider",
+            "add",
+            "--name",
+            "sim",
+            "--kind",
+            "openai",
+            "--model",
+            "sim-model",
+            "--base-url",
+            &simulator.openai_base_url(),
+            "--capacity",
+            "8",
+        ])
+        .await;
+    let provider_id = added
+        .trim()
+        .strip_prefix("added provider ")
+        .unwrap_or_else(|| panic!("unexpected `provider add` output: {added}"))
+        .to_owned();
+    let user = installation.create_user("big-book", false).await;
+    let token = Session::login(&gateway, &user)
+        .await
+        .token("big book", &SCOPES)
+        .await
+        .token;
+
+    let texts: Vec<Vec<String>> = (1..=CHAPTERS)
+        .map(|n| long_paragraphs(n, PARAGRAPHS))
+        .collect();
+    let chapters: Vec<Value> = texts
+        .iter()
+        .zip(1..)
+        .map(|(p, n)| chapter_from(n, p))
+        .collect();
+    let body = serde_json::to_vec(&json!({
+        "series": {"name": "Big book", "create_if_missing": true},
+        "volume": {"number": 1},
+        "source_language": "en",
+        "target_language": "fr",
+        "provider_id": provider_id,
+        "pipeline": {"threads": 8},
+        "chapters": chapters,
+    }))
+    .expect("payload");
+    assert!(
+        body.len() > 5 * MIB,
+        "the book must be well over 4 MiB: {} bytes",
+        body.len()
+    );
+    let started = std::time::Instant::now();
+    let answer = send(
+        gateway
+            .client()
+            .post(gateway.url("/api/v1/translation-requests"))
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .body(body),
+    )
+    .await;
+    assert_eq!(
+        answer.status.as_u16(),
+        202,
+        "submitting a {CHAPTERS}-chapter book: {}\ngateway stderr (end):\n{}",
+        tail(&answer.text, 2000),
+        tail(&gateway.stderr(), 4000)
+    );
+    let id = answer.json()["request_id"]
+        .as_str()
+        .expect("request_id")
+        .to_owned();
+    eprintln!("big book submitted in {:?}", started.elapsed());
+
+    let status_path = format!("/api/v1/translation-requests/{id}");
+    let doc = eventually(Duration::from_secs(120), "the big book ends", || async {
+        let answer = bearer_get(&gateway, &format!("{status_path}?wait=20"), &token).await;
+        let doc = answer.expect(200);
+        doc["status"]
+            .as_str()
+            .is_some_and(|s| FINAL_STATUSES.contains(&s))
+            .then_some(doc)
+    })
+    .await;
+    eprintln!("big book ended in {:?}", started.elapsed());
+    assert_eq!(
+        doc["status"],
+        "completed",
+        "{doc}\nservices stderr (end):\n{}",
+        tail(&services.stderr(), 4000)
+    );
+
+    let answer = bearer_get(
+        &gateway,
+        &format!("{status_path}/result?format=json"),
+        &token,
+    )
+    .await;
+    let result = answer.expect(200);
+    assert!(
+        answer.text.len() > 4 * MIB,
+        "the result crosses the limit too: {} bytes",
+        answer.text.len()
+    );
+    assert_eq!(answer.header("x-service-complete"), Some("true"));
+    assert_eq!(result["complete"], true);
+    assert_eq!(result["incomplete_chapters"], json!([]));
+    crate::requests::check_json_result(&result);
+    let translated = result["chapters"].as_array().expect("chapters");
+    assert_eq!(translated.len(), texts.len());
+    for (chapter, (source, n)) in translated.iter().zip(texts.iter().zip(1..)) {
+        assert_eq!(chapter["external_id"], format!("ch-{n}"));
+        let paragraphs: Vec<&str> = chapter["translation"]
+            .as_str()
+            .expect("translation")
+            .split("\n\n")
+            .collect();
+        assert_eq!(paragraphs.len(), source.len(), "chapter {n}");
+        for (translation, original) in paragraphs.iter().zip(source) {
+            assert!(
+                translation.starts_with("[fr] ") && translation.len() > original.len(),
+                "chapter {n}: {}",
+                tail(translation, 200)
+            );
+        }
+    }
+    eprintln!("big book fetched in {:?}", started.elapsed());
 }
 
 /// Runs `serve` expecting a refusal that names `needle` on stderr.
