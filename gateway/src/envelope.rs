@@ -47,6 +47,8 @@ fn framework_code(status: StatusCode) -> ErrorCode {
     match status {
         StatusCode::NOT_FOUND => ErrorCode::NotFound,
         StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        StatusCode::NOT_ACCEPTABLE => ErrorCode::NotAcceptable,
+        StatusCode::BAD_REQUEST => ErrorCode::BadRequest,
         StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::UnsupportedMediaType,
         StatusCode::UNAUTHORIZED => ErrorCode::Unauthorized,
@@ -163,12 +165,12 @@ mod tests {
 
     #[test]
     fn every_framework_status_maps_to_a_code_answering_it() {
-        for status in [404, 405, 413, 415, 401, 403, 429, 500] {
+        for status in [400, 404, 405, 406, 413, 415, 401, 403, 429, 500] {
             let status = StatusCode::from_u16(status).expect("status");
             assert_eq!(framework_code(status).http_status(), status.as_u16());
         }
         assert_eq!(
-            framework_code(StatusCode::BAD_REQUEST),
+            framework_code(StatusCode::UNPROCESSABLE_ENTITY),
             ErrorCode::InvalidRequest
         );
     }

@@ -104,6 +104,11 @@ pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
             "Méthode non autorisée pour cette adresse.",
             "Method not allowed for this address.",
         ),
+        ErrorCode::NotAcceptable => (
+            "Aucun des types de contenu acceptés (en-tête Accept) n'est proposé ici.",
+            "None of the accepted media types (Accept header) is offered here.",
+        ),
+        ErrorCode::BadRequest => ("Requête mal formée.", "Malformed request."),
         ErrorCode::TokenLimit => (
             "Le compte détient déjà le nombre maximal de jetons actifs.",
             "The account already holds the maximum number of non-revoked tokens.",

@@ -89,9 +89,16 @@ mod tests {
 
     #[test]
     fn code_extra_and_issues_survive_the_wire() {
-        let sent = ServiceError::new(ErrorCode::BudgetStillReached, "plafond déjà atteint — réessayez")
-            .with("reason", "dépassé à 100 %")
-            .with_issues(vec![Issue::at("body", "chapters.2.title", IssueKind::StringTooLong)]);
+        let sent = ServiceError::new(
+            ErrorCode::BudgetStillReached,
+            "plafond déjà atteint — réessayez",
+        )
+        .with("reason", "dépassé à 100 %")
+        .with_issues(vec![Issue::at(
+            "body",
+            "chapters.2.title",
+            IssueKind::StringTooLong,
+        )]);
         let status = Status::from(sent.clone());
         assert_eq!(status.code(), tonic::Code::FailedPrecondition);
         // Through the HTTP/2 trailers a remote call uses.

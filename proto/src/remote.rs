@@ -96,8 +96,8 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
 mod tests {
     use super::*;
     use crate::api_status::ServiceError;
-    use dragoman_model::vocab::ErrorCode;
     use crate::v1::{delivery_server::DeliveryServer, memory_server::MemoryServer};
+    use dragoman_model::vocab::ErrorCode;
     use std::net::SocketAddr;
     use tokio::net::TcpListener;
     use tokio_stream::wrappers::TcpListenerStream;

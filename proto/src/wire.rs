@@ -162,7 +162,10 @@ pub fn payload(message: v1::Submission) -> Result<TranslationPayload, WireError>
         pipeline: PipelineOptions {
             start: p.start,
             quality: WireEnum::from_wire_opt(p.quality, "pipeline.quality")?,
-            context_backend: WireEnum::from_wire_opt(p.context_backend, "pipeline.context_backend")?,
+            context_backend: WireEnum::from_wire_opt(
+                p.context_backend,
+                "pipeline.context_backend",
+            )?,
             final_review: p.final_review,
             priority: WireEnum::from_wire_opt(p.priority, "pipeline.priority")?,
             threads: p.threads,

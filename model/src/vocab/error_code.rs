@@ -75,6 +75,8 @@ error_codes! {
     TokenNotFound = ("token_not_found", "token_not_found", 404, NotFound),
 
     MethodNotAllowed = ("method_not_allowed", "method_not_allowed", 405, Unimplemented),
+    /// The `Accept` header names no media type the route answers with.
+    NotAcceptable = ("not_acceptable", "not_acceptable", 406, InvalidArgument),
 
     IdempotencyConflict = ("idempotency_conflict", "idempotency_conflict", 409, AlreadyExists),
     ChapterConflict = ("chapter_conflict", "chapter_conflict", 409, FailedPrecondition),
@@ -94,6 +96,8 @@ error_codes! {
     UsernameTaken = ("username_taken", "username_taken", 409, AlreadyExists),
     ProviderExists = ("provider_exists", "provider_exists", 409, AlreadyExists),
 
+    /// A request the transport itself could not read (malformed headers).
+    BadRequest = ("bad_request", "bad_request", 400, InvalidArgument),
     PayloadTooLarge = ("payload_too_large", "payload_too_large", 413, InvalidArgument),
     UnsupportedMediaType = ("unsupported_media_type", "unsupported_media_type", 415, InvalidArgument),
 
