@@ -4,6 +4,7 @@ use crate::error::SchedulerError;
 use crate::reading_order;
 use dragoman_model::entities::{chapter, project, series};
 use dragoman_proto::v1::{SeriesDetail, SeriesSummary, VolumeEntry};
+use dragoman_proto::wire::WireEnum;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
 
 async fn summary(
@@ -17,7 +18,7 @@ async fn summary(
     Ok(SeriesSummary {
         id: s.id,
         name: s.name,
-        kind: s.kind,
+        kind: s.kind.to_wire(),
         source_language: s.source_language,
         target_language: s.target_language,
         archived: s.archived,
@@ -79,9 +80,9 @@ pub async fn detail(
             volume_number: p.volume_number,
             volume_label: p.volume_label,
             external_id: p.external_id,
-            source_format: p.source_format,
-            project_kind: p.project_kind,
-            status: p.status,
+            source_format: p.source_format.map(WireEnum::to_wire),
+            project_kind: p.project_kind.to_wire(),
+            status: p.status.to_wire(),
             chapters: chapters as i64,
         });
     }
