@@ -236,3 +236,54 @@ pub fn display_label(c: &chapter::Model, target: &str) -> String {
 pub fn kind_from_key(key: &str) -> dragoman_book::model::ChapterKind {
     serde_json::from_value(json!(key)).unwrap_or(dragoman_book::model::ChapterKind::Chapter)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Fixture, chapter};
+
+    fn stage<'a>(doc: &'a Value, key: &str) -> &'a Value {
+        doc["progress"]["stages"]
+            .as_array()
+            .and_then(|stages| stages.iter().find(|s| s["key"] == key))
+            .unwrap_or_else(|| panic!("stage {key} in {doc}"))
+    }
+
+    #[tokio::test]
+    async fn stages_that_do_not_run_never_look_finished() {
+        let f = Fixture::new().await;
+        let row = f
+            .accepted(&f.body("Saga", 1, json!([chapter(1, "a\n\nb")])))
+            .await;
+        let doc = build(&f.db, &row).await.expect("document");
+        let keys: Vec<&str> = doc["progress"]["stages"]
+            .as_array()
+            .expect("stages")
+            .iter()
+            .filter_map(|s| s["key"].as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            ["import", "analysis", "translation", "review", "export"]
+        );
+        for key in ["analysis", "review"] {
+            assert_eq!(
+                stage(&doc, key),
+                &json!({"key": key, "done": 0, "total": 0, "percent": 0, "skipped": true})
+            );
+        }
+        assert_eq!(
+            stage(&doc, "import"),
+            &json!({"key": "import", "done": 1, "total": 1, "percent": 100, "skipped": false})
+        );
+        assert_eq!(stage(&doc, "translation")["total"], 2);
+        assert_eq!(stage(&doc, "translation")["percent"], 0);
+        assert_eq!(stage(&doc, "export")["done"], 0);
+        assert_eq!(doc["status"], "pending");
+        assert_eq!(doc["priority"], "normal");
+        assert_eq!(doc["options"]["output_format"], "json");
+        assert_eq!(doc["webhook"]["state"], "pending");
+        assert_eq!(doc["chapter_events"]["event"], "chapters.translated");
+        assert_eq!(doc["chapters"]["items"].as_array().map(Vec::len), Some(1));
+    }
+}

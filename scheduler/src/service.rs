@@ -243,3 +243,213 @@ impl dragoman_proto::Scheduler for SchedulerService {
         self.document(&row).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Fixture, chapter};
+    use dragoman_model::coordination::LocalCoordination;
+    use dragoman_model::vocab::ErrorCode;
+    use dragoman_proto::Scheduler;
+    use dragoman_proto::api_status::ServiceError;
+    use dragoman_proto::wire::WireEnum;
+    use serde_json::{Value, json};
+    use std::time::Duration;
+
+    const CREDENTIAL: &str = "internal";
+
+    struct Harness {
+        f: Fixture,
+        service: SchedulerService,
+        coordination: Arc<LocalCoordination>,
+        credential: InternalCredential,
+    }
+
+    impl Harness {
+        async fn new() -> Harness {
+            let f = Fixture::new().await;
+            let coordination = Arc::new(LocalCoordination::new());
+            let credential = InternalCredential::new(CREDENTIAL);
+            let service = SchedulerService::new(
+                f.db.clone(),
+                coordination.clone(),
+                credential.clone(),
+                f.limits.clone(),
+                f.webhooks.clone(),
+            );
+            Harness {
+                f,
+                service,
+                coordination,
+                credential,
+            }
+        }
+
+        async fn submit(&self, body: &Value) -> Result<RequestSummary, Status> {
+            let message = Fixture::message(body, None);
+            let answer = self
+                .service
+                .submit(self.credential.request(&self.f.principal(), message))
+                .await?;
+            Ok(answer.into_inner().summary.expect("summary"))
+        }
+
+        async fn control(&self, id: &str, action: i32) -> Result<RequestDocument, Status> {
+            let message = ControlRequest {
+                request_id: id.to_owned(),
+                action,
+            };
+            let answer = self
+                .service
+                .control(self.credential.request(&self.f.principal(), message))
+                .await?;
+            Ok(answer.into_inner())
+        }
+
+        async fn lease(&self) -> JobTicket {
+            let message = LeaseJobRequest {
+                worker_id: "w1".into(),
+                lease_seconds: 60,
+            };
+            self.service
+                .lease_job(self.credential.system_request(message))
+                .await
+                .expect("lease")
+                .into_inner()
+                .job
+                .expect("a job")
+        }
+
+        async fn finish(&self, job_id: &str, outcome: JobOutcome) -> RequestDocument {
+            let message = FinishJobRequest {
+                job_id: job_id.to_owned(),
+                worker_id: "w1".into(),
+                outcome: outcome.to_wire(),
+                error: "stopped".into(),
+            };
+            self.service
+                .finish_job(self.credential.system_request(message))
+                .await
+                .expect("finish")
+                .into_inner()
+        }
+    }
+
+    fn refusal(status: Status) -> ServiceError {
+        ServiceError::from_status(&status).expect("a refusal")
+    }
+
+    const SHORT: Duration = Duration::from_millis(50);
+
+    #[tokio::test]
+    async fn a_completed_request_wakes_the_delivery_role() {
+        let h = Harness::new().await;
+        let mut webhooks = h.coordination.subscribe(&Channel::Webhooks);
+        let mut jobs = h.coordination.subscribe(&Channel::Jobs);
+        let summary = h
+            .submit(&h.f.body("Saga", 1, json!([chapter(1, "a")])))
+            .await
+            .expect("accepted");
+        assert_eq!(
+            RequestStatus::from_wire(summary.status, "status"),
+            Ok(RequestStatus::Pending)
+        );
+        assert!(jobs.wait(SHORT).await, "workers are woken");
+        let mut request = h
+            .coordination
+            .subscribe(&Channel::request(&summary.request_id));
+        let ticket = h.lease().await;
+        assert!(request.wait(SHORT).await);
+        let document = h.finish(&ticket.job_id, JobOutcome::Done).await;
+        assert!(document.finished);
+        assert_eq!(
+            RequestStatus::from_wire(document.status, "status"),
+            Ok(RequestStatus::CompletedWithResiduals)
+        );
+        assert!(webhooks.wait(SHORT).await, "delivery builds the result");
+        assert!(request.wait(SHORT).await, "long polls learn the end");
+
+        // A failed request without a callback has nothing for delivery.
+        h.submit(&h.f.body("Other", 1, json!([chapter(1, "b")])))
+            .await
+            .expect("accepted");
+        let ticket = h.lease().await;
+        let document = h.finish(&ticket.job_id, JobOutcome::Failed).await;
+        assert_eq!(
+            RequestStatus::from_wire(document.status, "status"),
+            Ok(RequestStatus::Failed)
+        );
+        assert!(!webhooks.wait(SHORT).await);
+    }
+
+    #[tokio::test]
+    async fn pausing_a_volume_starts_the_next_one() {
+        let h = Harness::new().await;
+        let a = h
+            .submit(&h.f.body("Saga", 1, json!([chapter(1, "a")])))
+            .await
+            .expect("accepted");
+        let b = h
+            .submit(&h.f.body("Saga", 2, json!([chapter(1, "b")])))
+            .await
+            .expect("accepted");
+        let mut jobs = h.coordination.subscribe(&Channel::Jobs);
+        let paused = h
+            .control(&a.request_id, ControlAction::Pause.to_wire())
+            .await
+            .expect("pause");
+        assert!(!paused.finished);
+        assert!(jobs.wait(SHORT).await, "the next volume waits for a worker");
+        assert_eq!(h.lease().await.request_id, b.request_id);
+        let resumed = h
+            .control(&a.request_id, ControlAction::Resume.to_wire())
+            .await
+            .expect("resume");
+        assert_eq!(
+            RequestStatus::from_wire(resumed.status, "status"),
+            Ok(RequestStatus::Queued)
+        );
+    }
+
+    #[tokio::test]
+    async fn refusals_cross_with_their_code_and_fields() {
+        let h = Harness::new().await;
+        let unknown = h.control("nope", ControlAction::Cancel.to_wire()).await;
+        assert_eq!(
+            refusal(unknown.expect_err("unknown")).code,
+            ErrorCode::RequestNotFound
+        );
+        let summary = h
+            .submit(&h.f.body("Saga", 1, json!([chapter(1, "a")])))
+            .await
+            .expect("accepted");
+        let unspecified = h.control(&summary.request_id, 0).await;
+        assert_eq!(
+            refusal(unspecified.expect_err("no action")).code,
+            ErrorCode::InvalidRequest
+        );
+        let mut body = h.f.body("Saga", 2, json!([{"number": 1, "content": " "}]));
+        body["pipeline"] = json!({"threads": 0});
+        let invalid = refusal(h.submit(&body).await.expect_err("invalid"));
+        assert_eq!(invalid.code, ErrorCode::InvalidPayload);
+        assert_eq!(invalid.issues.len(), 2);
+        let status = Status::from(invalid.clone());
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    }
+
+    #[tokio::test]
+    async fn another_credential_is_refused() {
+        let h = Harness::new().await;
+        let stranger = InternalCredential::new("other");
+        let message = Fixture::message(&h.f.body("Saga", 1, json!([chapter(1, "a")])), None);
+        let refused = h
+            .service
+            .submit(stranger.request(&h.f.principal(), message))
+            .await;
+        assert_eq!(
+            refused.map(|_| ()).map_err(|s| s.code()),
+            Err(tonic::Code::Unauthenticated)
+        );
+        assert_eq!(h.f.stored().await.0, 0);
+    }
+}
