@@ -1,5 +1,6 @@
 //! The status document of a request (spec 2.2): every field present with its
-//! type, progress per stage, and the chapter items in reading order.
+//! type, progress per stage (a stage that does not run reads `skipped`), and
+//! the chapter items in reading order.
 
 use crate::error::SchedulerError;
 use crate::report::{is_flagged, is_translated};

@@ -1,6 +1,6 @@
 //! The completion report (spec 2.7), computed from the database when a
 //! request ends: passages, residuals, usage and cost, durations, chapter map.
-//! Sections later issues fill (autopilot, delivery, quality) are null.
+//! Sections nothing produces yet (autopilot, delivery, quality) are null.
 
 use crate::error::SchedulerError;
 use crate::intake::ChapterChange;

@@ -72,7 +72,7 @@ pub struct Submitted {
 
 /// Decodes the message and applies the payload's rules of meaning and the
 /// idempotency key rule.
-pub fn read(message: SubmitRequest, limits: &IntakeLimits) -> Result<Submitted, SchedulerError> {
+pub fn decode(message: SubmitRequest, limits: &IntakeLimits) -> Result<Submitted, SchedulerError> {
     let input =
         InputKind::from_wire(message.input, "input").map_err(SchedulerError::payload_field)?;
     let submission = message.submission.ok_or_else(|| {
@@ -112,7 +112,7 @@ pub async fn submit(
     limits: &IntakeLimits,
     webhooks: &WebhookPolicy,
 ) -> Result<(SubmitResponse, bool), SchedulerError> {
-    let submitted = read(message, limits)?;
+    let submitted = decode(message, limits)?;
     // A replay is answered even when quotas are full: look before checking.
     if let Some(original) = admission::replay(db, &who.account_id, &submitted).await? {
         return Ok((replayed(&original), false));
