@@ -1,6 +1,6 @@
-//! Chapters of a JSON request: passages split at blank lines, words and the
-//! normalized source hash, the kind of an unnumbered chapter, and where new
-//! chapters go in the volume's reading order.
+//! Chapters of a request given as text: passages split at blank lines,
+//! words and the normalized source hash, the kind of an unnumbered chapter.
+//! Intake reads them through [`read`] only.
 
 use dragoman_book::model::ChapterKind;
 use dragoman_book::{labels, numbering, text};
@@ -97,31 +97,6 @@ pub fn kind_key(kind: ChapterKind) -> &'static str {
     kind.key()
 }
 
-/// One chapter of the volume in reading order: its id and, when numbered,
-/// its number and part.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Slot {
-    pub id: String,
-    pub number: Option<(i32, i32)>,
-}
-
-/// Places `new` chapters into the existing order. Numbered chapters go by
-/// number and part; a special goes right after the chapter that precedes
-/// it in the request (`anchor`), or first when it opens the request.
-pub fn place(order: &mut Vec<Slot>, slot: Slot, anchor: Option<&str>) {
-    let index = match slot.number {
-        Some(key) => order
-            .iter()
-            .position(|s| s.number.is_some_and(|other| other > key))
-            .unwrap_or(order.len()),
-        None => anchor
-            .and_then(|a| order.iter().position(|s| s.id == a))
-            .map(|i| i + 1)
-            .unwrap_or(0),
-    };
-    order.insert(index, slot);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,21 +106,6 @@ mod tests {
         let p = split_passages("  First line\nsame paragraph \r\n\r\n\n  Second.\n   \nThird");
         assert_eq!(p, ["First line\nsame paragraph", "Second.", "Third"]);
         assert!(split_passages(" \n\n ").is_empty());
-    }
-
-    #[test]
-    fn numbered_chapters_by_number_specials_after_their_anchor() {
-        let slot = |id: &str, n: Option<i32>| Slot {
-            id: id.into(),
-            number: n.map(|n| (n, 1)),
-        };
-        let mut order = vec![slot("c1", Some(1)), slot("c3", Some(3))];
-        place(&mut order, slot("c2", Some(2)), None);
-        place(&mut order, slot("interlude", None), Some("c2"));
-        place(&mut order, slot("prologue", None), None);
-        place(&mut order, slot("c9", Some(9)), Some("c3"));
-        let ids: Vec<&str> = order.iter().map(|s| s.id.as_str()).collect();
-        assert_eq!(ids, ["prologue", "c1", "c2", "interlude", "c3", "c9"]);
     }
 
     #[test]

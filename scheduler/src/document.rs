@@ -1,19 +1,32 @@
 //! The status document of a request (spec 2.2): every field present with its
-//! type, progress per stage, and the chapter items in reading order.
+//! type, progress per stage (a stage that does not run reads `skipped`), and
+//! the chapter items in reading order.
 
 use crate::error::SchedulerError;
-use crate::lifecycle::is_final;
-use crate::report::is_translated;
+use crate::report::{is_flagged, is_translated};
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
+use dragoman_model::vocab::{
+    CallbackEvent, PassageStatus, RequestStatus, ResultFormat, Stage, WebhookState,
+};
 use dragoman_model::webhook::announced_in;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-pub const STAGES: [&str; 5] = ["import", "analysis", "translation", "review", "export"];
-
 fn percent(done: usize, total: usize) -> usize {
     (done * 100).checked_div(total).unwrap_or(100)
+}
+
+/// One entry of `progress.stages`: what a stage did, or `skipped` (0 of 0,
+/// 0 %) for a stage that does not run, so it never reads as finished.
+fn stage_entry(stage: Stage, progress: Option<(usize, usize)>) -> Value {
+    match progress {
+        Some((done, total)) => json!({
+            "key": stage, "done": done, "total": total,
+            "percent": percent(done, total), "skipped": false,
+        }),
+        None => json!({"key": stage, "done": 0, "total": 0, "percent": 0, "skipped": true}),
+    }
 }
 
 pub async fn build(
@@ -40,7 +53,7 @@ pub async fn build(
         if p.validated {
             entry.2 += 1;
         }
-        if matches!(p.status.as_str(), "check" | "error" | "refused") && !p.validated {
+        if is_flagged(p) {
             entry.3 += 1;
         }
     }
@@ -81,27 +94,30 @@ pub async fn build(
         .collect();
     let total = passages.len();
     let translated = passages.iter().filter(|p| is_translated(p)).count();
-    let attempted = passages.iter().filter(|p| p.status != "pending").count();
-    let finished = is_final(&row.status);
+    let attempted = passages
+        .iter()
+        .filter(|p| p.status != PassageStatus::Pending)
+        .count();
+    let finished = row.status.is_final();
     let job_row = match &row.job_id {
         Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
     };
-    let stage_done = |key: &str| -> (usize, usize) {
-        match key {
-            "import" => (1, 1),
-            "translation" => (attempted, total),
-            "export" => (usize::from(finished && row.status != "cancelled"), 1),
-            // Analysis and review run with later issues: nothing to do yet.
-            _ => (0, 0),
+    let stage_progress = |stage: Stage| -> Option<(usize, usize)> {
+        match stage {
+            Stage::Import => Some((1, 1)),
+            Stage::Translation => Some((attempted, total)),
+            Stage::Export => Some((
+                usize::from(finished && row.status != RequestStatus::Cancelled),
+                1,
+            )),
+            // No analysis or review pass runs yet.
+            Stage::Analysis | Stage::Review => None,
         }
     };
-    let stages: Vec<Value> = STAGES
+    let stages: Vec<Value> = Stage::ALL
         .iter()
-        .map(|key| {
-            let (done, total) = stage_done(key);
-            json!({"key": key, "done": done, "total": total, "percent": percent(done, total)})
-        })
+        .map(|stage| stage_entry(*stage, stage_progress(*stage)))
         .collect();
     let stored = result::Entity::find()
         .filter(result::Column::RequestId.eq(row.id.clone()))
@@ -124,9 +140,9 @@ pub async fn build(
         deliveries.iter().filter(|d| d.batch.is_some()).collect();
     let webhook = match finals.first() {
         Some(d) => json!({"state": d.state, "attempts": d.attempts, "error": d.last_error}),
-        None => json!({"state": "pending", "attempts": 0, "error": ""}),
+        None => json!({"state": WebhookState::Pending, "attempts": 0, "error": ""}),
     };
-    let state_count = |state: &str| batches.iter().filter(|d| d.state == state).count();
+    let state_count = |state: WebhookState| batches.iter().filter(|d| d.state == state).count();
     let waiting_chapters = waiting_chapters(row, &batches);
     let options = &row.options;
     let queue = job_row
@@ -170,7 +186,7 @@ pub async fn build(
         "options": {
             "start": options.get("start").cloned().unwrap_or(json!(true)),
             "final_review": options.get("final_review").cloned().unwrap_or(json!(true)),
-            "output_format": options.get("output_format").cloned().unwrap_or(json!("json")),
+            "output_format": options.get("output_format").cloned().unwrap_or(json!(ResultFormat::Json)),
             "analysis_mode": options.get("analysis_mode").cloned().unwrap_or(Value::Null),
             "threads": options.get("threads").cloned().unwrap_or(Value::Null),
         },
@@ -180,11 +196,11 @@ pub async fn build(
         "report": row.report,
         "webhook": webhook,
         "chapter_events": {
-            "event": "chapters.translated",
+            "event": CallbackEvent::ChaptersTranslated,
             "batches": batches.len(),
-            "delivered": state_count("delivered"),
-            "pending": state_count("pending"),
-            "failed": state_count("failed"),
+            "delivered": state_count(WebhookState::Delivered),
+            "pending": state_count(WebhookState::Pending),
+            "failed": state_count(WebhookState::Failed),
             "waiting_chapters": waiting_chapters,
             "error": batches.iter().rev().find(|d| !d.last_error.is_empty()).map(|d| d.last_error.clone()).unwrap_or_default(),
         },
@@ -220,4 +236,55 @@ pub fn display_label(c: &chapter::Model, target: &str) -> String {
 
 pub fn kind_from_key(key: &str) -> dragoman_book::model::ChapterKind {
     serde_json::from_value(json!(key)).unwrap_or(dragoman_book::model::ChapterKind::Chapter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Fixture, chapter};
+
+    fn stage<'a>(doc: &'a Value, key: &str) -> &'a Value {
+        doc["progress"]["stages"]
+            .as_array()
+            .and_then(|stages| stages.iter().find(|s| s["key"] == key))
+            .unwrap_or_else(|| panic!("stage {key} in {doc}"))
+    }
+
+    #[tokio::test]
+    async fn stages_that_do_not_run_never_look_finished() {
+        let f = Fixture::new().await;
+        let row = f
+            .accepted(&f.body("Saga", 1, json!([chapter(1, "a\n\nb")])))
+            .await;
+        let doc = build(&f.db, &row).await.expect("document");
+        let keys: Vec<&str> = doc["progress"]["stages"]
+            .as_array()
+            .expect("stages")
+            .iter()
+            .filter_map(|s| s["key"].as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            ["import", "analysis", "translation", "review", "export"]
+        );
+        for key in ["analysis", "review"] {
+            assert_eq!(
+                stage(&doc, key),
+                &json!({"key": key, "done": 0, "total": 0, "percent": 0, "skipped": true})
+            );
+        }
+        assert_eq!(
+            stage(&doc, "import"),
+            &json!({"key": "import", "done": 1, "total": 1, "percent": 100, "skipped": false})
+        );
+        assert_eq!(stage(&doc, "translation")["total"], 2);
+        assert_eq!(stage(&doc, "translation")["percent"], 0);
+        assert_eq!(stage(&doc, "export")["done"], 0);
+        assert_eq!(doc["status"], "pending");
+        assert_eq!(doc["priority"], "normal");
+        assert_eq!(doc["options"]["output_format"], "json");
+        assert_eq!(doc["webhook"]["state"], "pending");
+        assert_eq!(doc["chapter_events"]["event"], "chapters.translated");
+        assert_eq!(doc["chapters"]["items"].as_array().map(Vec::len), Some(1));
+    }
 }

@@ -1,15 +1,56 @@
-//! The scheduler's one error type and its mapping to gRPC statuses that
-//! carry the spec's error code and extra fields.
+//! The scheduler's one error type, and its one mapping to the refusal that
+//! crosses gRPC: each variant chooses its [`ErrorCode`] and the extra fields
+//! of the envelope here, and nowhere else.
 
-use dragoman_model::payload::PayloadIssue;
-use dragoman_proto::api_status;
-use serde_json::{Value, json};
-use tonic::{Code, Status};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, Priority};
+use dragoman_model::webhook::Refusal;
+use dragoman_proto::api_status::ServiceError;
+use dragoman_proto::wire::WireError;
+use serde_json::Value;
+use tonic::Status;
+
+/// Which waiting quota is full (spec 7 `queue_full` field `scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueScope {
+    Token,
+    Account,
+}
+
+impl QueueScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueScope::Token => "token",
+            QueueScope::Account => "account",
+        }
+    }
+}
+
+/// Why the volume a request names cannot take its chapters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VolumeClash {
+    /// The volume `external_id` belongs to another series of the account.
+    OtherSeries,
+    /// The volume found by `external_id` has another number than the one
+    /// the request gives.
+    OtherNumber,
+}
+
+impl VolumeClash {
+    /// The `reason` field of the envelope.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VolumeClash::OtherSeries => "other_series",
+            VolumeClash::OtherNumber => "other_number",
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SchedulerError {
     #[error("invalid payload")]
-    InvalidPayload(Vec<PayloadIssue>),
+    InvalidPayload(Vec<Issue>),
+    #[error("invalid request: {0}")]
+    InvalidRequest(WireError),
     #[error("invalid idempotency key")]
     InvalidIdempotencyKey,
     #[error("idempotency key or external id already used for other content")]
@@ -22,106 +63,165 @@ pub enum SchedulerError {
     SeriesArchived,
     #[error("volume archived")]
     VolumeArchived,
+    #[error("the volume external id names another volume ({})", .0.as_str())]
+    VolumeConflict(VolumeClash),
     #[error("chapters already imported have another text")]
     ChapterConflict(Vec<String>),
     #[error("the change would drop passages a person edited or validated")]
     HumanWork(Vec<String>),
     #[error("the job state does not allow {0}")]
-    Conflict(String),
+    ActionNotAllowed(dragoman_model::vocab::ControlAction),
+    #[error("the job is not held by this worker")]
+    JobNotHeld,
     #[error("the request has not started")]
     NotStarted,
     #[error("no provider for this request")]
     ProviderRequired,
     #[error("unknown provider")]
     UnknownProvider,
-    #[error("priority above the ceiling")]
-    PriorityNotAllowed(String),
+    #[error("priority above the ceiling {max_priority}")]
+    PriorityNotAllowed { max_priority: Priority },
     #[error("spending cap reached")]
     BudgetExceeded(Value),
-    #[error("queue full")]
-    QueueFull { scope: &'static str, limit: i64 },
+    #[error("queue full ({} limit {limit})", .scope.as_str())]
+    QueueFull { scope: QueueScope, limit: i64 },
     #[error("the callback URL is refused: {0}")]
-    CallbackRefused(dragoman_model::webhook::Refusal),
+    CallbackRefused(Refusal),
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     #[error("{0}")]
     Model(#[from] dragoman_model::ModelError),
 }
 
-fn with_extra(code: Code, api: &str, message: &str, extra: Value) -> Status {
-    api_status::status(code, api, message, Some(&extra.to_string()))
+impl SchedulerError {
+    /// A payload field the wire could not decode: one located issue, as the
+    /// gateway reports a value outside an enum.
+    pub fn payload_field(error: WireError) -> SchedulerError {
+        SchedulerError::InvalidPayload(vec![Issue::at("body", error.field, IssueKind::Enum)])
+    }
+}
+
+impl From<SchedulerError> for ServiceError {
+    fn from(error: SchedulerError) -> ServiceError {
+        let message = error.to_string();
+        let refusal = |code: ErrorCode| ServiceError::new(code, message.clone());
+        match error {
+            SchedulerError::InvalidPayload(issues) => {
+                refusal(ErrorCode::InvalidPayload).with_issues(issues)
+            }
+            SchedulerError::InvalidRequest(_) => refusal(ErrorCode::InvalidRequest),
+            SchedulerError::InvalidIdempotencyKey => refusal(ErrorCode::InvalidIdempotencyKey),
+            SchedulerError::IdempotencyConflict => refusal(ErrorCode::IdempotencyConflict),
+            SchedulerError::SeriesNotFound => refusal(ErrorCode::SeriesNotFound),
+            SchedulerError::RequestNotFound => refusal(ErrorCode::RequestNotFound),
+            SchedulerError::SeriesArchived => refusal(ErrorCode::SeriesArchived),
+            SchedulerError::VolumeArchived => refusal(ErrorCode::VolumeArchived),
+            SchedulerError::VolumeConflict(clash) => {
+                refusal(ErrorCode::VolumeConflict).with("reason", clash.as_str())
+            }
+            SchedulerError::ChapterConflict(chapters) => {
+                refusal(ErrorCode::ChapterConflict).with("chapters", chapters)
+            }
+            SchedulerError::HumanWork(chapters) => {
+                refusal(ErrorCode::Conflict).with("chapters", chapters)
+            }
+            SchedulerError::ActionNotAllowed(_) | SchedulerError::JobNotHeld => {
+                refusal(ErrorCode::Conflict)
+            }
+            SchedulerError::NotStarted => refusal(ErrorCode::NotStarted),
+            SchedulerError::ProviderRequired => refusal(ErrorCode::ProviderRequired),
+            SchedulerError::UnknownProvider => refusal(ErrorCode::UnknownProvider),
+            SchedulerError::PriorityNotAllowed { max_priority } => {
+                refusal(ErrorCode::PriorityNotAllowed).with("max_priority", max_priority.as_str())
+            }
+            SchedulerError::BudgetExceeded(budget) => {
+                refusal(ErrorCode::BudgetExceeded).with("budget", budget)
+            }
+            SchedulerError::QueueFull { scope, limit } => refusal(ErrorCode::QueueFull)
+                .with("scope", scope.as_str())
+                .with("limit", limit),
+            SchedulerError::CallbackRefused(reason) => {
+                refusal(ErrorCode::CallbackRefused).with("reason", reason.reason())
+            }
+            SchedulerError::Db(_) | SchedulerError::Model(_) => refusal(ErrorCode::ServerError),
+        }
+    }
 }
 
 impl From<SchedulerError> for Status {
     fn from(error: SchedulerError) -> Status {
-        let message = error.to_string();
-        let plain = |code: Code, api: &str| api_status::status(code, api, &message, None);
-        match error {
-            SchedulerError::InvalidPayload(issues) => {
-                let issues: Vec<Value> = issues
-                    .iter()
-                    .map(|i| json!({"loc": i.loc, "type": i.kind, "ctx": i.ctx}))
-                    .collect();
-                with_extra(
-                    Code::InvalidArgument,
-                    "invalid_payload",
-                    &message,
-                    json!({"issues": issues}),
-                )
-            }
-            SchedulerError::InvalidIdempotencyKey => {
-                plain(Code::InvalidArgument, "invalid_idempotency_key")
-            }
-            SchedulerError::IdempotencyConflict => {
-                plain(Code::AlreadyExists, "idempotency_conflict")
-            }
-            SchedulerError::SeriesNotFound => plain(Code::NotFound, "series_not_found"),
-            SchedulerError::RequestNotFound => plain(Code::NotFound, "request_not_found"),
-            SchedulerError::SeriesArchived => plain(Code::FailedPrecondition, "series_archived"),
-            SchedulerError::VolumeArchived => plain(Code::FailedPrecondition, "volume_archived"),
-            SchedulerError::ChapterConflict(chapters) => with_extra(
-                Code::FailedPrecondition,
-                "chapter_conflict",
-                &message,
-                json!({"chapters": chapters}),
-            ),
-            SchedulerError::HumanWork(chapters) => with_extra(
-                Code::FailedPrecondition,
-                "conflict",
-                &message,
-                json!({"chapters": chapters}),
-            ),
-            SchedulerError::Conflict(_) => plain(Code::FailedPrecondition, "conflict"),
-            SchedulerError::NotStarted => plain(Code::FailedPrecondition, "not_started"),
-            SchedulerError::ProviderRequired => plain(Code::InvalidArgument, "provider_required"),
-            SchedulerError::UnknownProvider => plain(Code::InvalidArgument, "unknown_provider"),
-            SchedulerError::PriorityNotAllowed(max) => with_extra(
-                Code::PermissionDenied,
-                "priority_not_allowed",
-                &message,
-                json!({"max_priority": max}),
-            ),
-            SchedulerError::BudgetExceeded(budget) => with_extra(
-                Code::ResourceExhausted,
-                "budget_exceeded",
-                &message,
-                json!({"budget": budget}),
-            ),
-            SchedulerError::QueueFull { scope, limit } => with_extra(
-                Code::ResourceExhausted,
-                "queue_full",
-                &message,
-                json!({"scope": scope, "limit": limit}),
-            ),
-            SchedulerError::CallbackRefused(refusal) => with_extra(
-                Code::InvalidArgument,
-                "callback_refused",
-                &message,
-                json!({"reason": refusal.reason()}),
-            ),
-            SchedulerError::Db(_) | SchedulerError::Model(_) => {
-                plain(Code::Internal, "server_error")
-            }
-        }
+        Status::from(ServiceError::from(error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn refusal(error: SchedulerError) -> ServiceError {
+        // Through a status, as the gateway receives it.
+        ServiceError::from_status(&Status::from(error)).expect("a refusal")
+    }
+
+    #[test]
+    fn quotas_name_their_scope_and_limit() {
+        let sent = refusal(SchedulerError::QueueFull {
+            scope: QueueScope::Account,
+            limit: 3,
+        });
+        assert_eq!(sent.code, ErrorCode::QueueFull);
+        assert_eq!(sent.extra.get("scope"), Some(&json!("account")));
+        assert_eq!(sent.extra.get("limit"), Some(&json!(3)));
+    }
+
+    #[test]
+    fn refusals_carry_the_fields_their_code_promises() {
+        let sent = refusal(SchedulerError::PriorityNotAllowed {
+            max_priority: Priority::Normal,
+        });
+        assert_eq!(sent.code, ErrorCode::PriorityNotAllowed);
+        assert_eq!(sent.extra.get("max_priority"), Some(&json!("normal")));
+
+        let sent = refusal(SchedulerError::HumanWork(vec!["ch-2".into()]));
+        assert_eq!(sent.code, ErrorCode::Conflict);
+        assert_eq!(sent.extra.get("chapters"), Some(&json!(["ch-2"])));
+
+        let sent = refusal(SchedulerError::ChapterConflict(vec!["Chapter 1".into()]));
+        assert_eq!(sent.code, ErrorCode::ChapterConflict);
+
+        let sent = refusal(SchedulerError::CallbackRefused(Refusal::NoSigningSecret));
+        assert_eq!(sent.extra.get("reason"), Some(&json!("no_signing_secret")));
+
+        let sent = refusal(SchedulerError::BudgetExceeded(json!({"amount": 1.0})));
+        assert_eq!(sent.code.http_status(), 402);
+        assert_eq!(sent.extra.get("budget"), Some(&json!({"amount": 1.0})));
+
+        let sent = refusal(SchedulerError::VolumeConflict(VolumeClash::OtherSeries));
+        assert_eq!(sent.code, ErrorCode::VolumeConflict);
+        assert_eq!(sent.extra.get("reason"), Some(&json!("other_series")));
+    }
+
+    #[test]
+    fn an_undecodable_field_is_one_located_issue() {
+        let sent = refusal(SchedulerError::payload_field(WireError {
+            field: "pipeline.quality",
+        }));
+        assert_eq!(sent.code, ErrorCode::InvalidPayload);
+        assert_eq!(
+            sent.issues,
+            vec![Issue::at("body", "pipeline.quality", IssueKind::Enum)]
+        );
+        assert_eq!(
+            sent.issues[0].loc,
+            vec![json!("body"), json!("pipeline"), json!("quality")]
+        );
+    }
+
+    #[test]
+    fn storage_failures_are_server_errors() {
+        let sent = refusal(SchedulerError::Db(sea_orm::DbErr::Custom("boom".into())));
+        assert_eq!(sent.code, ErrorCode::ServerError);
+        assert!(sent.message.contains("boom"));
     }
 }

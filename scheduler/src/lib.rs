@@ -9,7 +9,11 @@ pub mod reading_order;
 pub mod report;
 pub mod series;
 pub mod service;
+pub mod steps;
+
+#[cfg(test)]
+mod testing;
 
 pub use error::SchedulerError;
 pub use intake::IntakeLimits;
-pub use service::{JOBS_CHANNEL, SchedulerService, request_channel};
+pub use service::SchedulerService;

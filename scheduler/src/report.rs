@@ -1,10 +1,12 @@
 //! The completion report (spec 2.7), computed from the database when a
 //! request ends: passages, residuals, usage and cost, durations, chapter map.
-//! Sections later issues fill (autopilot, delivery, quality) are null.
+//! Sections nothing produces yet (autopilot, delivery, quality) are null.
 
 use crate::error::SchedulerError;
+use crate::intake::ChapterChange;
 use dragoman_model::budget;
 use dragoman_model::entities::{api_token, chapter, job, passage, provider_call, request};
+use dragoman_model::vocab::{PassageStatus, RequestStatus};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -12,9 +14,21 @@ use std::collections::HashMap;
 /// Residuals listed in a report at most (spec 8).
 pub const MAX_RESIDUALS: usize = 500;
 
+/// The residual `reason` of a passage that was never translated.
+const UNTRANSLATED: &str = "untranslated";
+
 /// A passage has a usable translation.
 pub fn is_translated(p: &passage::Model) -> bool {
     p.is_translated()
+}
+
+/// A passage a person should look at: flagged by the checks or refused by
+/// the model, and not validated since.
+pub fn is_flagged(p: &passage::Model) -> bool {
+    matches!(
+        p.status,
+        PassageStatus::Check | PassageStatus::Error | PassageStatus::Refused
+    ) && !p.validated
 }
 
 async fn passages_of(
@@ -47,7 +61,7 @@ pub async fn residual_count(
 pub async fn build(
     db: &impl ConnectionTrait,
     row: &request::Model,
-    status: &str,
+    status: RequestStatus,
     reason: Option<&str>,
     now: i64,
 ) -> Result<Value, SchedulerError> {
@@ -79,10 +93,10 @@ pub async fn build(
                 .clone()
                 .filter(|e| !e.is_empty())
                 .unwrap_or_else(|| {
-                    if p.status == "source_retained" {
-                        "source_retained"
+                    if p.status == PassageStatus::SourceRetained {
+                        PassageStatus::SourceRetained.as_str()
                     } else {
-                        "untranslated"
+                        UNTRANSLATED
                     }
                     .to_owned()
                 });
@@ -141,7 +155,7 @@ pub async fn build(
             json!({
                 "chapter_id": c.id,
                 "external_id": c.external_id,
-                "status": chapter_status.get(&c.id).cloned().unwrap_or(json!("unchanged")),
+                "status": chapter_status.get(&c.id).cloned().unwrap_or(json!(ChapterChange::Unchanged)),
                 "kind": c.kind,
                 "number": c.number,
                 "part": c.part,
@@ -156,20 +170,20 @@ pub async fn build(
     Ok(json!({
         "version": 1,
         "outcome": status,
-        "reason": if status == "completed" { Value::Null } else { json!(reason.unwrap_or(status)) },
+        "reason": if status == RequestStatus::Completed { Value::Null } else { json!(reason.unwrap_or(status.as_str())) },
         "passages": {
             "total": passages.len(),
             "translated": translated,
-            "source_retained": count(&|p| p.status == "source_retained"),
-            "untranslated": count(&|p| p.translation.is_none() && p.status != "source_retained"),
-            "flagged": count(&|p| matches!(p.status.as_str(), "check" | "error" | "refused") && !p.validated),
+            "source_retained": count(&|p| p.status == PassageStatus::SourceRetained),
+            "untranslated": count(&|p| p.translation.is_none() && p.status != PassageStatus::SourceRetained),
+            "flagged": count(&|p| is_flagged(p)),
             "validated": count(&|p| p.validated),
             "human": count(&|p| p.human),
             "by_status": {
-                "ok": count(&|p| p.status == "ok"),
-                "check": count(&|p| p.status == "check"),
-                "source_retained": count(&|p| p.status == "source_retained"),
-                "error": count(&|p| matches!(p.status.as_str(), "error" | "refused")),
+                "ok": count(&|p| p.status == PassageStatus::Ok),
+                "check": count(&|p| p.status == PassageStatus::Check),
+                "source_retained": count(&|p| p.status == PassageStatus::SourceRetained),
+                "error": count(&|p| matches!(p.status, PassageStatus::Error | PassageStatus::Refused)),
             },
         },
         "residual_total": residuals.len(),

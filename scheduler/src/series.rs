@@ -4,6 +4,7 @@ use crate::error::SchedulerError;
 use crate::reading_order;
 use dragoman_model::entities::{chapter, project, series};
 use dragoman_proto::v1::{SeriesDetail, SeriesSummary, VolumeEntry};
+use dragoman_proto::wire::WireEnum;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
 
 async fn summary(
@@ -17,7 +18,7 @@ async fn summary(
     Ok(SeriesSummary {
         id: s.id,
         name: s.name,
-        kind: s.kind,
+        kind: s.kind.to_wire(),
         source_language: s.source_language,
         target_language: s.target_language,
         archived: s.archived,
@@ -79,9 +80,9 @@ pub async fn detail(
             volume_number: p.volume_number,
             volume_label: p.volume_label,
             external_id: p.external_id,
-            source_format: p.source_format,
-            project_kind: p.project_kind,
-            status: p.status,
+            source_format: p.source_format.map(WireEnum::to_wire),
+            project_kind: p.project_kind.to_wire(),
+            status: p.status.to_wire(),
             chapters: chapters as i64,
         });
     }
@@ -89,4 +90,52 @@ pub async fn detail(
         summary: Some(summary(db, row).await?),
         volume_list,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Fixture, chapter};
+    use dragoman_model::vocab::{InputKind, ProjectKind, SeriesKind, VolumeStatus};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn listings_carry_typed_kinds_and_statuses() {
+        let f = Fixture::new().await;
+        let row = f
+            .accepted(&f.body("Saga", 2, json!([chapter(1, "a"), chapter(2, "b")])))
+            .await;
+        f.accepted(&f.body("Saga", 1, json!([chapter(1, "c")])))
+            .await;
+        let listed = list(&f.db, &f.account.id).await.expect("list");
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            SeriesKind::from_wire(listed[0].kind, "kind"),
+            Ok(SeriesKind::Numbered)
+        );
+        assert_eq!(listed[0].volumes, 2);
+        let shown = detail(&f.db, &f.account.id, &row.series_id)
+            .await
+            .expect("detail");
+        let numbers: Vec<Option<i32>> = shown.volume_list.iter().map(|v| v.volume_number).collect();
+        assert_eq!(numbers, [Some(1), Some(2)], "reading order");
+        let second = &shown.volume_list[1];
+        assert_eq!(second.chapters, 2);
+        assert_eq!(
+            InputKind::from_wire_opt(second.source_format, "source_format"),
+            Ok(Some(InputKind::Json))
+        );
+        assert_eq!(
+            ProjectKind::from_wire(second.project_kind, "project_kind"),
+            Ok(ProjectKind::Volume)
+        );
+        assert_eq!(
+            VolumeStatus::from_wire(second.status, "status"),
+            Ok(VolumeStatus::Translating)
+        );
+        assert!(matches!(
+            detail(&f.db, "another-account", &row.series_id).await,
+            Err(SchedulerError::SeriesNotFound)
+        ));
+    }
 }

@@ -1,0 +1,326 @@
+//! Import of a request's chapters into its volume (spec 2.4): each chapter
+//! is matched with the volume's (by external id, else by number and part,
+//! else an unnumbered chapter by title and kind), then stored when new,
+//! left alone when unchanged, or replaced when its text changed and the
+//! request allows it. A replaced chapter's passages that keep their text
+//! keep their translation; dropping passages a person edited or validated
+//! needs `discard_human`.
+
+use super::chapter_order::{self, Slot};
+use crate::chapters::IncomingChapter;
+use crate::error::SchedulerError;
+use dragoman_model::entities::{chapter, passage, project};
+use dragoman_model::ids;
+use dragoman_model::payload::TranslationPayload;
+use dragoman_model::vocab::PassageStatus;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Passages written per insert statement.
+const INSERT_BATCH: usize = 200;
+
+/// What an import did to one chapter (report `chapter_map.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChapterChange {
+    Created,
+    Unchanged,
+    Replaced,
+}
+
+/// The request's `chapters` bookkeeping (status document `chapters`,
+/// report `chapter_map`, the chapters a result and the events cover).
+#[derive(Debug, Default, Serialize)]
+pub struct Imported {
+    pub created: usize,
+    pub unchanged: usize,
+    pub replaced: usize,
+    /// Chapters the request created or replaced.
+    pub new: Vec<String>,
+    /// Every chapter of the request, in the order it sent them.
+    pub ids: Vec<String>,
+    pub map: BTreeMap<String, ChapterChange>,
+    /// Chapters complete at import, which `chapters.translated` never
+    /// announces; present only when the request asked for those events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub translated_at_import: Option<Vec<String>>,
+}
+
+impl Imported {
+    fn record(&mut self, id: &str, change: ChapterChange) {
+        match change {
+            ChapterChange::Created => self.created += 1,
+            ChapterChange::Unchanged => self.unchanged += 1,
+            ChapterChange::Replaced => self.replaced += 1,
+        }
+        if change != ChapterChange::Unchanged {
+            self.new.push(id.to_owned());
+        }
+        self.ids.push(id.to_owned());
+        self.map.insert(id.to_owned(), change);
+    }
+}
+
+/// The volume's chapter a request chapter stands for, if any.
+fn matching<'a>(
+    existing: &'a [chapter::Model],
+    incoming: &IncomingChapter,
+) -> Option<&'a chapter::Model> {
+    existing
+        .iter()
+        .find(|c| match (&incoming.external_id, incoming.number) {
+            (Some(id), _) => c.external_id.as_deref() == Some(id.as_str()),
+            (None, Some(n)) => {
+                c.number == Some(n) && c.part.unwrap_or(1) == incoming.part.unwrap_or(1)
+            }
+            (None, None) => {
+                c.number.is_none() && c.title == incoming.title && c.kind == incoming.kind.key()
+            }
+        })
+}
+
+/// Compares the request's chapters with the volume's and stores new and
+/// replaced ones with their passages. Refuses the whole import (changing
+/// nothing the caller commits) on a changed chapter without
+/// `replace_changed_chapters`, or on human work without `discard_human`.
+pub async fn import_chapters(
+    db: &impl ConnectionTrait,
+    volume: &project::Model,
+    incoming: Vec<IncomingChapter>,
+    payload: &TranslationPayload,
+    now: i64,
+) -> Result<Imported, SchedulerError> {
+    let existing = chapter::Entity::find()
+        .filter(chapter::Column::ProjectId.eq(volume.id.clone()))
+        .order_by_asc(chapter::Column::Position)
+        .all(db)
+        .await?;
+    let mut order: Vec<Slot> = existing.iter().map(Slot::of).collect();
+    let mut imported = Imported::default();
+    let mut conflicts = Vec::new();
+    let mut human = Vec::new();
+    let mut anchor: Option<String> = None;
+    for chapter_in in &incoming {
+        match matching(&existing, chapter_in) {
+            Some(old) if old.source_sha256 == chapter_in.source_sha256 => {
+                imported.record(&old.id, ChapterChange::Unchanged);
+                anchor = Some(old.id.clone());
+            }
+            Some(old) => {
+                if !payload.replace_changed_chapters {
+                    conflicts.push(
+                        old.external_id
+                            .clone()
+                            .unwrap_or_else(|| old.label.clone().unwrap_or_default()),
+                    );
+                    continue;
+                }
+                let replacement =
+                    replace_passages(db, volume, old, chapter_in, payload.discard_human, now)
+                        .await?;
+                if replacement == Replacement::WouldDropHumanWork {
+                    human.push(old.external_id.clone().unwrap_or_else(|| old.id.clone()));
+                    continue;
+                }
+                imported.record(&old.id, ChapterChange::Replaced);
+                anchor = Some(old.id.clone());
+            }
+            None => {
+                let id = ids::new_id();
+                chapter_order::place(
+                    &mut order,
+                    Slot {
+                        id: id.clone(),
+                        number: chapter_in.number.map(|n| (n, chapter_in.part.unwrap_or(1))),
+                    },
+                    anchor.as_deref(),
+                );
+                insert_chapter(db, volume, &id, chapter_in, now).await?;
+                imported.record(&id, ChapterChange::Created);
+                anchor = Some(id);
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(SchedulerError::ChapterConflict(conflicts));
+    }
+    if !human.is_empty() {
+        return Err(SchedulerError::HumanWork(human));
+    }
+    chapter_order::renumber(db, &existing, &order).await?;
+    Ok(imported)
+}
+
+async fn insert_chapter(
+    db: &impl ConnectionTrait,
+    volume: &project::Model,
+    id: &str,
+    chapter_in: &IncomingChapter,
+    now: i64,
+) -> Result<(), SchedulerError> {
+    chapter::ActiveModel {
+        id: Set(id.to_owned()),
+        project_id: Set(volume.id.clone()),
+        external_id: Set(chapter_in.external_id.clone()),
+        number: Set(chapter_in.number),
+        part: Set(chapter_in.part),
+        part_count: Set(None),
+        kind: Set(chapter_in.kind.key().to_owned()),
+        label: Set(Some(chapter_in.label.clone())),
+        title: Set(chapter_in.title.clone()),
+        translated_title: Set(None),
+        // Placed for real by the renumbering pass.
+        position: Set(0),
+        source_sha256: Set(chapter_in.source_sha256.clone()),
+        words: Set(chapter_in.words),
+        mapping: Set(Some(chapter_in.mapping.clone())),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(db)
+    .await?;
+    insert_passages(
+        db,
+        volume,
+        id,
+        &chapter_in.passages,
+        &mut HashMap::new(),
+        now,
+    )
+    .await
+}
+
+/// Translation and review state of an old passage, carried to a new
+/// passage with the same source text.
+#[derive(Debug, Clone)]
+struct Work {
+    translation: Option<String>,
+    status: PassageStatus,
+    human: bool,
+    validated: bool,
+}
+
+impl Work {
+    fn none() -> Work {
+        Work {
+            translation: None,
+            status: PassageStatus::Pending,
+            human: false,
+            validated: false,
+        }
+    }
+
+    fn of(p: &passage::Model) -> Work {
+        Work {
+            translation: p.translation.clone(),
+            status: p.status,
+            human: p.human,
+            validated: p.validated,
+        }
+    }
+
+    /// A person edited or validated it.
+    fn is_human(&self) -> bool {
+        self.human || self.validated
+    }
+}
+
+/// Old work by source text; each list is popped in the old order, so
+/// repeated texts keep their work in turn.
+type KeptWork = HashMap<String, Vec<Work>>;
+
+async fn insert_passages(
+    db: &impl ConnectionTrait,
+    volume: &project::Model,
+    chapter_id: &str,
+    passages: &[String],
+    kept: &mut KeptWork,
+    now: i64,
+) -> Result<(), SchedulerError> {
+    let rows: Vec<passage::ActiveModel> = passages
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let work = kept
+                .get_mut(text)
+                .and_then(Vec::pop)
+                .unwrap_or_else(Work::none);
+            passage::ActiveModel {
+                id: Set(ids::new_id()),
+                chapter_id: Set(chapter_id.to_owned()),
+                project_id: Set(volume.id.clone()),
+                position: Set(i32::try_from(index + 1).unwrap_or(i32::MAX)),
+                source: Set(text.clone()),
+                markup: Set(None),
+                translation: Set(work.translation),
+                status: Set(work.status),
+                last_error: Set(None),
+                human: Set(work.human),
+                validated: Set(work.validated),
+                attempts: Set(0),
+                created_at: Set(now),
+                updated_at: Set(now),
+            }
+        })
+        .collect();
+    for batch in rows.chunks(INSERT_BATCH) {
+        passage::Entity::insert_many(batch.to_vec())
+            .exec(db)
+            .await?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Replacement {
+    Done,
+    /// Nothing was changed: passages a person edited or validated would
+    /// have been dropped.
+    WouldDropHumanWork,
+}
+
+/// Replaces a changed chapter's passages; passages whose text is kept keep
+/// their translation and review state.
+async fn replace_passages(
+    db: &impl ConnectionTrait,
+    volume: &project::Model,
+    old: &chapter::Model,
+    chapter_in: &IncomingChapter,
+    discard_human: bool,
+    now: i64,
+) -> Result<Replacement, SchedulerError> {
+    let old_passages = passage::Entity::find()
+        .filter(passage::Column::ChapterId.eq(old.id.clone()))
+        .order_by_asc(passage::Column::Position)
+        .all(db)
+        .await?;
+    let mut kept: KeptWork = HashMap::new();
+    for p in old_passages.iter().rev() {
+        kept.entry(p.source.clone()).or_default().push(Work::of(p));
+    }
+    let mut dropped = kept.clone();
+    for text in &chapter_in.passages {
+        if let Some(list) = dropped.get_mut(text) {
+            list.pop();
+        }
+    }
+    if !discard_human && dropped.values().flatten().any(Work::is_human) {
+        return Ok(Replacement::WouldDropHumanWork);
+    }
+    passage::Entity::delete_many()
+        .filter(passage::Column::ChapterId.eq(old.id.clone()))
+        .exec(db)
+        .await?;
+    insert_passages(db, volume, &old.id, &chapter_in.passages, &mut kept, now).await?;
+    let mut model: chapter::ActiveModel = old.clone().into();
+    model.source_sha256 = Set(chapter_in.source_sha256.clone());
+    model.words = Set(chapter_in.words);
+    model.title = Set(chapter_in.title.clone());
+    model.translated_title = Set(None);
+    model.updated_at = Set(now);
+    model.update(db).await?;
+    Ok(Replacement::Done)
+}

@@ -1,0 +1,189 @@
+//! Where a request's chapters go (spec 2.4 `series`, `volume`): its series,
+//! by id or by name (created when allowed), and its volume, by external id,
+//! then by number or `latest` in that series, else created.
+//!
+//! A volume external id is unique in the account; it names a volume of the
+//! request's series or none. Naming one of another series, or one whose
+//! number is not the number the request gives, is a `volume_conflict`:
+//! taking it would file chapters under one series and record another.
+
+use super::Admitted;
+use crate::error::{SchedulerError, VolumeClash};
+use dragoman_model::entities::{project, series};
+use dragoman_model::ids;
+use dragoman_model::payload::TranslationPayload;
+use dragoman_model::vocab::{ProjectKind, SeriesKind, VolumeStatus};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+};
+
+/// The series the payload names, if it exists; an unknown or foreign
+/// `series.id` is `series_not_found`.
+pub async fn find_series(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    payload: &TranslationPayload,
+) -> Result<Option<series::Model>, SchedulerError> {
+    if let Some(id) = &payload.series.id {
+        let found = series::Entity::find_by_id(id.clone())
+            .filter(series::Column::AccountId.eq(account_id))
+            .one(db)
+            .await?;
+        return found.map(Some).ok_or(SchedulerError::SeriesNotFound);
+    }
+    let name = payload.series.name.clone().unwrap_or_default();
+    Ok(series::Entity::find()
+        .filter(series::Column::AccountId.eq(account_id))
+        .filter(series::Column::Name.eq(name))
+        .one(db)
+        .await?)
+}
+
+/// The volume of `series` the payload names: by external id, then by number
+/// (or `latest`: the last numbered volume, else the continuous container).
+pub async fn find_volume(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    series: &series::Model,
+    payload: &TranslationPayload,
+) -> Result<Option<project::Model>, SchedulerError> {
+    if let Some(external_id) = &payload.volume.external_id {
+        let found = project::Entity::find()
+            .filter(project::Column::AccountId.eq(account_id))
+            .filter(project::Column::ExternalId.eq(external_id.clone()))
+            .one(db)
+            .await?;
+        if let Some(found) = found {
+            if found.series_id != series.id {
+                return Err(SchedulerError::VolumeConflict(VolumeClash::OtherSeries));
+            }
+            if let Some(number) = payload.volume.number
+                && found.volume_number.map(i64::from) != Some(number)
+            {
+                return Err(SchedulerError::VolumeConflict(VolumeClash::OtherNumber));
+            }
+            return Ok(Some(found));
+        }
+    }
+    let in_series =
+        || project::Entity::find().filter(project::Column::SeriesId.eq(series.id.clone()));
+    if payload.volume.latest {
+        let numbered = in_series()
+            .filter(project::Column::VolumeNumber.is_not_null())
+            .order_by_desc(project::Column::VolumeNumber)
+            .one(db)
+            .await?;
+        if numbered.is_some() {
+            return Ok(numbered);
+        }
+        return Ok(in_series()
+            .filter(project::Column::ProjectKind.eq(ProjectKind::Continuous))
+            .one(db)
+            .await?);
+    }
+    match payload.volume.number {
+        Some(number) => Ok(in_series()
+            .filter(project::Column::VolumeNumber.eq(i32::try_from(number).unwrap_or(i32::MAX)))
+            .one(db)
+            .await?),
+        None => Ok(None),
+    }
+}
+
+/// The request's series, created when missing and `create_if_missing` (a
+/// `latest` request starts a continuous series); an archived series takes
+/// nothing.
+pub async fn resolve_series(
+    db: &impl ConnectionTrait,
+    admitted: &Admitted,
+    now: i64,
+) -> Result<series::Model, SchedulerError> {
+    let payload = &admitted.submitted.payload;
+    let series = match find_series(db, &admitted.owner.id, payload).await? {
+        Some(series) => series,
+        None if payload.series.create_if_missing => {
+            series::ActiveModel {
+                id: Set(ids::new_id()),
+                account_id: Set(admitted.owner.id.clone()),
+                name: Set(payload.series.name.clone().unwrap_or_default()),
+                kind: Set(if payload.volume.latest {
+                    SeriesKind::Continuous
+                } else {
+                    SeriesKind::Numbered
+                }),
+                source_language: Set(Some(payload.source_language.clone())),
+                target_language: Set(Some(payload.target_language.clone())),
+                archived: Set(false),
+                default_provider_id: Set(admitted.provider_id.clone()),
+                shared_glossary_id: Set(None),
+                suspended: Set(false),
+                created_at: Set(now),
+                updated_at: Set(now),
+            }
+            .insert(db)
+            .await?
+        }
+        None => return Err(SchedulerError::SeriesNotFound),
+    };
+    if series.archived {
+        return Err(SchedulerError::SeriesArchived);
+    }
+    Ok(series)
+}
+
+/// The request's volume in `series`, created when none matches (volume 1
+/// when the request gives no number); an archived volume takes nothing.
+///
+/// A new volume keeps no `threads` of the request: the request's value only
+/// lowers the volume's share for that request (spec 2.5), it never sets it.
+pub async fn resolve_volume(
+    db: &impl ConnectionTrait,
+    admitted: &Admitted,
+    series: &series::Model,
+    now: i64,
+) -> Result<project::Model, SchedulerError> {
+    let payload = &admitted.submitted.payload;
+    let volume = match find_volume(db, &admitted.owner.id, series, payload).await? {
+        Some(volume) => volume,
+        None => {
+            let number = payload
+                .volume
+                .number
+                .and_then(|n| i32::try_from(n).ok())
+                .unwrap_or(1);
+            let title = payload
+                .volume
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("{} {number}", series.name));
+            project::ActiveModel {
+                id: Set(ids::new_id()),
+                series_id: Set(series.id.clone()),
+                account_id: Set(admitted.owner.id.clone()),
+                title: Set(title),
+                volume_number: Set(Some(number)),
+                volume_label: Set(None),
+                external_id: Set(payload.volume.external_id.clone()),
+                source_format: Set(Some(admitted.submitted.input)),
+                project_kind: Set(ProjectKind::Volume),
+                status: Set(VolumeStatus::Empty),
+                provider_id: Set(payload.provider_id.clone()),
+                source_language: Set(payload.source_language.clone()),
+                target_language: Set(payload.target_language.clone()),
+                author: Set(payload.author.clone()),
+                original_blob: Set(None),
+                analysis_mode: Set(None),
+                threads: Set(None),
+                archived: Set(false),
+                created_at: Set(now),
+                updated_at: Set(now),
+            }
+            .insert(db)
+            .await?
+        }
+    };
+    if volume.archived {
+        return Err(SchedulerError::VolumeArchived);
+    }
+    Ok(volume)
+}

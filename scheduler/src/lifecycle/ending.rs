@@ -1,0 +1,137 @@
+//! The end of a request: the worker's outcome becomes the request's final
+//! status, its completion report, its volume's status and its final webhook
+//! in the outbox, all in the transaction that ends it — so no request ends
+//! without its final event.
+
+use crate::error::SchedulerError;
+use crate::report;
+use dragoman_model::clock;
+use dragoman_model::entities::{job, project, request, webhook_delivery};
+use dragoman_model::vocab::{
+    CallbackEvent, JobOutcome, JobStatus, RequestStatus, Stage, VolumeStatus,
+};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    Set,
+};
+
+/// The report `reason` of a request that completed with residuals.
+const RESIDUALS: &str = "residuals";
+
+/// Ends a job its worker holds and gives the request its final status and
+/// report. Returns the request as it ended.
+pub async fn finish(
+    db: &DatabaseConnection,
+    job_id: &str,
+    worker_id: &str,
+    outcome: JobOutcome,
+    error: &str,
+) -> Result<request::Model, SchedulerError> {
+    let txn = dragoman_model::db::begin_write(db).await?;
+    let held = job::Entity::find_by_id(job_id.to_owned())
+        .filter(job::Column::LeaseHolder.eq(worker_id))
+        .filter(job::Column::Status.eq(JobStatus::Running))
+        .one(&txn)
+        .await?;
+    let Some(held) = held else {
+        txn.rollback().await?;
+        return Err(SchedulerError::JobNotHeld);
+    };
+    let row = request::Entity::find_by_id(held.request_id.clone())
+        .one(&txn)
+        .await?
+        .ok_or(SchedulerError::RequestNotFound)?;
+    let now = clock::now();
+    let (job_status, final_status, reason) = match outcome {
+        JobOutcome::Done => {
+            let residuals = report::residual_count(&txn, &row).await?;
+            if residuals > 0 {
+                (
+                    JobStatus::Done,
+                    RequestStatus::CompletedWithResiduals,
+                    Some(RESIDUALS),
+                )
+            } else {
+                (JobStatus::Done, RequestStatus::Completed, None)
+            }
+        }
+        JobOutcome::Failed => (JobStatus::Failed, RequestStatus::Failed, Some(error)),
+    };
+    let mut model: job::ActiveModel = held.into();
+    model.status = Set(job_status);
+    model.finished_at = Set(Some(now));
+    model.updated_at = Set(now);
+    model.lease_holder = Set(None);
+    model.update(&txn).await?;
+    let mut row_model: request::ActiveModel = row.into();
+    if final_status == RequestStatus::Failed {
+        row_model.error = Set(error.to_owned());
+        row_model.stop_reason = Set(error.to_owned());
+    }
+    row_model.stage = Set(Stage::Export);
+    let row = row_model.update(&txn).await?;
+    let done = finish_report(&txn, &row, final_status, reason).await?;
+    let volume_status = match final_status {
+        RequestStatus::Completed => VolumeStatus::Translated,
+        RequestStatus::CompletedWithResiduals => VolumeStatus::Incomplete,
+        _ => VolumeStatus::Imported,
+    };
+    project::Entity::update_many()
+        .col_expr(project::Column::Status, Expr::value(volume_status))
+        .col_expr(project::Column::UpdatedAt, Expr::value(now))
+        .filter(project::Column::Id.eq(done.project_id.clone()))
+        .exec(&txn)
+        .await?;
+    txn.commit().await?;
+    Ok(done)
+}
+
+/// Sets the final status, `finished_at` and the completion report (none for
+/// an import-only request, which translated nothing), and queues the final
+/// webhook. Returns the request as it ended.
+pub async fn finish_report(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+    status: RequestStatus,
+    reason: Option<&str>,
+) -> Result<request::Model, SchedulerError> {
+    let now = clock::now();
+    let report = if status == RequestStatus::Imported {
+        None
+    } else {
+        Some(report::build(db, row, status, reason, now).await?)
+    };
+    let mut model: request::ActiveModel = row.clone().into();
+    model.status = Set(status);
+    model.stage = Set(Stage::Export);
+    model.step = Set(status.as_str().to_owned());
+    model.finished_at = Set(Some(now));
+    model.updated_at = Set(now);
+    model.report = Set(report);
+    let ended = model.update(db).await?;
+    queue_final_webhook(db, &ended).await?;
+    Ok(ended)
+}
+
+/// Queues the final webhook in the transaction that ends the request;
+/// delivery renders its body at the first attempt (it then carries the
+/// stored result).
+async fn queue_final_webhook(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<(), SchedulerError> {
+    let Some(url) = &row.callback_url else {
+        return Ok(());
+    };
+    webhook_delivery::ActiveModel::queued(
+        &row.id,
+        CallbackEvent::Finished,
+        None,
+        url,
+        String::new(),
+    )
+    .insert(db)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! The `step` texts of a request (spec 2.2): free text telling a person what
+//! the request is doing inside its stage. Kept in one place so the status
+//! document reads the same whichever path set it.
+
+/// Accepted, waiting for its volume's turn in the series.
+pub const WAITING: &str = "waiting";
+/// Has its job; no worker has leased it yet.
+pub const WAITING_FOR_WORKER: &str = "waiting for a worker";
+/// A worker holds the job.
+pub const TRANSLATING: &str = "translating";
+/// Paused by its owner.
+pub const PAUSED: &str = "paused";

@@ -1,0 +1,239 @@
+//! What the unit tests share: an in-memory database with the real schema,
+//! one account with a token and a provider, and submissions built from the
+//! JSON a client would send.
+
+use crate::error::SchedulerError;
+use crate::intake::{self, IntakeLimits};
+use dragoman_migrations::{Migrator, MigratorTrait};
+use dragoman_model::entities::{
+    account, api_token, chapter, job, passage, project, provider, request, series,
+};
+use dragoman_model::payload::TranslationPayload;
+use dragoman_model::server_key::ServerKey;
+use dragoman_model::vocab::{InputKind, Priority, ProviderKind};
+use dragoman_model::webhook::{WebhookPolicy, WebhookSettings};
+use dragoman_model::{clock, ids};
+use dragoman_proto::principal::Principal;
+use dragoman_proto::v1::{SubmitRequest, SubmitResponse};
+use dragoman_proto::wire::{self, WireEnum};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, Set,
+};
+use serde_json::{Value, json};
+
+/// The only host a callback may name in these tests (an address literal,
+/// so nothing is resolved).
+pub const CALLBACK: &str = "http://127.0.0.1:9/hook";
+
+pub struct Fixture {
+    pub db: DatabaseConnection,
+    pub account: account::Model,
+    pub token: api_token::Model,
+    pub provider: provider::Model,
+    pub webhooks: WebhookPolicy,
+    pub limits: IntakeLimits,
+}
+
+impl Fixture {
+    pub async fn new() -> Fixture {
+        let db = dragoman_model::db::connect("sqlite::memory:")
+            .await
+            .expect("in-memory database");
+        Migrator::up(&db, None).await.expect("migrations");
+        let now = clock::now();
+        let account = account::ActiveModel {
+            id: Set(ids::new_id()),
+            username: Set("reader".into()),
+            password_hash: Set(String::new()),
+            email: Set(None),
+            is_admin: Set(false),
+            active: Set(true),
+            priority_ceiling: Set(Priority::High),
+            max_running: Set(None),
+            max_queued: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(&db)
+        .await
+        .expect("account");
+        let token = api_token::ActiveModel {
+            id: Set(ids::new_id()),
+            account_id: Set(account.id.clone()),
+            name: Set("ci".into()),
+            prefix: Set(ids::new_id()),
+            secret_hash: Set(String::new()),
+            scopes: Set(json!([])),
+            created_at: Set(now),
+            expires_at: Set(None),
+            revoked_at: Set(None),
+            last_used_at: Set(None),
+            webhook_secret_enc: Set(None),
+            max_priority: Set(Priority::High),
+            max_running: Set(10),
+            max_queued: Set(100),
+            budget_amount: Set(None),
+            budget_period: Set(None),
+        }
+        .insert(&db)
+        .await
+        .expect("token");
+        let provider = provider::ActiveModel {
+            id: Set(ids::new_id()),
+            name: Set("simulator".into()),
+            kind: Set(ProviderKind::OpenAi),
+            model: Set("sim".into()),
+            base_url: Set("http://127.0.0.1:1".into()),
+            api_key_env: Set(String::new()),
+            price_input: Set(None),
+            price_output: Set(None),
+            capacity: Set(4),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(&db)
+        .await
+        .expect("provider");
+        let settings = WebhookSettings::from_environment(
+            "127.0.0.1",
+            "127.0.0.0/8",
+            6,
+            10,
+            "whsec_0123456789abcdef0123456789abcdef",
+        )
+        .expect("webhook settings");
+        Fixture {
+            db,
+            account,
+            token,
+            provider,
+            webhooks: WebhookPolicy::new(settings, ServerKey::generate()),
+            limits: IntakeLimits { max_chapters: 50 },
+        }
+    }
+
+    pub fn principal(&self) -> Principal {
+        Principal {
+            account_id: self.account.id.clone(),
+            token_id: Some(self.token.id.clone()),
+            admin: false,
+        }
+    }
+
+    /// A payload for volume `number` of series `series` with the fixture's
+    /// provider; `chapters` as the JSON array a client sends.
+    pub fn body(&self, series: &str, number: i64, chapters: Value) -> Value {
+        json!({
+            "series": {"name": series, "create_if_missing": true},
+            "volume": {"number": number},
+            "source_language": "en",
+            "target_language": "fr",
+            "provider_id": self.provider.id,
+            "chapters": chapters,
+        })
+    }
+
+    pub fn message(body: &Value, key: Option<&str>) -> SubmitRequest {
+        let payload: TranslationPayload =
+            serde_json::from_value(body.clone()).expect("a payload the gateway accepts");
+        SubmitRequest {
+            input: InputKind::Json.to_wire(),
+            idempotency_key: key.map(str::to_owned),
+            submission: Some(wire::submission(&payload)),
+        }
+    }
+
+    pub async fn submit_message(
+        &self,
+        message: SubmitRequest,
+    ) -> Result<SubmitResponse, SchedulerError> {
+        intake::submit(
+            &self.db,
+            &self.principal(),
+            message,
+            &self.limits,
+            &self.webhooks,
+        )
+        .await
+        .map(|(answer, _)| answer)
+    }
+
+    pub async fn submit(&self, body: &Value) -> Result<SubmitResponse, SchedulerError> {
+        self.submit_message(Self::message(body, None)).await
+    }
+
+    /// Submits and returns the stored request.
+    pub async fn accepted(&self, body: &Value) -> request::Model {
+        let answer = self.submit(body).await.expect("accepted");
+        let id = answer.summary.expect("summary").request_id;
+        self.request(&id).await
+    }
+
+    pub async fn request(&self, id: &str) -> request::Model {
+        request::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await
+            .expect("select")
+            .expect("request")
+    }
+
+    pub async fn job(&self, id: &str) -> job::Model {
+        job::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await
+            .expect("select")
+            .expect("job")
+    }
+
+    pub async fn volume(&self, id: &str) -> project::Model {
+        project::Entity::find_by_id(id.to_owned())
+            .one(&self.db)
+            .await
+            .expect("select")
+            .expect("volume")
+    }
+
+    /// The volume's chapters in reading order.
+    pub async fn chapters(&self, project_id: &str) -> Vec<chapter::Model> {
+        chapter::Entity::find()
+            .filter(chapter::Column::ProjectId.eq(project_id))
+            .order_by_asc(chapter::Column::Position)
+            .all(&self.db)
+            .await
+            .expect("chapters")
+    }
+
+    pub async fn passages(&self, chapter_id: &str) -> Vec<passage::Model> {
+        passage::Entity::find()
+            .filter(passage::Column::ChapterId.eq(chapter_id))
+            .order_by_asc(passage::Column::Position)
+            .all(&self.db)
+            .await
+            .expect("passages")
+    }
+
+    /// Rows of the tables a refused submission must leave alone.
+    pub async fn stored(&self) -> (u64, u64, u64, u64) {
+        (
+            request::Entity::find()
+                .count(&self.db)
+                .await
+                .expect("count"),
+            series::Entity::find().count(&self.db).await.expect("count"),
+            project::Entity::find()
+                .count(&self.db)
+                .await
+                .expect("count"),
+            chapter::Entity::find()
+                .count(&self.db)
+                .await
+                .expect("count"),
+        )
+    }
+}
+
+/// One chapter item of a payload.
+pub fn chapter(number: i64, content: &str) -> Value {
+    json!({"number": number, "title": format!("Chapter {number}"), "content": content})
+}
