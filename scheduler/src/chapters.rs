@@ -1,9 +1,8 @@
-//! Chapters of a request given as text: passages split at blank lines,
-//! words and the normalized source hash, the kind of an unnumbered chapter.
-//! Intake reads them through [`read`] only.
+//! Chapters of a request given as text, read by the book crate like every
+//! other input. Intake reads them through [`read`] only.
 
 use dragoman_book::model::ChapterKind;
-use dragoman_book::{labels, numbering, text};
+use dragoman_book::{PlainChapterIn, read_plain_chapter};
 use dragoman_model::payload::ChapterIn;
 
 /// A chapter as the request gives it, ready to compare and store.
@@ -21,73 +20,37 @@ pub struct IncomingChapter {
     pub mapping: serde_json::Value,
 }
 
-/// Paragraphs separated by blank lines, trimmed; line breaks inside a
-/// paragraph are kept.
-pub fn split_passages(content: &str) -> Vec<String> {
-    let normalized = content.replace("\r\n", "\n").replace('\r', "\n");
-    let mut passages = Vec::new();
-    let mut current: Vec<&str> = Vec::new();
-    for line in normalized.split('\n') {
-        if line.trim().is_empty() {
-            if !current.is_empty() {
-                passages.push(current.join("\n").trim().to_owned());
-                current.clear();
-            }
-        } else {
-            current.push(line.trim_end());
-        }
-    }
-    if !current.is_empty() {
-        passages.push(current.join("\n").trim().to_owned());
-    }
-    passages
-}
-
-/// SHA-256 of the normalized source text: passages joined by a blank line.
-pub fn source_sha256(passages: &[String]) -> String {
-    text::sha256_hex(passages.join("\n\n").as_bytes())
-}
-
+/// The chapter as the book crate reads plain text: passages, words, the
+/// source hash, kind, label and mapping are the readers' own, so whether a
+/// chapter counts as unchanged never depends on how it came in.
 pub fn read(chapter: &ChapterIn) -> IncomingChapter {
-    let passages = split_passages(&chapter.content);
-    let words: u64 = passages.iter().map(|p| text::count_words(p)).sum();
-    let (kind, mapping) = match chapter.number {
-        Some(n) => (
-            ChapterKind::Chapter,
-            serde_json::json!({"confidence": 1.0, "reason": format!("number {n} given by the request"), "detected": false}),
-        ),
-        None => match chapter.title.as_deref().and_then(numbering::detect_heading) {
-            Some(found) if found.kind.is_special() => (
-                found.kind,
-                serde_json::json!({
-                    // Two decimals: the reader's f32 would print as 0.8999999761…
-                    "confidence": (f64::from(found.confidence) * 100.0).round() / 100.0,
-                    "reason": found.reason,
-                    "detected": true,
-                }),
-            ),
-            _ => (
-                ChapterKind::FrontMatter,
-                serde_json::json!({"confidence": 0.3, "reason": "no number and no recognised special title", "detected": true}),
-            ),
+    let number = chapter.number.and_then(|n| u32::try_from(n).ok());
+    let part = chapter.part.and_then(|p| u32::try_from(p).ok());
+    let read = read_plain_chapter(
+        1,
+        &PlainChapterIn {
+            number,
+            part,
+            title: chapter.title.as_deref(),
+            content: &chapter.content,
         },
-    };
-    let number = chapter.number.and_then(|n| i32::try_from(n).ok());
-    let part = chapter.part.and_then(|p| i32::try_from(p).ok());
+    );
+    let mapping = serde_json::json!({
+        // Two decimals: the reader's f32 would print as 0.8999999761…
+        "confidence": (f64::from(read.mapping.confidence) * 100.0).round() / 100.0,
+        "reason": read.mapping.reason,
+        "detected": read.mapping.detected,
+    });
     IncomingChapter {
         external_id: chapter.external_id.clone(),
-        number,
-        part,
-        kind,
+        number: read.number.and_then(|n| i32::try_from(n).ok()),
+        part: read.part.and_then(|p| i32::try_from(p).ok()),
+        kind: read.kind,
         title: chapter.title.clone(),
-        label: labels::label(
-            kind,
-            number.and_then(|n| u32::try_from(n).ok()),
-            part.and_then(|p| u32::try_from(p).ok()),
-        ),
-        source_sha256: source_sha256(&passages),
-        words: i64::try_from(words).unwrap_or(i64::MAX),
-        passages,
+        label: read.label,
+        passages: read.passages.iter().map(|p| p.plain_text()).collect(),
+        words: i64::try_from(read.words).unwrap_or(i64::MAX),
+        source_sha256: read.source_sha256,
         mapping,
     }
 }
@@ -101,11 +64,37 @@ pub fn kind_key(kind: ChapterKind) -> &'static str {
 mod tests {
     use super::*;
 
+    fn chapter(content: &str) -> ChapterIn {
+        ChapterIn {
+            external_id: None,
+            number: Some(3),
+            part: None,
+            title: Some("Three".into()),
+            content: content.into(),
+        }
+    }
+
     #[test]
     fn passages_are_paragraphs_between_blank_lines() {
-        let p = split_passages("  First line\nsame paragraph \r\n\r\n\n  Second.\n   \nThird");
-        assert_eq!(p, ["First line\nsame paragraph", "Second.", "Third"]);
-        assert!(split_passages(" \n\n ").is_empty());
+        let c = read(&chapter("  First line\nsame paragraph \r\n\r\n\n  Second.\n   \nThird"));
+        assert_eq!(c.passages, ["First line\nsame paragraph", "Second.", "Third"]);
+        assert!(read(&chapter(" \n\n ")).passages.is_empty());
+        assert_eq!(c.kind, ChapterKind::Chapter);
+        assert_eq!(c.mapping["confidence"], 1.0);
+    }
+
+    #[test]
+    fn a_chapter_hashes_as_the_txt_reader_hashes_it() {
+        let text = "One paragraph.\n\nAnother one.";
+        let from_json = read(&chapter(text));
+        let book = dragoman_book::txt::read_txt(
+            "003.txt",
+            text.as_bytes(),
+            dragoman_book::txt::Split::None,
+        )
+        .expect("reads");
+        assert_eq!(from_json.source_sha256, book.chapters[0].source_sha256);
+        assert_eq!(from_json.words, 4);
     }
 
     #[test]

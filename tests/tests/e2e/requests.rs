@@ -1187,17 +1187,30 @@ async fn lifecycle_queue_pause_resume_cancel() {
     api.act(&a_id, "pause")
         .await
         .expect_error(409, "conflict", "pause twice");
-    let b_doc = api.status(&b_id).await;
-    assert_eq!(b_doc["status"], "queued", "B waits while A is paused");
-    assert!(b_doc["job_id"].is_null());
+    // A paused volume no longer holds its series: B, next in reading
+    // order, gets its job.
+    let b_doc = api
+        .wait_until(&b_id, MINUTE, "B promoted while A is paused", |d| {
+            d["status"] != "queued"
+        })
+        .await;
+    assert!(is_uuid(&b_doc["job_id"]), "{b_doc}");
+    // Resumed while B holds the series, A waits its turn again.
     let resumed = api.act(&a_id, "resume").await.expect(200);
     check_document(&resumed);
+    assert_eq!(resumed["status"], "queued", "{resumed}");
     api.act(&a_id, "resume")
         .await
         .expect_error(409, "conflict", "resume a resumed request");
+    let done_b = api.wait_final(&b_id, MINUTE).await;
+    assert_eq!(done_b["status"], "completed", "{done_b}");
     let done = api.wait_final(&a_id, MINUTE).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["progress"]["translated"], 6);
+    assert!(
+        done["finished_at"].as_i64() >= done_b["finished_at"].as_i64(),
+        "A resumed after B: {done} {done_b}"
+    );
 
     // Finished: every action conflicts; the epub format does not exist.
     for action in ["pause", "resume", "cancel"] {
@@ -1213,9 +1226,7 @@ async fn lifecycle_queue_pause_resume_cancel() {
         "epub of a JSON request",
     );
 
-    // B gets its job once A ended, and runs.
-    let done_b = api.wait_final(&b_id, MINUTE).await;
-    assert_eq!(done_b["status"], "completed", "{done_b}");
+    // B waited for A before A was paused.
     assert!(is_uuid(&done_b["job_id"]));
     assert!(
         done_b["report"]["durations"]["queued_seconds"].as_f64() >= Some(1.0),
