@@ -1,9 +1,13 @@
-//! The delivery service's one error type and its mapping to gRPC statuses
-//! carrying the spec's codes (4.5).
+//! The delivery service's one error type and its one mapping to the
+//! refusals the gateway renders with the spec's codes (4.5).
 
-use dragoman_proto::api_status;
-use serde_json::{Value, json};
-use tonic::{Code, Status};
+use dragoman_model::vocab::{ErrorCode, Issue, RequestStatus};
+use dragoman_proto::api_status::ServiceError;
+use tonic::Status;
+
+/// How long a client is told to wait before asking again for a result that
+/// is not ready (`retry_after`, seconds).
+const NOT_READY_RETRY_AFTER: u64 = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
@@ -15,17 +19,17 @@ pub enum DeliveryError {
     RequestCancelled(String),
     #[error("the result is not ready")]
     NotReady {
-        status: String,
+        status: RequestStatus,
         incomplete: Vec<String>,
     },
     #[error("format not available for this request")]
     FormatUnavailable,
-    #[error("invalid parameter {0}")]
-    InvalidRequest(&'static str),
+    #[error("invalid result parameters")]
+    InvalidRequest(Vec<Issue>),
     #[error("the result could not be produced: {0}")]
     DeliveryFailed(String),
     #[error("invalid webhook settings")]
-    InvalidSettings(Vec<(String, &'static str)>),
+    InvalidSettings(Vec<Issue>),
     #[error("administrators only")]
     AdminRequired,
     #[error("database: {0}")]
@@ -36,76 +40,83 @@ pub enum DeliveryError {
     Model(#[from] dragoman_model::ModelError),
 }
 
-fn with_extra(code: Code, api: &str, message: &str, extra: Value) -> Status {
-    api_status::status(code, api, message, Some(&extra.to_string()))
+impl From<DeliveryError> for ServiceError {
+    fn from(error: DeliveryError) -> ServiceError {
+        let message = error.to_string();
+        match error {
+            DeliveryError::RequestNotFound => {
+                ServiceError::new(ErrorCode::RequestNotFound, message)
+            }
+            DeliveryError::RequestFailed(reason) => {
+                ServiceError::new(ErrorCode::RequestFailed, message).with("reason", reason)
+            }
+            DeliveryError::RequestCancelled(reason) => {
+                ServiceError::new(ErrorCode::RequestCancelled, message).with("reason", reason)
+            }
+            DeliveryError::NotReady { status, incomplete } => {
+                ServiceError::new(ErrorCode::ResultNotReady, message)
+                    .with("status", status.as_str())
+                    .with("incomplete_chapters", incomplete)
+                    .with("retry_after", NOT_READY_RETRY_AFTER)
+            }
+            DeliveryError::FormatUnavailable => {
+                ServiceError::new(ErrorCode::FormatUnavailable, message)
+            }
+            DeliveryError::InvalidRequest(issues) => {
+                ServiceError::new(ErrorCode::InvalidRequest, message).with_issues(issues)
+            }
+            DeliveryError::DeliveryFailed(_) => {
+                ServiceError::new(ErrorCode::DeliveryFailed, message)
+            }
+            DeliveryError::InvalidSettings(issues) => {
+                ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)
+            }
+            DeliveryError::AdminRequired => ServiceError::new(ErrorCode::AdminRequired, message),
+            DeliveryError::Db(_) | DeliveryError::Blob(_) | DeliveryError::Model(_) => {
+                ServiceError::new(ErrorCode::ServerError, message)
+            }
+        }
+    }
 }
 
 impl From<DeliveryError> for Status {
     fn from(error: DeliveryError) -> Status {
-        let message = error.to_string();
-        match error {
-            DeliveryError::RequestNotFound => {
-                api_status::status(Code::NotFound, "request_not_found", &message, None)
-            }
-            DeliveryError::RequestFailed(reason) => with_extra(
-                Code::FailedPrecondition,
-                "request_failed",
-                &message,
-                json!({"reason": reason}),
-            ),
-            DeliveryError::RequestCancelled(reason) => with_extra(
-                Code::FailedPrecondition,
-                "request_cancelled",
-                &message,
-                json!({"reason": reason}),
-            ),
-            DeliveryError::NotReady { status, incomplete } => with_extra(
-                Code::FailedPrecondition,
-                "result_not_ready",
-                &message,
-                json!({"status": status, "incomplete_chapters": incomplete, "retry_after": 5}),
-            ),
-            DeliveryError::FormatUnavailable => api_status::status(
-                Code::FailedPrecondition,
-                "format_unavailable",
-                &message,
-                None,
-            ),
-            DeliveryError::InvalidRequest(field) => with_extra(
-                Code::InvalidArgument,
-                "invalid_request",
-                &message,
-                json!({"issues": [{"loc": ["query", field], "type": "value_error"}]}),
-            ),
-            DeliveryError::DeliveryFailed(_) => {
-                api_status::status(Code::InvalidArgument, "delivery_failed", &message, None)
-            }
-            DeliveryError::InvalidSettings(issues) => {
-                let issues: Vec<Value> = issues
-                    .iter()
-                    .map(|(field, kind)| {
-                        let mut loc = vec![json!("body")];
-                        loc.extend(field.split('.').filter(|p| !p.is_empty()).map(|part| {
-                            part.parse::<u64>()
-                                .map(|i| json!(i))
-                                .unwrap_or_else(|_| json!(part))
-                        }));
-                        json!({"loc": loc, "type": kind})
-                    })
-                    .collect();
-                with_extra(
-                    Code::InvalidArgument,
-                    "invalid_payload",
-                    &message,
-                    json!({"issues": issues}),
-                )
-            }
-            DeliveryError::AdminRequired => {
-                api_status::status(Code::PermissionDenied, "admin_required", &message, None)
-            }
-            DeliveryError::Db(_) | DeliveryError::Blob(_) | DeliveryError::Model(_) => {
-                api_status::status(Code::Internal, "server_error", &message, None)
-            }
-        }
+        Status::from(ServiceError::from(error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_model::vocab::IssueKind;
+    use serde_json::json;
+
+    #[test]
+    fn refusals_carry_their_code_and_fields() {
+        let not_ready = ServiceError::from(DeliveryError::NotReady {
+            status: RequestStatus::Running,
+            incomplete: vec!["c1".into()],
+        });
+        assert_eq!(not_ready.code, ErrorCode::ResultNotReady);
+        assert_eq!(not_ready.extra["status"], json!("running"));
+        assert_eq!(not_ready.extra["incomplete_chapters"], json!(["c1"]));
+        assert_eq!(not_ready.extra["retry_after"], json!(5));
+
+        let failed = ServiceError::from(DeliveryError::RequestFailed("provider down".into()));
+        assert_eq!(
+            (failed.code, &failed.extra["reason"]),
+            (ErrorCode::RequestFailed, &json!("provider down"))
+        );
+
+        let issue = Issue::at("body", "hosts.0", IssueKind::ValueError);
+        let settings = ServiceError::from(DeliveryError::InvalidSettings(vec![issue.clone()]));
+        assert_eq!(
+            (settings.code, settings.issues),
+            (ErrorCode::InvalidPayload, vec![issue])
+        );
+
+        let internal = ServiceError::from(DeliveryError::Blob("disk full".into()));
+        assert_eq!(internal.code, ErrorCode::ServerError);
+        assert!(internal.message.contains("disk full"));
     }
 }

@@ -3,24 +3,41 @@
 //! passage without a usable translation keeps its source text everywhere.
 
 use crate::error::DeliveryError;
-use dragoman_book::bilingual::{BilingualOptions, Layout, write_bilingual_epub};
+use dragoman_book::bilingual::{self, BilingualOptions, write_bilingual_epub};
 use dragoman_book::export::{write_txt, write_txt_zip};
 use dragoman_book::model::{
     Book, Chapter, ChapterKind, Mapping, Metadata, Passage, PassageRole, SourceFormat, Translations,
 };
 use dragoman_book::text::sha256_hex;
 use dragoman_model::entities::{chapter, passage, project, provider, request, series};
+use dragoman_model::vocab::{
+    ContextBackend, InputKind, Layout, PassageStatus, Quality, RequestStatus, ResultFormat,
+    ResultScope,
+};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// What a client asks for.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResultQuery {
-    pub format: String,
-    pub scope: String,
+    pub format: ResultFormat,
+    pub scope: ResultScope,
     pub partial: bool,
     pub layout: Layout,
+}
+
+impl ResultQuery {
+    /// The stored result's query: the request's own format, its chapters,
+    /// interleaved.
+    pub fn stored(row: &request::Model) -> ResultQuery {
+        ResultQuery {
+            format: default_format(row),
+            scope: ResultScope::Request,
+            partial: false,
+            layout: Layout::Interleaved,
+        }
+    }
 }
 
 /// A built file and what the headers say about it.
@@ -31,46 +48,23 @@ pub struct BuiltResult {
     pub complete: bool,
 }
 
-pub fn media_type(format: &str) -> &'static str {
-    match format {
-        "json" => "application/json",
-        "txt" => "text/plain; charset=utf-8",
-        "txt-zip" => "application/zip",
-        _ => "application/epub+zip",
-    }
-}
-
-fn extension(format: &str) -> &'static str {
-    match format {
-        "json" => "json",
-        "txt" => "txt",
-        "txt-zip" => "zip",
-        _ => "epub",
-    }
-}
-
 /// A usable translation: stored and accepted.
 fn usable(p: &passage::Model) -> Option<&str> {
-    match (&p.translation, p.status.as_str()) {
-        (Some(t), "ok" | "check") => Some(t.as_str()),
-        _ => None,
+    p.translation
+        .as_deref()
+        .filter(|_| PassageStatus::USABLE.contains(&p.status))
+}
+
+/// The book writer's name for a layout.
+fn book_layout(layout: Layout) -> bilingual::Layout {
+    match layout {
+        Layout::Interleaved => bilingual::Layout::Interleaved,
+        Layout::SideBySide => bilingual::Layout::SideBySide,
     }
 }
 
 fn kind_of(key: &str) -> ChapterKind {
     serde_json::from_value(json!(key)).unwrap_or(ChapterKind::Chapter)
-}
-
-fn ids_in(value: &Value, key: &str) -> Vec<String> {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 struct Loaded {
@@ -85,7 +79,7 @@ async fn load(
     db: &impl ConnectionTrait,
     account_id: &str,
     request_id: &str,
-    scope: &str,
+    scope: ResultScope,
 ) -> Result<Loaded, DeliveryError> {
     let row = request::Entity::find_by_id(request_id.to_owned())
         .filter(request::Column::AccountId.eq(account_id))
@@ -103,9 +97,11 @@ async fn load(
     let mut query =
         chapter::Entity::find().filter(chapter::Column::ProjectId.eq(volume.id.clone()));
     match scope {
-        "volume" => {}
-        "new" => query = query.filter(chapter::Column::Id.is_in(ids_in(&row.chapters, "new"))),
-        _ => query = query.filter(chapter::Column::Id.is_in(ids_in(&row.chapters, "ids"))),
+        ResultScope::Volume => {}
+        ResultScope::New => {
+            query = query.filter(chapter::Column::Id.is_in(row.chapter_list("new")))
+        }
+        ResultScope::Request => query = query.filter(chapter::Column::Id.is_in(row.chapter_ids())),
     }
     let chapters = query
         .order_by_asc(chapter::Column::Position)
@@ -130,13 +126,18 @@ async fn load(
     })
 }
 
-/// The request's own output format (spec 2.5: `epub` only for an EPUB).
-pub fn default_format(row: &request::Model) -> String {
+/// The request's own output format, JSON when it named none.
+pub fn default_format(row: &request::Model) -> ResultFormat {
     row.options
         .get("output_format")
-        .and_then(Value::as_str)
-        .unwrap_or("json")
-        .to_owned()
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or(ResultFormat::Json)
+}
+
+/// Whether the request can have a result in `format` (spec 2.5: `epub`
+/// exists only for a request that sent an EPUB).
+pub fn format_available(row: &request::Model, format: ResultFormat) -> bool {
+    format != ResultFormat::Epub || row.input == InputKind::Epub
 }
 
 pub async fn build(
@@ -145,28 +146,17 @@ pub async fn build(
     request_id: &str,
     query: &ResultQuery,
 ) -> Result<BuiltResult, DeliveryError> {
-    if !matches!(query.scope.as_str(), "request" | "new" | "volume") {
-        return Err(DeliveryError::InvalidRequest("scope"));
-    }
-    let loaded = load(db, account_id, request_id, &query.scope).await?;
+    let loaded = load(db, account_id, request_id, query.scope).await?;
     let row = &loaded.row;
-    match row.status.as_str() {
-        "failed" => return Err(DeliveryError::RequestFailed(row.error.clone())),
-        "cancelled" => return Err(DeliveryError::RequestCancelled(row.stop_reason.clone())),
+    match row.status {
+        RequestStatus::Failed => return Err(DeliveryError::RequestFailed(row.error.clone())),
+        RequestStatus::Cancelled => {
+            return Err(DeliveryError::RequestCancelled(row.stop_reason.clone()));
+        }
         _ => {}
     }
-    let format = if query.format.is_empty() {
-        default_format(row)
-    } else {
-        query.format.clone()
-    };
-    if !matches!(
-        format.as_str(),
-        "json" | "txt" | "txt-zip" | "epub" | "epub-bilingual"
-    ) {
-        return Err(DeliveryError::InvalidRequest("format"));
-    }
-    if format == "epub" && row.input != "epub" {
+    let format = query.format;
+    if !format_available(row, format) {
         return Err(DeliveryError::FormatUnavailable);
     }
     let incomplete: Vec<String> = loaded
@@ -178,11 +168,11 @@ pub async fn build(
         })
         .map(|c| c.id.clone())
         .collect();
-    let finished = request::is_final(&row.status);
+    let finished = row.status.is_final();
     let complete = finished && incomplete.is_empty();
     if !finished && !query.partial {
         return Err(DeliveryError::NotReady {
-            status: row.status.clone(),
+            status: row.status,
             incomplete,
         });
     }
@@ -192,40 +182,40 @@ pub async fn build(
         slug(&loaded.volume.title),
         &row.id[..8.min(row.id.len())]
     );
-    let filename = format!("{base}.{}", extension(&format));
-    let body = match format.as_str() {
-        "json" => serde_json::to_vec_pretty(
-            &json_result(db, &loaded, &query.scope, &incomplete, complete).await?,
+    let filename = format!("{base}.{}", format.extension());
+    let body = match format {
+        ResultFormat::Json => serde_json::to_vec_pretty(
+            &json_result(db, &loaded, query.scope, &incomplete, complete).await?,
         )
         .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?,
-        other => {
+        ResultFormat::Txt => {
             let (book, translations) = as_book(&loaded);
-            match other {
-                "txt" => write_txt(&book, &translations, &target).0.into_bytes(),
-                "txt-zip" => {
-                    let (bytes, _) = write_txt_zip(&book, &translations, &target)
-                        .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?;
-                    let mut with_report = Vec::new();
-                    add_report(&bytes, &mut with_report, row.report.as_ref())?;
-                    with_report
-                }
-                _ => {
-                    let options = BilingualOptions {
-                        source_language: loaded.volume.source_language.clone(),
-                        target_language: target.clone(),
-                        layout: query.layout,
-                        title: Some(loaded.volume.title.clone()),
-                    };
-                    write_bilingual_epub(&book, &translations, &options)
-                        .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?
-                        .0
-                }
-            }
+            write_txt(&book, &translations, &target).0.into_bytes()
+        }
+        ResultFormat::TxtZip => {
+            let (book, translations) = as_book(&loaded);
+            let (bytes, _) = write_txt_zip(&book, &translations, &target)
+                .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?;
+            let mut with_report = Vec::new();
+            add_report(&bytes, &mut with_report, row.report.as_ref())?;
+            with_report
+        }
+        ResultFormat::Epub | ResultFormat::EpubBilingual => {
+            let (book, translations) = as_book(&loaded);
+            let options = BilingualOptions {
+                source_language: loaded.volume.source_language.clone(),
+                target_language: target.clone(),
+                layout: book_layout(query.layout),
+                title: Some(loaded.volume.title.clone()),
+            };
+            write_bilingual_epub(&book, &translations, &options)
+                .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?
+                .0
         }
     };
     Ok(BuiltResult {
         body,
-        media_type: media_type(&format),
+        media_type: format.media_type(),
         filename,
         complete,
     })
@@ -353,7 +343,7 @@ fn as_book(loaded: &Loaded) -> (Book, Translations) {
 async fn json_result(
     db: &impl ConnectionTrait,
     loaded: &Loaded,
-    scope: &str,
+    scope: ResultScope,
     incomplete: &[String],
     complete: bool,
 ) -> Result<Value, DeliveryError> {
@@ -378,7 +368,10 @@ async fn json_result(
             let flagged: Vec<&str> = ps
                 .iter()
                 .filter(|p| {
-                    matches!(p.status.as_str(), "check" | "error" | "refused") && !p.validated
+                    matches!(
+                        p.status,
+                        PassageStatus::Check | PassageStatus::Error | PassageStatus::Refused
+                    ) && !p.validated
                 })
                 .map(|p| p.id.as_str())
                 .collect();
@@ -435,8 +428,8 @@ async fn json_result(
         "target_language": volume.target_language,
         "strategy": {
             "provider": provider.map(|p| json!({"name": p.name, "model": p.model})),
-            "quality": row.options.get("quality").cloned().unwrap_or(json!("normal")),
-            "context_backend": row.options.get("context_backend").cloned().unwrap_or(json!("internal")),
+            "quality": row.options.get("quality").cloned().unwrap_or(json!(Quality::default())),
+            "context_backend": row.options.get("context_backend").cloned().unwrap_or(json!(ContextBackend::default())),
             "final_review": row.options.get("final_review").cloned().unwrap_or(json!(true)),
         },
         "incomplete_chapters": incomplete,

@@ -1,19 +1,24 @@
-//! The Delivery gRPC service: the stored result (built once, in the
-//! request's format and scope, when the request ends) and results on demand.
+//! The Delivery gRPC service: results on demand (the stored one, built by
+//! the results loop when the request ended, while it is kept), the
+//! `chapters.translated` batches and the administrator webhook settings.
 
 use crate::error::DeliveryError;
 use crate::results::{self, ResultQuery};
 use crate::stored::{self, ResultStore};
 use crate::webhooks::{admin, events};
-use dragoman_book::bilingual::Layout;
 use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{request, result};
-use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy};
+use dragoman_model::vocab::{
+    Channel, Issue, IssueKind, Layout, RequestStatus, ResultFormat, ResultScope,
+};
+use dragoman_model::webhook::WebhookPolicy;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::*;
+use dragoman_proto::wire::{WireEnum, WireError};
 use object_store::path::Path;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use serde_json::json;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -49,21 +54,57 @@ impl DeliveryService {
     /// Wake-ups are hints: the dispatcher looks at the outbox every few
     /// seconds anyway, so a failed notify is only logged.
     async fn wake_dispatcher(&self) {
-        if let Err(e) = self.coordination.notify(WEBHOOKS_CHANNEL).await {
+        if let Err(e) = self.coordination.notify(&Channel::Webhooks).await {
             tracing::warn!(error = %e, "coordination notify failed");
         }
     }
 }
 
-fn stored_message(r: &result::Model) -> StoredResult {
-    StoredResult {
-        format: r.format.clone(),
-        media_type: r.media_type.clone(),
-        filename: r.filename.clone(),
-        size: r.size,
-        sha256: r.sha256.clone(),
-        created_at: r.created_at,
+/// A query parameter that holds no value of its type.
+fn invalid(expected: String) -> impl FnOnce(WireError) -> DeliveryError {
+    move |e: WireError| {
+        DeliveryError::InvalidRequest(vec![
+            Issue::new([json!("query"), json!(e.field)], IssueKind::Enum)
+                .with_ctx(json!({ "expected": expected })),
+        ])
     }
+}
+
+/// A proto enum field where `UNSPECIFIED` (0, prost's default) means
+/// `default`.
+fn or_default<T: WireEnum>(
+    value: i32,
+    field: &'static str,
+    default: T,
+    expected: String,
+) -> Result<T, DeliveryError> {
+    if value == 0 {
+        return Ok(default);
+    }
+    T::from_wire(value, field).map_err(invalid(expected))
+}
+
+/// What `GetResult` asks for, before the request is known: the format is
+/// `None` when the request's own format is wanted.
+fn asked(
+    m: &GetResultRequest,
+) -> Result<(Option<ResultFormat>, ResultScope, Layout), DeliveryError> {
+    let format = ResultFormat::from_wire_opt(m.format, "format")
+        .map_err(invalid(ResultFormat::expected()))?;
+    let scope = or_default(
+        m.scope,
+        "scope",
+        ResultScope::Request,
+        ResultScope::expected(),
+    )?;
+    let layout = or_default(m.layout, "layout", Layout::Interleaved, Layout::expected())?;
+    Ok((format, scope, layout))
+}
+
+/// Whether the query asks for what the stored result holds.
+fn wants_stored(row: &request::Model, query: &ResultQuery) -> bool {
+    let stored = ResultQuery::stored(row);
+    (query.format, query.scope, query.layout) == (stored.format, stored.scope, stored.layout)
 }
 
 #[tonic::async_trait]
@@ -87,53 +128,29 @@ impl dragoman_proto::Delivery for DeliveryService {
         }))
     }
 
-    /// Builds and stores the request's result once; a second call returns
-    /// the stored one.
-    async fn store_result(
-        &self,
-        request: Request<StoreResultRequest>,
-    ) -> Result<Response<StoredResult>, Status> {
-        self.credential.verify(&request)?;
-        let request_id = request.into_inner().request_id;
-        let stored = self.results.ensure(&self.db, &request_id).await?;
-        self.wake_dispatcher().await;
-        Ok(Response::new(stored_message(&stored)))
-    }
-
     async fn get_result(
         &self,
         request: Request<GetResultRequest>,
     ) -> Result<Response<ResultFile>, Status> {
         let who = self.credential.principal(&request)?;
         let m = request.into_inner();
-        let layout = match m.layout.as_str() {
-            "" | "interleaved" => Layout::Interleaved,
-            "side-by-side" => Layout::SideBySide,
-            _ => return Err(DeliveryError::InvalidRequest("layout").into()),
-        };
-        let scope = if m.scope.is_empty() {
-            "request".to_owned()
-        } else {
-            m.scope
-        };
+        let (format, scope, layout) = asked(&m)?;
         let row = request::Entity::find_by_id(m.request_id.clone())
             .filter(request::Column::AccountId.eq(who.account_id.clone()))
             .one(&self.db)
             .await
             .map_err(DeliveryError::from)?
             .ok_or(DeliveryError::RequestNotFound)?;
-        let format = if m.format.is_empty() {
-            results::default_format(&row)
-        } else {
-            m.format
+        let query = ResultQuery {
+            format: format.unwrap_or_else(|| results::default_format(&row)),
+            scope,
+            partial: m.partial,
+            layout,
         };
         // The stored result is served as it is, while it is kept.
-        let wants_stored = scope == "request"
-            && layout == Layout::Interleaved
-            && format == results::default_format(&row);
-        if wants_stored
+        if wants_stored(&row, &query)
             && let Some(stored) = self.stored(&row.id).await?
-            && stored.format == format
+            && stored.format == query.format
             && stored.expires_at.is_none_or(|at| at > clock::now())
             && let Ok(found) = self
                 .results
@@ -142,28 +159,21 @@ impl dragoman_proto::Delivery for DeliveryService {
                 .await
             && let Ok(bytes) = found.bytes().await
         {
-            let complete = row.status == "completed";
             return Ok(Response::new(ResultFile {
                 body: bytes.to_vec(),
                 media_type: stored.media_type,
                 filename: stored.filename,
-                complete,
-                status: row.status,
+                complete: row.status == RequestStatus::Completed,
+                status: row.status.to_wire(),
             }));
         }
-        let query = ResultQuery {
-            format,
-            scope,
-            partial: m.partial,
-            layout,
-        };
         let built = results::build(&self.db, &who.account_id, &row.id, &query).await?;
         Ok(Response::new(ResultFile {
             body: built.body,
             media_type: built.media_type.into(),
             filename: built.filename,
             complete: built.complete,
-            status: row.status,
+            status: row.status.to_wire(),
         }))
     }
 

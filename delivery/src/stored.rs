@@ -1,17 +1,38 @@
 //! The stored result of a request (spec 2.2.1, 3): built once, in the
-//! request's own format and scope, when the request ends; kept for
-//! `RETENTION_RESULTS_DAYS`. The final webhook's `artifact` describes it.
+//! request's own format and scope, when the request ends completed; kept for
+//! `RETENTION_RESULTS_DAYS`, then deleted. The final webhook's `artifact`
+//! describes it.
+//!
+//! Several delivery processes may try to build the same result: a
+//! coordination lease per request lets one build at a time. Should a build
+//! outlive its lease and another process build too, both rows are kept,
+//! each with its own blob, and the newest is the one served.
 
 use crate::error::DeliveryError;
 use crate::results::{self, ResultQuery};
-use dragoman_book::bilingual::Layout;
+use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{request, result};
+use dragoman_model::vocab::{RequestStatus, ResultScope};
 use dragoman_model::{clock, ids};
 use object_store::ObjectStore;
 use object_store::path::Path;
+use sea_orm::sea_query::Query;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
+use std::time::Duration;
+
+/// Statuses of a request that gets a stored result.
+pub const STORED_FOR: [RequestStatus; 2] = [
+    RequestStatus::Completed,
+    RequestStatus::CompletedWithResiduals,
+];
+
+/// How long one process may build a result before another may take over.
+const BUILD_LEASE: Duration = Duration::from_secs(600);
+
+const SECONDS_PER_DAY: i64 = 86_400;
 
 /// Where stored results go and how long they stay.
 #[derive(Clone)]
@@ -28,19 +49,84 @@ pub async fn find(
 ) -> Result<Option<result::Model>, DeliveryError> {
     Ok(result::Entity::find()
         .filter(result::Column::RequestId.eq(request_id))
-        .filter(result::Column::Scope.eq("request"))
+        .filter(result::Column::Scope.eq(ResultScope::Request))
         .order_by_desc(result::Column::CreatedAt)
         .one(db)
         .await?)
 }
 
+/// Requests that ended completed at or after `since` and have no stored
+/// result yet, oldest first, leaving out `skip`.
+pub async fn missing(
+    db: &impl ConnectionTrait,
+    since: i64,
+    skip: Vec<String>,
+    limit: u64,
+) -> Result<Vec<String>, DeliveryError> {
+    let stored = Query::select()
+        .column(result::Column::RequestId)
+        .from(result::Entity)
+        .and_where(result::Column::Scope.eq(ResultScope::Request))
+        .to_owned();
+    Ok(request::Entity::find()
+        .select_only()
+        .column(request::Column::Id)
+        .filter(request::Column::Status.is_in(STORED_FOR))
+        .filter(request::Column::FinishedAt.gte(since))
+        .filter(request::Column::Id.not_in_subquery(stored))
+        .filter(request::Column::Id.is_not_in(skip))
+        .order_by_asc(request::Column::FinishedAt)
+        .limit(limit)
+        .into_tuple()
+        .all(db)
+        .await?)
+}
+
+/// The coordination lease a process holds while it builds the request's
+/// result.
+pub fn lease_key(request_id: &str) -> String {
+    format!("result:{request_id}")
+}
+
 impl ResultStore {
-    /// The stored result, built and stored now when there is none yet.
+    /// When results of requests that ended now stop being kept.
+    pub fn retention_seconds(&self) -> i64 {
+        self.retention_days.saturating_mul(SECONDS_PER_DAY)
+    }
+
+    /// The stored result, built and stored now when there is none yet;
+    /// `None` while another process is building it.
     pub async fn ensure(
+        &self,
+        db: &impl ConnectionTrait,
+        coordination: &dyn Coordination,
+        request_id: &str,
+    ) -> Result<Option<result::Model>, DeliveryError> {
+        if let Some(existing) = find(db, request_id).await? {
+            return Ok(Some(existing));
+        }
+        let key = lease_key(request_id);
+        let holder = ids::new_id();
+        if !coordination
+            .lease_acquire(&key, &holder, BUILD_LEASE)
+            .await?
+        {
+            return Ok(None);
+        }
+        let stored = self.build_and_store(db, request_id).await;
+        if let Err(e) = coordination.lease_release(&key, &holder).await {
+            // The lease expires on its own.
+            tracing::warn!(request = %request_id, error = %e, "releasing a result lease failed");
+        }
+        stored.map(Some)
+    }
+
+    async fn build_and_store(
         &self,
         db: &impl ConnectionTrait,
         request_id: &str,
     ) -> Result<result::Model, DeliveryError> {
+        // Another process may have stored it before this one took the lease.
         if let Some(existing) = find(db, request_id).await? {
             return Ok(existing);
         }
@@ -48,35 +134,62 @@ impl ResultStore {
             .one(db)
             .await?
             .ok_or(DeliveryError::RequestNotFound)?;
-        let format = results::default_format(&row);
-        let query = ResultQuery {
-            format: format.clone(),
-            scope: "request".into(),
-            partial: false,
-            layout: Layout::Interleaved,
-        };
+        let query = ResultQuery::stored(&row);
         let built = results::build(db, &row.account_id, request_id, &query).await?;
         let digest = dragoman_book::text::sha256_hex(&built.body);
-        let key = format!("results/{request_id}/{}", built.filename);
+        let id = ids::new_id();
+        // Each stored row owns its blob, so deleting one never takes
+        // another's bytes.
+        let key = format!("results/{request_id}/{id}/{}", built.filename);
         self.blobs
             .put(&Path::from(key.clone()), built.body.clone().into())
             .await
             .map_err(|e| DeliveryError::Blob(e.to_string()))?;
         let now = clock::now();
         Ok(result::ActiveModel {
-            id: Set(ids::new_id()),
+            id: Set(id),
             request_id: Set(request_id.to_owned()),
-            format: Set(format),
-            scope: Set("request".into()),
+            format: Set(query.format),
+            scope: Set(query.scope),
             media_type: Set(built.media_type.into()),
             filename: Set(built.filename),
             size: Set(i64::try_from(built.body.len()).unwrap_or(i64::MAX)),
             sha256: Set(digest),
             blob_key: Set(key),
             created_at: Set(now),
-            expires_at: Set(Some(now + self.retention_days * 86_400)),
+            expires_at: Set(Some(now.saturating_add(self.retention_seconds()))),
         }
         .insert(db)
         .await?)
+    }
+
+    /// Deletes up to `limit` results expired at `now`: the blob first (one
+    /// already gone is fine), then the row, so a failed delete is tried
+    /// again at the next sweep. Returns how many were deleted.
+    pub async fn sweep(
+        &self,
+        db: &impl ConnectionTrait,
+        now: i64,
+        limit: u64,
+    ) -> Result<usize, DeliveryError> {
+        let expired = result::Entity::find()
+            .filter(result::Column::ExpiresAt.lte(now))
+            .order_by_asc(result::Column::ExpiresAt)
+            .limit(limit)
+            .all(db)
+            .await?;
+        let mut deleted = 0;
+        for row in expired {
+            match self.blobs.delete(&Path::from(row.blob_key.clone())).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => {
+                    tracing::warn!(result = %row.id, error = %e, "deleting an expired result's blob failed");
+                    continue;
+                }
+            }
+            result::Entity::delete_by_id(row.id).exec(db).await?;
+            deleted += 1;
+        }
+        Ok(deleted)
     }
 }

@@ -7,6 +7,7 @@ use dragoman_delivery::webhooks::{RetrySchedule, outbox};
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::clock;
 use dragoman_model::entities::webhook_delivery::{self, ActiveModel, Entity};
+use dragoman_model::vocab::{CallbackEvent, WebhookState};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, EntityTrait};
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ async fn database() -> DatabaseConnection {
 async fn queued(db: &DatabaseConnection, request: &str) -> webhook_delivery::Model {
     ActiveModel::queued(
         request,
-        "translation_request.finished",
+        CallbackEvent::Finished,
         None,
         "http://x/",
         "{}".into(),
@@ -79,7 +80,7 @@ async fn only_one_taker_gets_a_call_and_outcomes_follow_the_schedule() {
         .await
         .expect("settle");
     let failed_once = reload(&db, &taken).await;
-    assert_eq!(failed_once.state, "pending");
+    assert_eq!(failed_once.state, WebhookState::Pending);
     assert_eq!(failed_once.last_error, "HTTP 500");
     let next = failed_once.next_attempt_at.expect("next attempt");
     assert!((before + 30_000..=clock::now_millis() + 30_000).contains(&next));
@@ -87,7 +88,7 @@ async fn only_one_taker_gets_a_call_and_outcomes_follow_the_schedule() {
     outbox::settle(&db, &taken, Ok(()), 3, &SCHEDULE)
         .await
         .expect("settle");
-    assert_eq!(reload(&db, &taken).await.state, "pending");
+    assert_eq!(reload(&db, &taken).await.state, WebhookState::Pending);
     // Second attempt fails: 60 s; third fails: failed for good.
     let second = outbox::claim(&db, &failed_once, 40_000)
         .await
@@ -110,12 +111,12 @@ async fn only_one_taker_gets_a_call_and_outcomes_follow_the_schedule() {
     let last = reload(&db, &third).await;
     assert_eq!(
         (
-            last.state.as_str(),
+            last.state,
             last.attempts,
             last.last_error.as_str(),
             last.next_attempt_at
         ),
-        ("failed", 3, "HTTP 502", None)
+        (WebhookState::Failed, 3, "HTTP 502", None)
     );
 }
 
@@ -131,7 +132,7 @@ async fn a_delivered_call_is_settled_and_an_interrupted_last_attempt_fails() {
         .await
         .expect("settle");
     let done = reload(&db, &taken).await;
-    assert_eq!(done.state, "delivered");
+    assert_eq!(done.state, WebhookState::Delivered);
     assert!(done.delivered_at.is_some() && done.next_attempt_at.is_none());
 
     // A call whose last allowed attempt was cut short is failed, not retried.
@@ -143,7 +144,7 @@ async fn a_delivered_call_is_settled_and_an_interrupted_last_attempt_fails() {
     outbox::fail_exhausted(&db, &cut).await.expect("fail");
     let failed = reload(&db, &cut).await;
     assert_eq!(
-        (failed.state.as_str(), failed.last_error.as_str()),
-        ("failed", "attempts exhausted")
+        (failed.state, failed.last_error.as_str()),
+        (WebhookState::Failed, "attempts exhausted")
     );
 }

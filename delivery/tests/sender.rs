@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use dragoman_delivery::webhooks::{Outgoing, Sender};
+use dragoman_model::vocab::CallbackEvent;
 use dragoman_model::webhook::{Resolver, WebhookSettings};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -116,7 +117,7 @@ async fn send(resolver: Arc<Table>, settings: &WebhookSettings, url: &str) -> Re
             settings,
             &Outgoing {
                 url,
-                event: "translation_request.finished",
+                event: CallbackEvent::Finished,
                 delivery_id: "r:1",
                 body: b"{}",
                 secret: "a-secret-of-at-least-thirty-two-chars",

@@ -7,6 +7,7 @@
 use crate::error::DeliveryError;
 use dragoman_model::clock;
 use dragoman_model::entities::setting;
+use dragoman_model::vocab::{Issue, IssueKind};
 use dragoman_model::webhook::settings::{
     MAX_LIST_ENTRIES, SETTINGS_KEY, check_attempts, check_secret, check_timeout, parse_network,
 };
@@ -15,8 +16,10 @@ use sea_orm::sea_query::OnConflict;
 use sea_orm::{ConnectionTrait, EntityTrait, Set};
 use serde_json::{Map, Value, json};
 
-/// A problem with one field of the change, as `(field, kind)`.
-pub type Issue = (String, &'static str);
+/// A problem with the change at a dotted field path (`hosts.2`).
+fn issue(field: &str, kind: IssueKind) -> Issue {
+    Issue::at("body", field, kind)
+}
 
 /// The settings in force, as the administrator routes answer them.
 pub async fn view(
@@ -42,18 +45,18 @@ fn view_of(overrides: &Overrides, updated_at: Option<i64>, policy: &WebhookPolic
 
 fn string_list(value: &Value, field: &str, issues: &mut Vec<Issue>) -> Option<Vec<String>> {
     let Some(items) = value.as_array() else {
-        issues.push((field.to_owned(), "type_error"));
+        issues.push(issue(field, IssueKind::TypeError));
         return None;
     };
     if items.len() > MAX_LIST_ENTRIES {
-        issues.push((field.to_owned(), "too_many"));
+        issues.push(issue(field, IssueKind::TooMany));
         return None;
     }
     let mut out = Vec::new();
     for (index, item) in items.iter().enumerate() {
         match item.as_str() {
             Some(text) => out.push(text.trim().to_owned()),
-            None => issues.push((format!("{field}.{index}"), "type_error")),
+            None => issues.push(issue(&format!("{field}.{index}"), IssueKind::TypeError)),
         }
     }
     Some(out)
@@ -74,7 +77,7 @@ pub fn apply(
                 if let Some(hosts) = string_list(value, "hosts", &mut issues) {
                     for (index, host) in hosts.iter().enumerate() {
                         if HostRule::parse(host).is_err() {
-                            issues.push((format!("hosts.{index}"), "value_error"));
+                            issues.push(issue(&format!("hosts.{index}"), IssueKind::ValueError));
                         }
                     }
                     overrides.hosts = Some(hosts);
@@ -85,7 +88,10 @@ pub fn apply(
                 if let Some(networks) = string_list(value, "private_networks", &mut issues) {
                     for (index, network) in networks.iter().enumerate() {
                         if parse_network(network).is_err() {
-                            issues.push((format!("private_networks.{index}"), "value_error"));
+                            issues.push(issue(
+                                &format!("private_networks.{index}"),
+                                IssueKind::ValueError,
+                            ));
                         }
                     }
                     overrides.private_networks = Some(networks);
@@ -94,24 +100,24 @@ pub fn apply(
             "max_attempts" if value.is_null() => overrides.max_attempts = None,
             "max_attempts" => match value.as_u64().and_then(|v| u32::try_from(v).ok()) {
                 Some(n) if check_attempts(n).is_ok() => overrides.max_attempts = Some(n),
-                Some(_) => issues.push((field.clone(), "out_of_range")),
-                None => issues.push((field.clone(), "type_error")),
+                Some(_) => issues.push(issue(field, IssueKind::OutOfRange)),
+                None => issues.push(issue(field, IssueKind::TypeError)),
             },
             "timeout_seconds" if value.is_null() => overrides.timeout_seconds = None,
             "timeout_seconds" => match value.as_u64() {
                 Some(n) if check_timeout(n).is_ok() => overrides.timeout_seconds = Some(n),
-                Some(_) => issues.push((field.clone(), "out_of_range")),
-                None => issues.push((field.clone(), "type_error")),
+                Some(_) => issues.push(issue(field, IssueKind::OutOfRange)),
+                None => issues.push(issue(field, IssueKind::TypeError)),
             },
             "secret" if value.is_null() => overrides.secret_sealed = None,
             "secret" => match value.as_str() {
                 Some(secret) if check_secret(secret).is_ok() => {
                     overrides.secret_sealed = Some(policy.key.seal(secret));
                 }
-                Some(_) => issues.push((field.clone(), "string_too_short")),
-                None => issues.push((field.clone(), "type_error")),
+                Some(_) => issues.push(issue(field, IssueKind::StringTooShort)),
+                None => issues.push(issue(field, IssueKind::TypeError)),
             },
-            _ => issues.push((field.clone(), "extra_forbidden")),
+            _ => issues.push(issue(field, IssueKind::ExtraForbidden)),
         }
     }
     if issues.is_empty() {
@@ -133,7 +139,7 @@ pub async fn update(
         Overrides::default()
     } else {
         let changes: Map<String, Value> = serde_json::from_str(changes_json)
-            .map_err(|_| DeliveryError::InvalidSettings(vec![(String::new(), "json_invalid")]))?;
+            .map_err(|_| DeliveryError::InvalidSettings(vec![issue("", IssueKind::JsonInvalid)]))?;
         let mut overrides = Overrides::load(db).await?;
         apply(&mut overrides, &changes, policy).map_err(DeliveryError::InvalidSettings)?;
         overrides

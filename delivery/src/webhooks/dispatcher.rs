@@ -1,7 +1,9 @@
 //! The delivery role's webhook loop: finds the calls that are due, takes
 //! them, and makes them — calls of one request in order (batches by number,
 //! then the final event), requests side by side. It sleeps until the next
-//! call is due, or until a wake-up says a new one was queued.
+//! call is due, or until a wake-up says a new one was queued. It never
+//! builds a result: the final event of a completed request waits a little
+//! for the results loop to store it.
 
 use super::events;
 use super::outbox;
@@ -9,11 +11,12 @@ use super::schedule::RetrySchedule;
 use super::sender::{Outgoing, Sender};
 use super::sign;
 use crate::error::DeliveryError;
-use crate::stored::{self, ResultStore};
+use crate::stored;
 use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{api_token, request, webhook_delivery};
-use dragoman_model::webhook::{WEBHOOKS_CHANNEL, WebhookPolicy, WebhookSettings};
+use dragoman_model::vocab::Channel;
+use dragoman_model::webhook::{WebhookPolicy, WebhookSettings};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -23,9 +26,11 @@ use tokio::sync::{Notify, Semaphore, watch};
 /// Longest sleep between two looks at the outbox (another process may have
 /// scheduled a retry this one was not woken for).
 const LONGEST_SLEEP: Duration = Duration::from_secs(2);
-/// How long a final event waits for the worker to store the result before
-/// the dispatcher stores it itself.
+/// How long a final event waits for the results loop to store the result
+/// it describes; after that it goes without `artifact`.
 const RESULT_GRACE_SECONDS: i64 = 20;
+/// How soon a final event waiting for its result is looked at again.
+const RESULT_POLL_MS: i64 = 500;
 /// Requests whose calls are made at once.
 const CONCURRENT_REQUESTS: usize = 16;
 /// How long a taken call is out of other processes' reach: longer than the
@@ -42,7 +47,6 @@ pub struct Dispatcher {
     coordination: Arc<dyn Coordination>,
     policy: WebhookPolicy,
     schedule: RetrySchedule,
-    results: ResultStore,
     sender: Sender,
     kick: Notify,
     slots: Arc<Semaphore>,
@@ -83,7 +87,6 @@ impl Dispatcher {
         coordination: Arc<dyn Coordination>,
         policy: WebhookPolicy,
         schedule: RetrySchedule,
-        results: ResultStore,
     ) -> Self {
         let sender = Sender::new(policy.resolver.clone());
         Self {
@@ -91,7 +94,6 @@ impl Dispatcher {
             coordination,
             policy,
             schedule,
-            results,
             sender,
             kick: Notify::new(),
             slots: Arc::new(Semaphore::new(CONCURRENT_REQUESTS)),
@@ -103,7 +105,7 @@ impl Dispatcher {
     pub async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         while !*stop.borrow() {
             // Subscribed before looking, so a call queued meanwhile wakes us.
-            let mut wake = self.coordination.subscribe(WEBHOOKS_CHANNEL);
+            let mut wake = self.coordination.subscribe(&Channel::Webhooks);
             let sleep = match self.tick().await {
                 Ok(Some(next)) => {
                     // Calls still due belong to requests being served; their
@@ -202,7 +204,7 @@ impl Dispatcher {
                 other => other?,
             };
             let Some(body) = rendered else {
-                outbox::postpone(&self.db, &row, clock::now_millis() + 500).await?;
+                outbox::postpone(&self.db, &row, clock::now_millis() + RESULT_POLL_MS).await?;
                 return Ok(None);
             };
             if !outbox::set_body(&self.db, &row, &body).await? {
@@ -213,8 +215,8 @@ impl Dispatcher {
         Ok(Some(row))
     }
 
-    /// The final event's body, or `None` while the worker is still storing
-    /// the result it should describe.
+    /// The final event's body, or `None` while the result it should
+    /// describe is not stored yet (within the grace).
     async fn render_finished(
         &self,
         row: &webhook_delivery::Model,
@@ -225,21 +227,12 @@ impl Dispatcher {
         else {
             return Err(DeliveryError::RequestNotFound);
         };
-        let builds_result = matches!(
-            request.status.as_str(),
-            "completed" | "completed_with_residuals"
-        );
-        let mut stored = stored::find(&self.db, &request.id).await?;
-        if builds_result && stored.is_none() {
+        let stored = stored::find(&self.db, &request.id).await?;
+        if stored.is_none() && stored::STORED_FOR.contains(&request.status) {
             if row.created_at + RESULT_GRACE_SECONDS > clock::now() {
                 return Ok(None);
             }
-            match self.results.ensure(&self.db, &request.id).await {
-                Ok(built) => stored = Some(built),
-                Err(e) => {
-                    tracing::warn!(request = %request.id, error = %e, "storing the result for the webhook failed")
-                }
-            }
+            tracing::warn!(request = %request.id, "final webhook sent without the result, not stored in time");
         }
         Ok(Some(events::finished_body(&request, stored.as_ref())))
     }
@@ -281,7 +274,7 @@ impl Dispatcher {
                     settings,
                     &Outgoing {
                         url: &row.url,
-                        event: &row.event,
+                        event: row.event,
                         delivery_id: &delivery_id,
                         body: row.body.as_bytes(),
                         secret: &secret,

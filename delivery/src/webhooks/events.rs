@@ -6,7 +6,8 @@
 use crate::error::DeliveryError;
 use dragoman_model::clock;
 use dragoman_model::entities::{chapter, passage, request, result, webhook_delivery};
-use dragoman_model::webhook::{EVENT_CHAPTERS, EVENT_FINISHED, announced_in};
+use dragoman_model::vocab::CallbackEvent;
+use dragoman_model::webhook::announced_in;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
     QueryOrder, QuerySelect,
@@ -26,7 +27,7 @@ fn result_url(request_id: &str) -> String {
 pub fn finished_body(row: &request::Model, stored: Option<&result::Model>) -> String {
     let artifact = stored.map(|r| json!({"format": r.format, "size": r.size, "sha256": r.sha256}));
     json!({
-        "event": EVENT_FINISHED,
+        "event": CallbackEvent::Finished,
         "request_id": row.id,
         "external_id": row.external_id,
         "status": row.status,
@@ -61,7 +62,7 @@ pub async fn announce_chapters(
         return Err(DeliveryError::RequestNotFound);
     };
     // Batches are announced while the job runs, never after the end.
-    if !row.wants_chapter_events() || request::is_final(&row.status) {
+    if !row.wants_chapter_events() || row.status.is_final() {
         txn.rollback().await?;
         return Ok(None);
     }
@@ -72,7 +73,7 @@ pub async fn announce_chapters(
         .collect();
     let earlier = webhook_delivery::Entity::find()
         .filter(webhook_delivery::Column::RequestId.eq(request_id))
-        .filter(webhook_delivery::Column::Event.eq(EVENT_CHAPTERS))
+        .filter(webhook_delivery::Column::Event.eq(CallbackEvent::ChaptersTranslated))
         .all(&txn)
         .await?;
     let announced: HashSet<String> = earlier.iter().flat_map(|d| announced_in(&d.body)).collect();
@@ -102,7 +103,7 @@ pub async fn announce_chapters(
     let batch = earlier.iter().filter_map(|d| d.batch).max().unwrap_or(0) + 1;
     let now = clock::now();
     let body = json!({
-        "event": EVENT_CHAPTERS,
+        "event": CallbackEvent::ChaptersTranslated,
         "request_id": row.id,
         "external_id": row.external_id,
         "series_id": row.series_id,
@@ -122,9 +123,15 @@ pub async fn announce_chapters(
     })
     .to_string();
     let url = row.callback_url.clone().unwrap_or_default();
-    webhook_delivery::ActiveModel::queued(&row.id, EVENT_CHAPTERS, Some(batch), &url, body)
-        .insert(&txn)
-        .await?;
+    webhook_delivery::ActiveModel::queued(
+        &row.id,
+        CallbackEvent::ChaptersTranslated,
+        Some(batch),
+        &url,
+        body,
+    )
+    .insert(&txn)
+    .await?;
     txn.commit().await?;
     Ok(Some((batch, chapters.len())))
 }

@@ -8,6 +8,7 @@ use super::schedule::RetrySchedule;
 use crate::error::DeliveryError;
 use dragoman_model::clock;
 use dragoman_model::entities::webhook_delivery::{self, Column, Entity};
+use dragoman_model::vocab::WebhookState;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -18,7 +19,7 @@ pub async fn due(
     limit: u64,
 ) -> Result<Vec<webhook_delivery::Model>, DeliveryError> {
     Ok(Entity::find()
-        .filter(Column::State.eq("pending"))
+        .filter(Column::State.eq(WebhookState::Pending))
         .filter(Column::NextAttemptAt.lte(now_ms))
         .order_by_asc(Column::NextAttemptAt)
         .limit(limit)
@@ -31,7 +32,7 @@ pub async fn next_due(db: &impl ConnectionTrait) -> Result<Option<i64>, Delivery
     let next: Option<Option<i64>> = Entity::find()
         .select_only()
         .column(Column::NextAttemptAt)
-        .filter(Column::State.eq("pending"))
+        .filter(Column::State.eq(WebhookState::Pending))
         .order_by_asc(Column::NextAttemptAt)
         .into_tuple()
         .one(db)
@@ -42,7 +43,7 @@ pub async fn next_due(db: &impl ConnectionTrait) -> Result<Option<i64>, Delivery
 fn unchanged(row: &webhook_delivery::Model) -> sea_orm::Condition {
     sea_orm::Condition::all()
         .add(Column::Id.eq(row.id.clone()))
-        .add(Column::State.eq("pending"))
+        .add(Column::State.eq(WebhookState::Pending))
         .add(Column::Attempts.eq(row.attempts))
 }
 
@@ -120,11 +121,11 @@ pub async fn settle(
     let update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
     let update = match outcome {
         Ok(()) => update
-            .col_expr(Column::State, Expr::value("delivered"))
+            .col_expr(Column::State, Expr::value(WebhookState::Delivered))
             .col_expr(Column::DeliveredAt, Expr::value(now))
             .col_expr(Column::NextAttemptAt, Expr::value(Option::<i64>::None)),
         Err(error) if attempts >= max_attempts => update
-            .col_expr(Column::State, Expr::value("failed"))
+            .col_expr(Column::State, Expr::value(WebhookState::Failed))
             .col_expr(Column::LastError, Expr::value(error))
             .col_expr(Column::NextAttemptAt, Expr::value(Option::<i64>::None)),
         Err(error) => {
@@ -157,7 +158,7 @@ pub async fn fail_exhausted(
         row.last_error.clone()
     };
     Entity::update_many()
-        .col_expr(Column::State, Expr::value("failed"))
+        .col_expr(Column::State, Expr::value(WebhookState::Failed))
         .col_expr(Column::LastError, Expr::value(error))
         .col_expr(Column::NextAttemptAt, Expr::value(Option::<i64>::None))
         .col_expr(Column::UpdatedAt, Expr::value(clock::now()))

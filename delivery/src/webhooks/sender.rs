@@ -4,6 +4,7 @@
 //! TLS server name. No proxy, no redirect, a timeout.
 
 use super::sign;
+use dragoman_model::vocab::CallbackEvent;
 use dragoman_model::webhook::callback::{check_form, resolve_checked};
 use dragoman_model::webhook::{Resolver, WebhookSettings};
 use reqwest::dns::{Name, Resolve, Resolving};
@@ -13,7 +14,7 @@ use std::time::Duration;
 /// What one call sends.
 pub struct Outgoing<'a> {
     pub url: &'a str,
-    pub event: &'a str,
+    pub event: CallbackEvent,
     pub delivery_id: &'a str,
     pub body: &'a [u8],
     pub secret: &'a str,
@@ -69,7 +70,7 @@ impl Sender {
         let answer = client
             .post(target.url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header("X-Service-Event", call.event)
+            .header("X-Service-Event", call.event.as_str())
             .header("X-Service-Delivery", call.delivery_id)
             .header("X-Service-Timestamp", timestamp.to_string())
             .header(

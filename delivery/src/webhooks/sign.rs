@@ -1,5 +1,6 @@
 //! The signature and headers of a webhook call (spec 6.3).
 
+use dragoman_model::vocab::CallbackEvent;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -22,7 +23,7 @@ pub fn delivery_id(request_id: &str, batch: Option<i32>, attempt: i32) -> String
     match batch {
         Some(batch) => format!(
             "{request_id}:{}:{batch}:{attempt}",
-            dragoman_model::webhook::EVENT_CHAPTERS
+            CallbackEvent::ChaptersTranslated
         ),
         None => format!("{request_id}:{attempt}"),
     }
