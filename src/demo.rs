@@ -8,7 +8,8 @@ use crate::serve::{self, ServeArgs};
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::provider;
 use dragoman_pipeline::simulator::{self, SimulatorConfig};
-use dragoman_proto::v1::AddProviderRequest;
+use dragoman_model::vocab::{ErrorCode, ProviderKind};
+use dragoman_pipeline::providers::NewProvider;
 use rand::Rng;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
@@ -64,9 +65,9 @@ pub async fn run(config: &mut Config) -> Result<(), String> {
         }
         None => dragoman_pipeline::providers::add(
             &db,
-            AddProviderRequest {
+            NewProvider {
                 name: PROVIDER_NAME.into(),
-                kind: "openai".into(),
+                kind: ProviderKind::OpenAi,
                 model: "simulated-translator".into(),
                 base_url,
                 api_key_env: String::new(),
@@ -88,7 +89,7 @@ pub async fn run(config: &mut Config) -> Result<(), String> {
         .collect();
     match dragoman_gateway::identity::create_user(&db, "demo", &password, false).await {
         Ok(_) => {}
-        Err(e) if e.code == "username_taken" => {
+        Err(e) if e.code == ErrorCode::UsernameTaken => {
             dragoman_gateway::identity::set_password(&db, "demo", &password)
                 .await
                 .map_err(|e| e.code.to_string())?;

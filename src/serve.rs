@@ -7,7 +7,7 @@ use crate::commands::redact;
 use crate::config::{Config, Role};
 use clap::Args;
 use dragoman_delivery::webhooks::Dispatcher;
-use dragoman_delivery::{DeliveryService, ResultStore};
+use dragoman_delivery::{DeliveryService, ResultStore, ResultsLoop};
 use dragoman_gateway::{Gateway, GatewaySettings, Service};
 use dragoman_memory::MemoryService;
 use dragoman_migrations::{Migrator, MigratorTrait};
@@ -227,11 +227,18 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             coordination.clone(),
             webhooks.clone(),
             config.webhook_schedule(),
-            results.clone(),
         ));
         let stop = stop_rx.clone();
         tasks.spawn(async move {
             dispatcher.run(stop).await;
+            Ok(())
+        });
+        // Delivery stores the result of every request that ends, and
+        // deletes results past their retention.
+        let results_loop = ResultsLoop::new(db.clone(), coordination.clone(), results.clone());
+        let stop = stop_rx.clone();
+        tasks.spawn(async move {
+            results_loop.run(stop).await;
             Ok(())
         });
     }
@@ -321,7 +328,6 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 demo_mode: config.demo_mode,
                 public_url: config.public_url.clone(),
                 session_days: config.session_days,
-                max_chapters: config.api_max_chapters,
                 max_wait_seconds: config.api_result_max_wait_seconds,
                 roles: roles.iter().map(|r| r.name().to_owned()).collect(),
             },
