@@ -76,8 +76,13 @@ mod tests {
 
     #[test]
     fn passages_are_paragraphs_between_blank_lines() {
-        let c = read(&chapter("  First line\nsame paragraph \r\n\r\n\n  Second.\n   \nThird"));
-        assert_eq!(c.passages, ["First line\nsame paragraph", "Second.", "Third"]);
+        let c = read(&chapter(
+            "  First line\nsame paragraph \r\n\r\n\n  Second.\n   \nThird",
+        ));
+        assert_eq!(
+            c.passages,
+            ["First line\nsame paragraph", "Second.", "Third"]
+        );
         assert!(read(&chapter(" \n\n ")).passages.is_empty());
         assert_eq!(c.kind, ChapterKind::Chapter);
         assert_eq!(c.mapping["confidence"], 1.0);
