@@ -1,5 +1,5 @@
 //! The Memory service: glossaries, narrative memory, context bundles and the
-//! external memory mirror. This part: the role and its health.
+//! external memory mirror. Today the role answers its health only.
 pub mod service;
 
 pub use service::MemoryService;

@@ -1,6 +1,6 @@
-//! The Pipeline service: workers, providers, usage and cost. This issue's
-//! part: the providers an administrator configures, the provider clients,
-//! the batch translation ladder and the provider simulator.
+//! The Pipeline service: the providers an administrator configures, the
+//! provider clients, the batch translation ladder, the worker loop that runs
+//! jobs, usage and cost, and the provider simulator.
 pub mod error;
 pub mod llm;
 pub mod providers;
