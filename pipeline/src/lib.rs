@@ -6,6 +6,7 @@ pub mod llm;
 pub mod providers;
 pub mod service;
 pub mod simulator;
+pub mod titles;
 pub mod translate;
 pub mod worker;
 

@@ -6,6 +6,7 @@
 //! ends the request and delivery stores its result, each off that event.
 
 use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
+use crate::titles;
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call};
@@ -189,7 +190,10 @@ impl Worker {
             .all(&self.db)
             .await
             .map_err(db_error)?;
-        if todo.is_empty() {
+        let titles = titles::pending(&self.db, &ticket.chapter_ids)
+            .await
+            .map_err(db_error)?;
+        if todo.is_empty() && titles.is_empty() {
             return Ok(());
         }
         let provider = provider::Entity::find_by_id(ticket.provider_id.clone())
@@ -198,12 +202,12 @@ impl Worker {
             .map_err(db_error)?
             .ok_or_else(|| Stop::Failed("provider_missing".into()))?;
         let client = Arc::new(self.client(&provider)?);
-        let passages: Vec<PassageIn> = todo
-            .iter()
-            .map(|p| PassageIn {
+        let passages: Vec<PassageIn> = titles
+            .into_iter()
+            .chain(todo.iter().map(|p| PassageIn {
                 id: p.id.clone(),
                 text: p.source.clone(),
-            })
+            }))
             .collect();
         // The budget is the whole prompt's; passages get what the fixed part
         // of the prompt leaves.
@@ -338,6 +342,15 @@ impl Worker {
         self.record_calls(ticket, provider, calls).await?;
         let now = clock::now();
         for outcome in outcomes {
+            if let Some(chapter_id) = titles::chapter_of(&outcome.id) {
+                // A title without a usable translation keeps its source.
+                if let Ok(text) = outcome.result {
+                    titles::store(&self.db, chapter_id, text)
+                        .await
+                        .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+                }
+                continue;
+            }
             let Some(found) = passage::Entity::find_by_id(outcome.id.clone())
                 .one(&self.db)
                 .await

@@ -453,11 +453,13 @@ const MINUTE: Duration = Duration::from_secs(60);
 async fn happy_path(backend: Backend) {
     let api = Api::start(backend).await;
     let texts: Vec<Vec<String>> = (1..=3).map(|n| paragraphs("Happy", n, 3)).collect();
-    let chapters: Vec<Value> = texts
+    let mut chapters: Vec<Value> = texts
         .iter()
         .zip(1..)
         .map(|(p, n)| chapter_from(n, p))
         .collect();
+    // A title that says more than the number is translated like a passage.
+    chapters[1]["title"] = json!("The Storm");
     let mut body = api.payload("Happy series", chapters);
     body["external_id"] = json!("happy-book:1");
     body["author"] = json!("A. Writer");
@@ -529,7 +531,12 @@ async fn happy_path(backend: Backend) {
         assert_eq!(item["external_id"], format!("ch-{n}"));
         assert_eq!(item["number"], n);
         assert_eq!(item["kind"], "chapter");
-        assert_eq!(item["title"], format!("Chapter {n}"));
+        let title = if n == 2 {
+            "The Storm".to_owned()
+        } else {
+            format!("Chapter {n}")
+        };
+        assert_eq!(item["title"], title);
         assert_eq!(item["segments"], 3);
         assert_eq!(item["translated"], 3);
         assert_eq!(item["complete"], true);
@@ -646,6 +653,13 @@ async fn happy_path(backend: Backend) {
         assert_eq!(entry["complete"], true);
         assert_eq!(entry["missing_segments"], 0);
         assert_eq!(entry["review"]["segments"], 3);
+        if n == 2 {
+            let title = entry["translated_title"].as_str().unwrap_or_default();
+            assert!(title.starts_with("[fr]"), "title translated: {entry}");
+        } else {
+            // A title that only gives the number shows the display label.
+            assert_eq!(entry["translated_title"], Value::Null, "{entry}");
+        }
         assert_eq!(
             entry["source_sha256"].as_str(),
             Some(sha256(&source.join("\n\n")).as_str()),
@@ -688,13 +702,16 @@ async fn happy_path(backend: Backend) {
     );
     let text = &answer.text;
     let mut at = 0;
-    for n in 1..=3 {
-        let heading = text[at..]
-            .find(&format!("Chapter {n}"))
-            .unwrap_or_else(|| panic!("no heading `Chapter {n}` after byte {at}:\n{text}"));
-        at += heading;
+    // The simulator's pseudo-translation accents vowels.
+    assert!(!text.contains("The Storm"), "{text}");
+    for heading in ["Chapter 1", "[fr] Thé Stórm", "Chapter 3"] {
+        let found = text[at..]
+            .find(heading)
+            .unwrap_or_else(|| panic!("no heading `{heading}` after byte {at}:\n{text}"));
+        at += found;
     }
-    assert_eq!(text.matches("[fr]").count(), 9, "{text}");
+    // Nine passages and one title.
+    assert_eq!(text.matches("[fr]").count(), 10, "{text}");
 }
 
 // ---------------------------------------------------------------------------
