@@ -17,7 +17,7 @@ pub enum ModelError {
     /// The configuration is invalid (unsupported database URL, ...).
     #[error("configuration error: {0}")]
     Config(String),
-    /// A coordination backend (locks, leases, queues) failed.
+    /// A coordination backend (leases, wake-ups) failed.
     #[error("coordination error: {0}")]
     Coordination(String),
     /// The blob store failed.

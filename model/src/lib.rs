@@ -3,7 +3,7 @@
 //! * [`entities`]: SeaORM entities, one module per table (the contract is
 //!   `notes/schema.md`); the schema itself is created by the `dragoman-migrations` crate.
 //! * [`db`]: opening SQLite or PostgreSQL with the right settings.
-//! * [`coordination`]: short-lived shared state (queues, leases, wake-ups), local or Redis.
+//! * [`coordination`]: short-lived shared state (wake-ups, expiring leases), local or Redis.
 //! * [`error`]: [`error::ModelError`], the crate's single error type.
 //! * [`ids`] and [`clock`]: UUID v7 identifiers and Unix-second timestamps.
 //! * [`blob`]: the blob store of originals and results.
@@ -24,6 +24,8 @@ pub mod ids;
 pub mod payload;
 pub mod scopes;
 pub mod server_key;
+#[cfg(test)]
+mod test_env;
 pub mod vocab;
 pub mod webhook;
 

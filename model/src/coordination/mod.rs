@@ -1,12 +1,21 @@
 //! Coordination: the short-lived shared state that lets several Dragoman processes
-//! (or the tasks of one process) cooperate — the queue index, running counters,
-//! leases that expire, and wake-ups for long polls.
+//! (or the tasks of one process) cooperate.
 //!
-//! The SQL database stays the source of truth; everything behind this trait can be
-//! rebuilt from it (the scheduler does so on start). That is why the notify/wait
-//! primitive may wake a waiter spuriously but must never lose a wake-up for a waiter
-//! that subscribed before the notify: callers subscribe, then read the database,
-//! then wait.
+//! What it carries today:
+//! * wake-ups for waiters — `jobs` when work becomes available, `request:<id>` when a
+//!   request changes, `webhooks` when a webhook call is queued — so long polls and idle
+//!   workers react at once instead of polling;
+//! * provider capacity slots, as expiring leases: a worker holds a slot while it calls
+//!   a provider, and a slot whose holder died frees itself when its lease expires.
+//!
+//! Rate-limit windows and budget/quota reservations will join it as they arrive.
+//! The job queue itself is not here: it is the `jobs` table, leased by conditional
+//! update.
+//!
+//! The SQL database stays the source of truth; nothing behind this trait is the only
+//! copy of anything. That is why the notify/wait primitive may wake a waiter
+//! spuriously but must never lose a wake-up for a waiter that subscribed before the
+//! notify: callers subscribe, then read the database, then wait.
 //!
 //! One object-safe trait, [`Coordination`], held as `Arc<dyn Coordination>`, and two
 //! backends: [`LocalCoordination`] (in-process, single-process mode) and
@@ -45,39 +54,6 @@ pub trait Coordination: Send + Sync {
     /// Checks that the backend answers (a round trip for Redis).
     async fn ping(&self) -> CoordResult<()>;
 
-    // ----- priority queue -------------------------------------------------------
-
-    /// Adds `item` to `queue`. Higher `priority` pops first; among equal priorities
-    /// the item pushed first pops first. Pushing an item that is already queued only
-    /// changes its priority: it is not duplicated and keeps its original arrival
-    /// order, so re-prioritising never sends a long-waiting item to the back.
-    async fn queue_push(&self, queue: &str, item: &str, priority: i64) -> CoordResult<()>;
-
-    /// Removes and returns the next item, or `None` when the queue is empty. Atomic:
-    /// concurrent poppers never receive the same item.
-    async fn queue_pop(&self, queue: &str) -> CoordResult<Option<String>>;
-
-    /// Removes `item` from `queue`; `true` if it was there.
-    async fn queue_remove(&self, queue: &str, item: &str) -> CoordResult<bool>;
-
-    /// Number of items in `queue`.
-    async fn queue_len(&self, queue: &str) -> CoordResult<u64>;
-
-    /// Up to `n` items in the order they would pop, without removing them.
-    async fn queue_peek(&self, queue: &str, n: usize) -> CoordResult<Vec<String>>;
-
-    // ----- counters -------------------------------------------------------------
-
-    /// Adds `delta` (may be negative) and returns the new value; an absent counter
-    /// starts at 0. Overflowing `i64` is an error and leaves the counter unchanged.
-    async fn counter_add(&self, key: &str, delta: i64) -> CoordResult<i64>;
-
-    /// Current value, 0 when absent.
-    async fn counter_get(&self, key: &str) -> CoordResult<i64>;
-
-    /// Overwrites the value (used when rebuilding state from the database).
-    async fn counter_set(&self, key: &str, value: i64) -> CoordResult<()>;
-
     // ----- leases ---------------------------------------------------------------
 
     /// Takes the lease `key` for `holder` for `ttl`. Succeeds when the lease is free,
@@ -85,15 +61,8 @@ pub trait Coordination: Send + Sync {
     /// A zero `ttl` is an error.
     async fn lease_acquire(&self, key: &str, holder: &str, ttl: Duration) -> CoordResult<bool>;
 
-    /// Extends the lease to `ttl` from now if `holder` still holds it; `false` when it
-    /// expired or another holder has it (the caller has lost the lease and must stop).
-    async fn lease_renew(&self, key: &str, holder: &str, ttl: Duration) -> CoordResult<bool>;
-
     /// Gives the lease up; only its current holder can. `true` if it was released.
     async fn lease_release(&self, key: &str, holder: &str) -> CoordResult<bool>;
-
-    /// The current, unexpired holder of `key`.
-    async fn lease_holder(&self, key: &str) -> CoordResult<Option<String>>;
 
     // ----- notify / wait --------------------------------------------------------
 
