@@ -49,7 +49,8 @@ where
 }
 
 /// Runs a scenario on SQLite (always) and on Postgres (when
-/// `TEST_DATABASE_URL` is set): each `name` becomes a module `name` with
+/// `TEST_DATABASE_URL` is set; required under `CI=true`, see
+/// [`postgres::skip_unless_ci`]): each `name` becomes a module `name` with
 /// tests `sqlite` and `postgres` calling `name(Backend)`.
 #[macro_export]
 macro_rules! on_both_backends {

@@ -2,10 +2,12 @@
 //!
 //! `TEST_DATABASE_URL` and `TEST_REDIS_URL` select them. When a variable is
 //! set, the tests that need it run and fail loudly if the service is not
-//! there; they are never skipped. Every test that uses Postgres gets its own
-//! fresh database `dragoman_e2e_<uuid>`, created through the
-//! `TEST_DATABASE_URL` connection and dropped (even after a panic) when the
-//! last process using it is gone.
+//! there; they are never skipped. When it is not set, a CI run (`CI=true`)
+//! fails those tests, naming the variable, and elsewhere they are skipped
+//! with a note on stderr (see [`skip_unless_ci`]). Every test that uses
+//! Postgres gets its own fresh database `dragoman_e2e_<uuid>`, created
+//! through the `TEST_DATABASE_URL` connection and dropped (even after a
+//! panic) when the last process using it is gone.
 
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection};
 
@@ -23,8 +25,34 @@ pub fn test_redis_url() -> Option<String> {
         .filter(|v| !v.trim().is_empty())
 }
 
-/// Both URLs, for the tests that need a real cluster; `None` (test skipped,
-/// said on stderr) when neither is set.
+/// What `test` does when `missing` (variables it needs) are not set: under
+/// CI (`CI=true`) it fails, so a CI run never passes on tests that did not
+/// run; elsewhere it says on stderr that it is skipped and the caller skips.
+///
+/// # Panics
+///
+/// When `CI=true`.
+pub fn skip_unless_ci(test: &str, missing: &[&str]) {
+    let names = missing.join(" and ");
+    let is = if missing.len() == 1 { "is" } else { "are" };
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: {names} {is} required when CI=true");
+    }
+    eprintln!("{test}: skipped, {names} {is} not set");
+}
+
+/// `TEST_DATABASE_URL` for `test`; `None` when it is not set and
+/// [`skip_unless_ci`] lets `test` be skipped.
+pub fn database_url_or_skip(test: &str) -> Option<String> {
+    let url = test_database_url();
+    if url.is_none() {
+        skip_unless_ci(test, &["TEST_DATABASE_URL"]);
+    }
+    url
+}
+
+/// Both URLs, for the tests that need a real cluster; `None` when neither is
+/// set and [`skip_unless_ci`] lets `test` be skipped.
 ///
 /// # Panics
 ///
@@ -34,7 +62,7 @@ pub fn cluster_urls(test: &str) -> Option<(String, String)> {
     match (test_database_url(), test_redis_url()) {
         (Some(db), Some(redis)) => Some((db, redis)),
         (None, None) => {
-            eprintln!("{test}: skipped, TEST_DATABASE_URL and TEST_REDIS_URL are not set");
+            skip_unless_ci(test, &["TEST_DATABASE_URL", "TEST_REDIS_URL"]);
             None
         }
         (Some(_), None) => panic!("{test} needs TEST_REDIS_URL as well as TEST_DATABASE_URL"),

@@ -8,7 +8,7 @@
 //! and keeps its stderr for failure messages.
 
 use crate::binary;
-use crate::postgres::{TestDatabase, test_database_url, test_redis_url};
+use crate::postgres::{TestDatabase, database_url_or_skip, test_database_url, test_redis_url};
 use base64::Engine;
 use rand::RngCore;
 use sea_orm::{Database, DatabaseConnection};
@@ -34,15 +34,11 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// `Some(Postgres)` when `TEST_DATABASE_URL` is set, else `None` after
-    /// saying on stderr that `test` is skipped on Postgres.
+    /// `Some(Postgres)` when `TEST_DATABASE_URL` is set; otherwise the
+    /// Postgres variant `test` fails under CI and is skipped elsewhere (see
+    /// [`crate::postgres::skip_unless_ci`]).
     pub fn postgres_or_skip(test: &str) -> Option<Backend> {
-        if test_database_url().is_some() {
-            Some(Backend::Postgres)
-        } else {
-            eprintln!("{test}: Postgres variant skipped, TEST_DATABASE_URL is not set");
-            None
-        }
+        database_url_or_skip(test).map(|_| Backend::Postgres)
     }
 }
 

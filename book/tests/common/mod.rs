@@ -1,4 +1,5 @@
-//! Shared helpers of the integration tests: a minimal EPUB builder and corpus access.
+//! Shared helpers of the integration tests: a minimal EPUB builder, corpus
+//! access, and what a test does when the machine lacks something it needs.
 #![allow(dead_code)]
 
 use std::io::{Cursor, Write};
@@ -75,33 +76,64 @@ pub fn epub3(bodies: &[&str]) -> Vec<u8> {
     zip(&refs)
 }
 
-/// Reads a corpus file, or None (with a note) when the corpus is absent.
+/// What a test does when something it needs from the machine (the corpus,
+/// epubcheck) is not there: under CI (`CI=true`) it fails naming `what`, so
+/// a CI run never passes on tests that did not run; elsewhere it says on
+/// stderr that it is skipped and the caller returns. `why` says what went
+/// wrong looking for it.
+///
+/// # Panics
+///
+/// When `CI=true`.
+pub fn missing(what: &str, why: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{what} is required when CI=true ({why})");
+    }
+    eprintln!("{what} is missing ({why}); skipping");
+}
+
+/// Reads a corpus file, or None (see [`missing`]) when it is absent.
 pub fn corpus(name: &str) -> Option<Vec<u8>> {
     let p = corpus_dir().join(name);
     match std::fs::read(&p) {
         Ok(b) => Some(b),
-        Err(_) => {
-            eprintln!("corpus file {} absent; skipping", p.display());
+        Err(e) => {
+            missing(&format!("corpus file {}", p.display()), &e.to_string());
             None
         }
     }
 }
 
+/// The shared corpus: `DRAGOMAN_TEST_CORPUS` when set, else `shared/corpus`
+/// beside the workspace folder.
 pub fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+    match std::env::var_os("DRAGOMAN_TEST_CORPUS") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
+    }
 }
 
-/// Names of the corpus files with the given extension.
+/// Names of the corpus files with the given extension; empty (see
+/// [`missing`]) when the corpus folder is absent.
+///
+/// # Panics
+///
+/// When the folder holds no such file: a loop over it would test nothing.
 pub fn corpus_files(ext: &str) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(corpus_dir()) else {
-        eprintln!("corpus folder absent; skipping");
-        return Vec::new();
+    let dir = corpus_dir();
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            missing(&format!("corpus folder {}", dir.display()), &e.to_string());
+            return Vec::new();
+        }
     };
     let mut v: Vec<String> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(ext))
         .collect();
+    assert!(!v.is_empty(), "no {ext} file in {}", dir.display());
     v.sort();
     v
 }

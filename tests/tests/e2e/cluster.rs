@@ -6,7 +6,7 @@
 //! the wrong key; and the start-up refusals of a process that runs only
 //! some roles.
 
-use dragoman_e2e::postgres::{TestDatabase, cluster_urls, test_database_url};
+use dragoman_e2e::postgres::{TestDatabase, cluster_urls, database_url_or_skip};
 use dragoman_e2e::server::random_secret_key;
 use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, tail};
 use dragoman_e2e::{
@@ -458,7 +458,7 @@ async fn partial_roles_refuse_to_start() {
 
     // A real (fresh) Postgres when there is one: the refusal must come
     // before anything is done to it.
-    let fresh = match test_database_url() {
+    let fresh = match database_url_or_skip("cluster::partial_roles_refuse_to_start on Postgres") {
         Some(admin) => Some(TestDatabase::create(&admin).await),
         None => None,
     };

@@ -351,13 +351,21 @@ fn check_summary(summary: &Value) {
     );
 }
 
-/// Checks a status document (2.2): every field with its type, the stages,
-/// the chapter items.
+/// Checks a status document (2.2) of a JSON request of these tests: every
+/// field with its type, the stages, the chapter items, and the exact values
+/// of the fields of steps that did not run.
 pub(crate) fn check_document(doc: &Value) {
     let mut table: Vec<(&str, Ty)> = SUMMARY.to_vec();
     table.extend_from_slice(DETAIL);
     check_types("status document", doc, &table);
     check_exact_keys("status document", doc, &table);
+    // No analysis step ran and no estimate was made at job start.
+    assert_eq!(
+        doc["progress"]["analysis"],
+        Value::Null,
+        "progress.analysis"
+    );
+    assert_eq!(doc["estimate"], Value::Null, "estimate");
     let stages: Vec<&str> = doc["progress"]["stages"]
         .as_array()
         .expect("stages")
@@ -389,9 +397,33 @@ pub(crate) fn check_document(doc: &Value) {
     assert_eq!(doc["chapter_events"]["event"], "chapters.translated");
 }
 
+/// Checks a completion report (2.7) of a JSON request of these tests: every
+/// field with its type, and the exact values of what did not happen to it.
 pub(crate) fn check_report(report: &Value) {
     check_types("report", report, REPORT);
     assert_eq!(report["version"], 1);
+    let cost = &report["cost"];
+    assert_eq!(
+        cost["estimated"],
+        Value::Null,
+        "no estimate was made: {cost}"
+    );
+    assert_eq!(cost["paused_for_budget"], false, "no budget pause: {cost}");
+    assert_eq!(
+        cost["provider_switches"], 0,
+        "one provider, no switch: {cost}"
+    );
+    assert_eq!(
+        report["autopilot"],
+        Value::Null,
+        "the autopilot did not run"
+    );
+    assert_eq!(
+        report["delivery"],
+        Value::Null,
+        "the delivery report is for EPUB requests only"
+    );
+    quality_score_is_not_computed_yet(report);
     for residual in report["residuals"].as_array().expect("residuals") {
         check_types("residual", residual, RESIDUAL);
     }
@@ -402,6 +434,13 @@ pub(crate) fn check_report(report: &Value) {
             "{entry}"
         );
     }
+}
+
+/// The quality score is not computed yet: `report.quality` is null, although
+/// the spec wants it filled for every request with a volume (all of these).
+/// When the score is computed this fails and becomes the check of its fields.
+fn quality_score_is_not_computed_yet(report: &Value) {
+    assert_eq!(report["quality"], Value::Null, "report.quality");
 }
 
 pub(crate) fn check_json_result(result: &Value) {
