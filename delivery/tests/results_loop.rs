@@ -549,6 +549,10 @@ async fn on_postgres_the_loop_stores_once_and_sweeps() {
         .ok()
         .filter(|u| !u.trim().is_empty())
     else {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "TEST_DATABASE_URL is required when CI=true"
+        );
         eprintln!("TEST_DATABASE_URL not set: PostgreSQL results loop test not run");
         return;
     };
