@@ -159,6 +159,31 @@ impl Installation {
             .unwrap_or_else(|e| panic!("cannot run dragoman: {e}"))
     }
 
+    /// Registers a simulator as provider `sim` of kind `openai` with
+    /// `dragoman provider add` and the extra options given (prices,
+    /// capacity); returns the provider's id.
+    pub async fn add_simulator_provider(&self, base_url: &str, extra: &[&str]) -> String {
+        let mut args = vec![
+            "provider",
+            "add",
+            "--name",
+            "sim",
+            "--kind",
+            "openai",
+            "--model",
+            "sim-model",
+            "--base-url",
+            base_url,
+        ];
+        args.extend_from_slice(extra);
+        let output = self.cli_ok(&args).await;
+        output
+            .trim()
+            .strip_prefix("added provider ")
+            .unwrap_or_else(|| panic!("unexpected `provider add` output: {output}"))
+            .to_owned()
+    }
+
     /// Runs `dragoman <args>` and panics (with its stderr) unless it succeeds.
     pub async fn cli_ok(&self, args: &[&str]) -> String {
         let output = self.cli(args).await;

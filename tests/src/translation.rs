@@ -108,32 +108,21 @@ impl Api {
     /// Registers the simulator as provider `sim` (prices 1 and 2 per million
     /// tokens, capacity 8) with `dragoman provider add`.
     pub async fn add_provider(&mut self) {
-        let output = self
+        self.provider_id = self
             .server
-            .cli_ok(&[
-                "provider",
-                "add",
-                "--name",
-                "sim",
-                "--kind",
-                "openai",
-                "--model",
-                "sim-model",
-                "--base-url",
+            .installation
+            .add_simulator_provider(
                 &self.simulator.openai_base_url(),
-                "--price-input",
-                "1",
-                "--price-output",
-                "2",
-                "--capacity",
-                "8",
-            ])
+                &[
+                    "--price-input",
+                    "1",
+                    "--price-output",
+                    "2",
+                    "--capacity",
+                    "8",
+                ],
+            )
             .await;
-        self.provider_id = output
-            .trim()
-            .strip_prefix("added provider ")
-            .unwrap_or_else(|| panic!("unexpected `provider add` output: {output}"))
-            .to_owned();
     }
 
     /// Kills the server with SIGKILL and starts a new process on the same

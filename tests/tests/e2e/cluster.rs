@@ -292,27 +292,9 @@ async fn a_book_over_four_mib_goes_through_the_gateway_and_comes_back() {
         )
         .start()
         .await;
-    let added = installation
-        .cli_ok(&[
-            "provider",
-            "add",
-            "--name",
-            "sim",
-            "--kind",
-            "openai",
-            "--model",
-            "sim-model",
-            "--base-url",
-            &simulator.openai_base_url(),
-            "--capacity",
-            "8",
-        ])
+    let provider_id = installation
+        .add_simulator_provider(&simulator.openai_base_url(), &["--capacity", "8"])
         .await;
-    let provider_id = added
-        .trim()
-        .strip_prefix("added provider ")
-        .unwrap_or_else(|| panic!("unexpected `provider add` output: {added}"))
-        .to_owned();
     let user = installation.create_user("big-book", false).await;
     let token = Session::login(&gateway, &user)
         .await

@@ -649,24 +649,9 @@ async fn webhooks_work_across_processes() {
         )
         .start()
         .await;
-    let added = installation
-        .cli_ok(&[
-            "provider",
-            "add",
-            "--name",
-            "sim",
-            "--kind",
-            "openai",
-            "--model",
-            "sim-model",
-            "--base-url",
-            &simulator.openai_base_url(),
-        ])
+    let provider_id = installation
+        .add_simulator_provider(&simulator.openai_base_url(), &[])
         .await;
-    let provider_id = added
-        .trim()
-        .trim_start_matches("added provider ")
-        .to_owned();
     let admin = installation.create_user("hooks-admin", true).await;
     let session = dragoman_e2e::Session::login(&gateway, &admin).await;
     session
