@@ -4,8 +4,8 @@
 use crate::config::Config;
 use clap::Subcommand;
 use dragoman_migrations::{Migrator, MigratorTrait};
+use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::ProviderKind;
-use dragoman_pipeline::providers::NewProvider;
 use dragoman_proto::wire::WireEnum;
 use sea_orm::DatabaseConnection;
 use std::path::PathBuf;
@@ -221,7 +221,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
                     api_key_env,
                     price_input,
                     price_output,
-                    capacity,
+                    capacity: capacity.map(i64::from),
                 },
             )
             .await

@@ -22,6 +22,7 @@ pub mod entities;
 pub mod error;
 pub mod ids;
 pub mod payload;
+pub mod provider_input;
 pub mod scopes;
 pub mod server_key;
 #[cfg(test)]

@@ -5,10 +5,11 @@
 use crate::error::PipelineError;
 use crate::llm::ProviderKind as LlmProtocol;
 use dragoman_model::entities::{provider, series};
+use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::{Issue, IssueKind, ProviderKind};
 use dragoman_model::{clock, ids};
 use dragoman_proto::v1::{AddProviderRequest, Provider, ProviderAdmin};
-use dragoman_proto::wire::WireEnum;
+use dragoman_proto::wire::{self, WireEnum};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
@@ -86,40 +87,22 @@ pub async fn list_admin(db: &impl ConnectionTrait) -> Result<Vec<ProviderAdmin>,
         .collect())
 }
 
-/// A provider as an administrator describes it.
-#[derive(Debug, Clone)]
-pub struct NewProvider {
-    pub name: String,
-    pub kind: ProviderKind,
-    pub model: String,
-    pub base_url: String,
-    pub api_key_env: String,
-    pub price_input: Option<f64>,
-    pub price_output: Option<f64>,
-    pub capacity: Option<i32>,
+/// The provider of an `AddProvider` call.
+pub fn from_message(input: AddProviderRequest) -> Result<NewProvider, PipelineError> {
+    wire::new_provider(input).map_err(|e| {
+        PipelineError::Invalid(vec![
+            Issue::at("body", e.field, IssueKind::Enum)
+                .with_ctx(json!({"expected": ProviderKind::expected()})),
+        ])
+    })
 }
 
-impl NewProvider {
-    /// The provider of an `AddProvider` call.
-    pub fn from_message(input: AddProviderRequest) -> Result<NewProvider, PipelineError> {
-        let kind = ProviderKind::from_wire(input.kind, "kind").map_err(|e| {
-            PipelineError::Invalid(vec![
-                Issue::at("body", e.field, IssueKind::Enum)
-                    .with_ctx(json!({"expected": ProviderKind::expected()})),
-            ])
-        })?;
-        Ok(NewProvider {
-            name: input.name,
-            kind,
-            model: input.model,
-            base_url: input.base_url,
-            api_key_env: input.api_key_env,
-            price_input: input.price_input,
-            price_output: input.price_output,
-            capacity: input.capacity,
-        })
-    }
+/// The rules of a provider, checked here once.
+trait ProviderRules {
+    fn check(&self) -> Vec<Issue>;
+}
 
+impl ProviderRules for NewProvider {
     /// Every rule a provider must follow, as located issues.
     fn check(&self) -> Vec<Issue> {
         let mut issues = Vec::new();
@@ -188,7 +171,11 @@ pub async fn add(
     if !issues.is_empty() {
         return Err(PipelineError::Invalid(issues));
     }
-    let capacity = input.capacity.unwrap_or(DEFAULT_CAPACITY);
+    // Within 1 to 10 000 once checked.
+    let capacity = input
+        .capacity
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or(DEFAULT_CAPACITY);
     let taken = provider::Entity::find()
         .filter(provider::Column::Name.eq(input.name.as_str()))
         .one(db)

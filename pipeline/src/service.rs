@@ -66,7 +66,7 @@ impl dragoman_proto::Pipeline for PipelineService {
         if !who.admin {
             return Err(PipelineError::AdminRequired.into());
         }
-        let input = providers::NewProvider::from_message(request.into_inner())?;
+        let input = providers::from_message(request.into_inner())?;
         let added = providers::add(&self.db, input).await?;
         Ok(Response::new(added))
     }

@@ -10,6 +10,7 @@ use crate::v1;
 use dragoman_model::payload::{
     ChapterIn, OutputOptions, PipelineOptions, SeriesRef, TranslationPayload, VolumeRef,
 };
+use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab;
 
 /// A message field that holds no value of its enum.
@@ -180,6 +181,37 @@ pub fn payload(message: v1::Submission) -> Result<TranslationPayload, WireError>
             .into_iter()
             .map(|e| WireEnum::from_wire(e, "callback_events"))
             .collect::<Result<_, _>>()?,
+    })
+}
+
+/// A provider to register as an `AddProvider` message.
+pub fn add_provider(new: &NewProvider) -> v1::AddProviderRequest {
+    v1::AddProviderRequest {
+        name: new.name.clone(),
+        kind: new.kind.to_wire(),
+        model: new.model.clone(),
+        base_url: new.base_url.clone(),
+        api_key_env: new.api_key_env.clone(),
+        price_input: new.price_input,
+        price_output: new.price_output,
+        // Saturated, so a huge value is still refused as out of range.
+        capacity: new
+            .capacity
+            .map(|c| i32::try_from(c).unwrap_or(if c < 0 { i32::MIN } else { i32::MAX })),
+    }
+}
+
+/// The provider an `AddProvider` message describes.
+pub fn new_provider(message: v1::AddProviderRequest) -> Result<NewProvider, WireError> {
+    Ok(NewProvider {
+        name: message.name,
+        kind: WireEnum::from_wire(message.kind, "kind")?,
+        model: message.model,
+        base_url: message.base_url,
+        api_key_env: message.api_key_env,
+        price_input: message.price_input,
+        price_output: message.price_output,
+        capacity: message.capacity.map(i64::from),
     })
 }
 

@@ -7,11 +7,11 @@ use super::{Caller, Needs, from_wire};
 use crate::auth::session::SessionUser;
 use crate::error::ApiResult;
 use crate::state::AppState;
+use dragoman_model::provider_input::NewProvider;
 use dragoman_model::scopes::Scope;
 use dragoman_model::vocab::ProviderKind;
-use dragoman_proto::v1::{AddProviderRequest, ListProvidersRequest, Provider, ProviderAdmin};
-use dragoman_proto::wire::WireEnum;
-use serde::Deserialize;
+use dragoman_proto::v1::{ListProvidersRequest, Provider, ProviderAdmin};
+use dragoman_proto::wire;
 use serde_json::{Value, json};
 
 const LIST: Needs = Needs::read(Scope::ContentWrite);
@@ -38,41 +38,12 @@ pub async fn admin_list(state: &AppState, user: &SessionUser) -> ApiResult<Vec<V
     answer.providers.iter().map(admin_json).collect()
 }
 
-/// A provider to register, as the administrator sends it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewProvider {
-    pub name: String,
-    pub kind: ProviderKind,
-    pub model: String,
-    pub base_url: String,
-    pub api_key_env: String,
-    #[serde(default)]
-    pub price_input: Option<f64>,
-    #[serde(default)]
-    pub price_output: Option<f64>,
-    #[serde(default)]
-    pub capacity: Option<i64>,
-}
-
 /// Registers a provider.
 pub async fn admin_add(state: &AppState, user: &SessionUser, new: NewProvider) -> ApiResult<Value> {
     user.require_admin()?;
     // The rules of a provider (lengths, URL, prices, capacity, a kind the
     // pipeline can run) are the pipeline's, checked there once.
-    let request = AddProviderRequest {
-        name: new.name,
-        kind: new.kind.to_wire(),
-        model: new.model,
-        base_url: new.base_url,
-        api_key_env: new.api_key_env,
-        price_input: new.price_input,
-        price_output: new.price_output,
-        // Saturated, so a huge value is still refused as out of range.
-        capacity: new
-            .capacity
-            .map(|c| i32::try_from(c).unwrap_or(if c < 0 { i32::MIN } else { i32::MAX })),
-    };
+    let request = wire::add_provider(&new);
     let added = state
         .pipeline
         .handle
@@ -116,6 +87,7 @@ mod tests {
     use super::*;
     use crate::extract::parse_json;
     use dragoman_model::vocab::IssueKind as Kind;
+    use dragoman_proto::wire::WireEnum;
 
     #[test]
     fn a_new_provider_kind_is_typed() {

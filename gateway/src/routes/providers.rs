@@ -7,12 +7,13 @@ use crate::auth::session::SessionUser;
 use crate::error::ApiResult;
 use crate::extract::JsonBody;
 use crate::operations::Caller;
-use crate::operations::providers::{self, NewProvider};
+use crate::operations::providers;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
+use dragoman_model::provider_input::NewProvider;
 use serde_json::Value;
 
 pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {

@@ -1,0 +1,28 @@
+//! A provider as an administrator describes it (spec 2.10): the body of the
+//! registration route and of `dragoman provider add`. The gateway reads it
+//! (shape: types, required and unknown fields, a known kind); the pipeline,
+//! which owns providers, checks its rules.
+
+use crate::vocab::ProviderKind;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewProvider {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    /// Name of the environment variable holding the key (never the key).
+    #[serde(default)]
+    pub api_key_env: String,
+    /// Price per million prompt tokens.
+    #[serde(default)]
+    pub price_input: Option<f64>,
+    /// Price per million completion tokens.
+    #[serde(default)]
+    pub price_output: Option<f64>,
+    /// Concurrent calls the provider accepts from the whole installation.
+    #[serde(default)]
+    pub capacity: Option<i64>,
+}
