@@ -7,7 +7,6 @@
 //! * [`error`]: [`error::ModelError`], the crate's single error type.
 //! * [`ids`] and [`clock`]: UUID v7 identifiers and Unix-second timestamps.
 //! * [`blob`]: the blob store of originals and results.
-//! * [`scopes`]: token scopes and request priorities.
 //! * [`server_key`]: the installation's master key, sealed secrets, derived credentials.
 //! * [`vocab`]: the spec's statuses, formats, scopes, actions, error codes and
 //!   validation issues, as types.
@@ -23,7 +22,6 @@ pub mod error;
 pub mod ids;
 pub mod payload;
 pub mod provider_input;
-pub mod scopes;
 pub mod server_key;
 #[cfg(test)]
 mod test_env;

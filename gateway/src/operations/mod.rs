@@ -16,7 +16,7 @@ pub mod series;
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use dragoman_model::scopes::Scope;
+use dragoman_model::vocab::Scope;
 use dragoman_proto::principal::Principal;
 use dragoman_proto::wire::WireEnum;
 use std::future::Future;

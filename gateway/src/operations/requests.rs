@@ -12,7 +12,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::parse_json;
 use crate::state::AppState;
 use dragoman_model::payload::TranslationPayload;
-use dragoman_model::scopes::Scope;
+use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{
     Channel, ControlAction, ErrorCode, InputKind, Layout, RequestStatus, ResultFormat, ResultScope,
 };

@@ -5,7 +5,7 @@
 use super::{Caller, Needs, from_wire};
 use crate::error::ApiResult;
 use crate::state::AppState;
-use dragoman_model::scopes::Scope;
+use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{InputKind, ProjectKind, SeriesKind, VolumeStatus};
 use dragoman_proto::v1::{
     GetSeriesRequest, ListSeriesRequest, SeriesDetail, SeriesSummary, VolumeEntry,

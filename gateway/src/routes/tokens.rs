@@ -14,7 +14,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use dragoman_model::entities::{account, api_token};
-use dragoman_model::scopes::Scope;
+use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{BudgetPeriod, ErrorCode, IssueKind, Priority};
 use dragoman_model::{clock, ids};
 use sea_orm::sea_query::Expr;

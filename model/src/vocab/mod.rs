@@ -14,6 +14,7 @@ mod error_code;
 mod issue;
 mod options;
 mod results;
+mod scope;
 mod status;
 
 pub use channel::Channel;
@@ -24,6 +25,7 @@ pub use options::{
     ProjectKind, ProviderKind, Quality, SeriesKind, Stage,
 };
 pub use results::{Layout, ResultFormat, ResultScope};
+pub use scope::Scope;
 pub use status::{JobOutcome, JobStatus, PassageStatus, RequestStatus, VolumeStatus, WebhookState};
 
 /// A string that names no value of a vocabulary type.

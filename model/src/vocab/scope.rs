@@ -1,12 +1,9 @@
 //! API token scopes (spec section 5), checked by the gateway and recorded
-//! on tokens. Request priorities are part of the vocabulary and re-exported
-//! here for the token routes.
+//! on tokens.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-
-pub use crate::vocab::Priority;
 
 /// What a token may do. The string forms are the spec's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
