@@ -15,8 +15,8 @@ use dragoman_model::entities::{
 };
 use dragoman_model::server_key::ServerKey;
 use dragoman_model::vocab::{
-    CallbackEvent, InputKind, PassageStatus, Priority, ProjectKind, RequestStatus, ResultFormat,
-    ResultScope, SeriesKind, Stage, VolumeStatus,
+    CallbackEvent, InputKind, PassageStatus, Priority, RequestStatus, ResultFormat, ResultScope,
+    SeriesKind, Stage, VolumeStatus,
 };
 use dragoman_model::webhook::{WebhookPolicy, WebhookSettings};
 use dragoman_model::{clock, ids};
@@ -54,64 +54,28 @@ impl World {
     async fn on(db: DatabaseConnection) -> World {
         Migrator::up(&db, None).await.expect("migrations");
         let now = clock::now();
-        let account = account::ActiveModel {
-            id: Set(ids::new_id()),
-            username: Set("reader".into()),
-            password_hash: Set(String::new()),
-            email: Set(None),
-            is_admin: Set(false),
-            active: Set(true),
-            priority_ceiling: Set(Priority::High),
-            max_running: Set(None),
-            max_queued: Set(None),
-            created_at: Set(now),
-            updated_at: Set(now),
-        }
-        .insert(&db)
-        .await
-        .expect("account");
-        let series = series::ActiveModel {
-            id: Set(ids::new_id()),
-            account_id: Set(account.id.clone()),
-            name: Set("Saga".into()),
-            kind: Set(SeriesKind::Numbered),
-            source_language: Set(Some("en".into())),
-            target_language: Set(Some("fr".into())),
-            archived: Set(false),
-            default_provider_id: Set(None),
-            shared_glossary_id: Set(None),
-            suspended: Set(false),
-            created_at: Set(now),
-            updated_at: Set(now),
-        }
+        let mut account = account::ActiveModel::new_account("reader", String::new(), false);
+        account.priority_ceiling = Set(Priority::High);
+        let account = account.insert(&db).await.expect("account");
+        let series = series::ActiveModel::new_series(
+            &account.id,
+            "Saga",
+            SeriesKind::Numbered,
+            ("en", "fr"),
+            None,
+        )
         .insert(&db)
         .await
         .expect("series");
-        let project = project::ActiveModel {
-            id: Set(ids::new_id()),
-            series_id: Set(series.id.clone()),
-            account_id: Set(account.id.clone()),
-            title: Set("The First Book".into()),
-            volume_number: Set(Some(1)),
-            volume_label: Set(None),
-            external_id: Set(None),
-            source_format: Set(Some(InputKind::Txt)),
-            project_kind: Set(ProjectKind::Volume),
-            status: Set(VolumeStatus::Translated),
-            provider_id: Set(None),
-            source_language: Set("en".into()),
-            target_language: Set("fr".into()),
-            author: Set(None),
-            original_blob: Set(None),
-            analysis_mode: Set(None),
-            threads: Set(None),
-            archived: Set(false),
-            created_at: Set(now),
-            updated_at: Set(now),
-        }
-        .insert(&db)
-        .await
-        .expect("project");
+        let mut project = project::ActiveModel::new_volume(
+            &series,
+            "The First Book".into(),
+            1,
+            InputKind::Txt,
+            ("en", "fr"),
+        );
+        project.status = Set(VolumeStatus::Translated);
+        let project = project.insert(&db).await.expect("project");
         let chapter = chapter::ActiveModel {
             id: Set(ids::new_id()),
             project_id: Set(project.id.clone()),

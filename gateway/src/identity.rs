@@ -5,7 +5,7 @@
 use crate::auth::password;
 use crate::error::ApiError;
 use dragoman_model::entities::{account, audit_log};
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, Priority};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
@@ -57,27 +57,9 @@ pub async fn create_user(
         return Err(ApiError::new(ErrorCode::UsernameTaken));
     }
     let hash = password::hash(password_text).map_err(ApiError::server)?;
-    let now = clock::now();
-    let ceiling = if admin {
-        Priority::High
-    } else {
-        Priority::Normal
-    };
-    let created = account::ActiveModel {
-        id: Set(ids::new_id()),
-        username: Set(username.to_owned()),
-        password_hash: Set(hash),
-        email: Set(None),
-        is_admin: Set(admin),
-        active: Set(true),
-        priority_ceiling: Set(ceiling),
-        max_running: Set(None),
-        max_queued: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-    }
-    .insert(db)
-    .await?;
+    let created = account::ActiveModel::new_account(username, hash, admin)
+        .insert(db)
+        .await?;
     audit(
         db,
         None,

@@ -42,22 +42,9 @@ impl Fixture {
             .expect("in-memory database");
         Migrator::up(&db, None).await.expect("migrations");
         let now = clock::now();
-        let account = account::ActiveModel {
-            id: Set(ids::new_id()),
-            username: Set("reader".into()),
-            password_hash: Set(String::new()),
-            email: Set(None),
-            is_admin: Set(false),
-            active: Set(true),
-            priority_ceiling: Set(Priority::High),
-            max_running: Set(None),
-            max_queued: Set(None),
-            created_at: Set(now),
-            updated_at: Set(now),
-        }
-        .insert(&db)
-        .await
-        .expect("account");
+        let mut account = account::ActiveModel::new_account("reader", String::new(), false);
+        account.priority_ceiling = Set(Priority::High);
+        let account = account.insert(&db).await.expect("account");
         let token = api_token::ActiveModel {
             id: Set(ids::new_id()),
             account_id: Set(account.id.clone()),

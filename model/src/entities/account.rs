@@ -86,3 +86,28 @@ impl Related<super::provider_call::Entity> for Entity {
 }
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl ActiveModel {
+    /// A new active account without limits of its own; administrators may
+    /// ask for `high` priority, others up to `normal`.
+    pub fn new_account(username: &str, password_hash: String, admin: bool) -> ActiveModel {
+        let now = crate::clock::now();
+        ActiveModel {
+            id: sea_orm::Set(crate::ids::new_id()),
+            username: sea_orm::Set(username.to_owned()),
+            password_hash: sea_orm::Set(password_hash),
+            email: sea_orm::Set(None),
+            is_admin: sea_orm::Set(admin),
+            active: sea_orm::Set(true),
+            priority_ceiling: sea_orm::Set(if admin {
+                Priority::High
+            } else {
+                Priority::Normal
+            }),
+            max_running: sea_orm::Set(None),
+            max_queued: sea_orm::Set(None),
+            created_at: sea_orm::Set(now),
+            updated_at: sea_orm::Set(now),
+        }
+    }
+}

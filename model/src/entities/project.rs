@@ -114,3 +114,39 @@ impl Related<super::job::Entity> for Entity {
 }
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl ActiveModel {
+    /// A new, empty numbered volume of `series` in the series' languages
+    /// (`languages` when given); other choices are left unset.
+    pub fn new_volume(
+        series: &super::series::Model,
+        title: String,
+        number: i32,
+        source_format: InputKind,
+        languages: (&str, &str),
+    ) -> ActiveModel {
+        let now = crate::clock::now();
+        ActiveModel {
+            id: sea_orm::Set(crate::ids::new_id()),
+            series_id: sea_orm::Set(series.id.clone()),
+            account_id: sea_orm::Set(series.account_id.clone()),
+            title: sea_orm::Set(title),
+            volume_number: sea_orm::Set(Some(number)),
+            volume_label: sea_orm::Set(None),
+            external_id: sea_orm::Set(None),
+            source_format: sea_orm::Set(Some(source_format)),
+            project_kind: sea_orm::Set(ProjectKind::Volume),
+            status: sea_orm::Set(VolumeStatus::Empty),
+            provider_id: sea_orm::Set(None),
+            source_language: sea_orm::Set(languages.0.to_owned()),
+            target_language: sea_orm::Set(languages.1.to_owned()),
+            author: sea_orm::Set(None),
+            original_blob: sea_orm::Set(None),
+            analysis_mode: sea_orm::Set(None),
+            threads: sea_orm::Set(None),
+            archived: sea_orm::Set(false),
+            created_at: sea_orm::Set(now),
+            updated_at: sea_orm::Set(now),
+        }
+    }
+}

@@ -75,3 +75,31 @@ impl Related<super::request::Entity> for Entity {
 }
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl ActiveModel {
+    /// A new series of `account_id`, not archived, following no shared
+    /// glossary.
+    pub fn new_series(
+        account_id: &str,
+        name: &str,
+        kind: SeriesKind,
+        languages: (&str, &str),
+        default_provider_id: Option<String>,
+    ) -> ActiveModel {
+        let now = crate::clock::now();
+        ActiveModel {
+            id: sea_orm::Set(crate::ids::new_id()),
+            account_id: sea_orm::Set(account_id.to_owned()),
+            name: sea_orm::Set(name.to_owned()),
+            kind: sea_orm::Set(kind),
+            source_language: sea_orm::Set(Some(languages.0.to_owned())),
+            target_language: sea_orm::Set(Some(languages.1.to_owned())),
+            archived: sea_orm::Set(false),
+            default_provider_id: sea_orm::Set(default_provider_id),
+            shared_glossary_id: sea_orm::Set(None),
+            suspended: sea_orm::Set(false),
+            created_at: sea_orm::Set(now),
+            updated_at: sea_orm::Set(now),
+        }
+    }
+}

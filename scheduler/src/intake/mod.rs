@@ -179,8 +179,8 @@ async fn store(
     let now = clock::now();
     let payload = &admitted.submitted.payload;
     let start = admitted.start;
-    let series = placement::resolve_series(txn, admitted, now).await?;
-    let volume = placement::resolve_volume(txn, admitted, &series, now).await?;
+    let series = placement::resolve_series(txn, admitted).await?;
+    let volume = placement::resolve_volume(txn, admitted, &series).await?;
     let incoming = payload.chapters.iter().map(chapters::read).collect();
     let mut imported = import::import_chapters(txn, &volume, incoming, payload, now).await?;
     if payload

@@ -10,9 +10,8 @@
 use super::Admitted;
 use crate::error::{SchedulerError, VolumeClash};
 use dragoman_model::entities::{project, series};
-use dragoman_model::ids;
 use dragoman_model::payload::TranslationPayload;
-use dragoman_model::vocab::{ProjectKind, SeriesKind, VolumeStatus};
+use dragoman_model::vocab::{ProjectKind, SeriesKind};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
@@ -96,30 +95,23 @@ pub async fn find_volume(
 pub async fn resolve_series(
     db: &impl ConnectionTrait,
     admitted: &Admitted,
-    now: i64,
 ) -> Result<series::Model, SchedulerError> {
     let payload = &admitted.submitted.payload;
     let series = match find_series(db, &admitted.owner.id, payload).await? {
         Some(series) => series,
         None if payload.series.create_if_missing => {
-            series::ActiveModel {
-                id: Set(ids::new_id()),
-                account_id: Set(admitted.owner.id.clone()),
-                name: Set(payload.series.name.clone().unwrap_or_default()),
-                kind: Set(if payload.volume.latest {
-                    SeriesKind::Continuous
-                } else {
-                    SeriesKind::Numbered
-                }),
-                source_language: Set(Some(payload.source_language.clone())),
-                target_language: Set(Some(payload.target_language.clone())),
-                archived: Set(false),
-                default_provider_id: Set(admitted.provider_id.clone()),
-                shared_glossary_id: Set(None),
-                suspended: Set(false),
-                created_at: Set(now),
-                updated_at: Set(now),
-            }
+            let kind = if payload.volume.latest {
+                SeriesKind::Continuous
+            } else {
+                SeriesKind::Numbered
+            };
+            series::ActiveModel::new_series(
+                &admitted.owner.id,
+                payload.series.name.as_deref().unwrap_or_default(),
+                kind,
+                (&payload.source_language, &payload.target_language),
+                admitted.provider_id.clone(),
+            )
             .insert(db)
             .await?
         }
@@ -140,7 +132,6 @@ pub async fn resolve_volume(
     db: &impl ConnectionTrait,
     admitted: &Admitted,
     series: &series::Model,
-    now: i64,
 ) -> Result<project::Model, SchedulerError> {
     let payload = &admitted.submitted.payload;
     let volume = match find_volume(db, &admitted.owner.id, series, payload).await? {
@@ -156,30 +147,17 @@ pub async fn resolve_volume(
                 .title
                 .clone()
                 .unwrap_or_else(|| format!("{} {number}", series.name));
-            project::ActiveModel {
-                id: Set(ids::new_id()),
-                series_id: Set(series.id.clone()),
-                account_id: Set(admitted.owner.id.clone()),
-                title: Set(title),
-                volume_number: Set(Some(number)),
-                volume_label: Set(None),
-                external_id: Set(payload.volume.external_id.clone()),
-                source_format: Set(Some(admitted.submitted.input)),
-                project_kind: Set(ProjectKind::Volume),
-                status: Set(VolumeStatus::Empty),
-                provider_id: Set(payload.provider_id.clone()),
-                source_language: Set(payload.source_language.clone()),
-                target_language: Set(payload.target_language.clone()),
-                author: Set(payload.author.clone()),
-                original_blob: Set(None),
-                analysis_mode: Set(None),
-                threads: Set(None),
-                archived: Set(false),
-                created_at: Set(now),
-                updated_at: Set(now),
-            }
-            .insert(db)
-            .await?
+            let mut volume = project::ActiveModel::new_volume(
+                series,
+                title,
+                number,
+                admitted.submitted.input,
+                (&payload.source_language, &payload.target_language),
+            );
+            volume.external_id = Set(payload.volume.external_id.clone());
+            volume.provider_id = Set(payload.provider_id.clone());
+            volume.author = Set(payload.author.clone());
+            volume.insert(db).await?
         }
     };
     if volume.archived {
