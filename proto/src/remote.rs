@@ -36,7 +36,7 @@ macro_rules! remote_service {
     ($name:ident, $client:ident, $service:path, { $($method:ident($req:ty) -> $resp:ty;)* }) => {
         /// Forwards every call of the service to a remote process.
         #[derive(Clone)]
-        pub struct $name($client<Channel>);
+        pub struct $name($client<Channel>, Duration);
 
         impl $name {
             /// A client of `channel` (see [`channel`]) that sends and
@@ -46,6 +46,7 @@ macro_rules! remote_service {
                     $client::new(channel)
                         .max_decoding_message_size(limits.max_message_bytes)
                         .max_encoding_message_size(limits.max_message_bytes),
+                    limits.timeout,
                 )
             }
         }
@@ -53,7 +54,10 @@ macro_rules! remote_service {
         #[tonic::async_trait]
         impl $service for $name {
             $(
-                async fn $method(&self, request: Request<$req>) -> Result<Response<$resp>, Status> {
+                async fn $method(&self, mut request: Request<$req>) -> Result<Response<$resp>, Status> {
+                    // Sent as `grpc-timeout`, so the serving process gives
+                    // up too instead of finishing work nobody waits for.
+                    request.set_timeout(self.1);
                     self.0.clone().$method(request).await
                 }
             )*
