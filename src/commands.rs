@@ -63,6 +63,10 @@ pub enum ProviderCommand {
         /// Concurrent calls the provider accepts from the whole installation.
         #[arg(long)]
         capacity: Option<i32>,
+        /// Make it the installation's default provider, used when a request,
+        /// its volume and its series name none.
+        #[arg(long)]
+        default: bool,
     },
     /// List providers (never their keys).
     List,
@@ -210,6 +214,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
             price_input,
             price_output,
             capacity,
+            default,
         } => {
             let added = dragoman_pipeline::providers::add(
                 &db,
@@ -227,6 +232,11 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
             .await
             .map_err(|e| describe_pipeline(&e))?;
             let id = added.provider.map(|p| p.id).unwrap_or_default();
+            if default {
+                dragoman_pipeline::providers::set_default(&db, Some(&id))
+                    .await
+                    .map_err(|e| describe_pipeline(&e))?;
+            }
             println!("added provider {id}");
         }
         ProviderCommand::List => {
@@ -236,7 +246,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
             {
                 if let Some(public) = p.provider {
                     println!(
-                        "{}\t{}\t{}\t{}\tcapacity {}\tkey from ${}",
+                        "{}\t{}\t{}\t{}\tcapacity {}\tkey from ${}{}",
                         public.id,
                         public.name,
                         ProviderKind::from_wire(public.kind, "kind")
@@ -244,7 +254,8 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
                             .unwrap_or("unknown"),
                         public.model,
                         p.capacity,
-                        p.api_key_env
+                        p.api_key_env,
+                        if p.is_default { "\tdefault" } else { "" }
                     );
                 }
             }

@@ -21,6 +21,7 @@ pub mod entities;
 pub mod error;
 pub mod ids;
 pub mod payload;
+pub mod provider_default;
 pub mod provider_input;
 pub mod server_key;
 #[cfg(test)]

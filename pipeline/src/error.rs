@@ -11,6 +11,8 @@ pub enum PipelineError {
     ProviderExists,
     #[error("administrators only")]
     AdminRequired,
+    #[error("unknown provider")]
+    UnknownProvider,
     #[error("invalid provider")]
     Invalid(Vec<Issue>),
     #[error("database: {0}")]
@@ -23,6 +25,9 @@ impl From<PipelineError> for ServiceError {
         match error {
             PipelineError::ProviderExists => ServiceError::new(ErrorCode::ProviderExists, message),
             PipelineError::AdminRequired => ServiceError::new(ErrorCode::AdminRequired, message),
+            PipelineError::UnknownProvider => {
+                ServiceError::new(ErrorCode::UnknownProvider, message)
+            }
             PipelineError::Invalid(issues) => {
                 ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)
             }

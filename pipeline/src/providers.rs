@@ -5,6 +5,7 @@
 use crate::error::PipelineError;
 use crate::llm::ProviderKind as LlmProtocol;
 use dragoman_model::entities::{provider, series};
+use dragoman_model::provider_default;
 use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::{Issue, IssueKind, ProviderKind};
 use dragoman_model::{clock, ids};
@@ -30,13 +31,14 @@ fn public(p: &provider::Model, default_for_series: Vec<String>) -> Provider {
     }
 }
 
-fn admin(p: &provider::Model, default_for_series: Vec<String>) -> ProviderAdmin {
+fn admin(p: &provider::Model, default_for_series: Vec<String>, is_default: bool) -> ProviderAdmin {
     ProviderAdmin {
         provider: Some(public(p, default_for_series)),
         api_key_env: p.api_key_env.clone(),
         price_input: p.price_input,
         price_output: p.price_output,
         capacity: p.capacity,
+        is_default,
     }
 }
 
@@ -80,11 +82,30 @@ pub async fn list_public(
 }
 
 pub async fn list_admin(db: &impl ConnectionTrait) -> Result<Vec<ProviderAdmin>, PipelineError> {
+    let default = provider_default::in_force(db).await?;
     Ok(list(db, None)
         .await?
         .iter()
-        .map(|(p, s)| admin(p, s.clone()))
+        .map(|(p, s)| admin(p, s.clone(), default.as_deref() == Some(p.id.as_str())))
         .collect())
+}
+
+/// Makes `provider_id` the installation's default provider (`None` forgets
+/// the choice); an unknown provider is refused.
+pub async fn set_default(
+    db: &impl ConnectionTrait,
+    provider_id: Option<&str>,
+) -> Result<(), PipelineError> {
+    if let Some(id) = provider_id
+        && provider::Entity::find_by_id(id.to_owned())
+            .one(db)
+            .await?
+            .is_none()
+    {
+        return Err(PipelineError::UnknownProvider);
+    }
+    provider_default::choose(db, provider_id).await?;
+    Ok(())
 }
 
 /// The provider of an `AddProvider` call.
@@ -199,7 +220,8 @@ pub async fn add(
     }
     .insert(db)
     .await?;
-    Ok(admin(&created, Vec::new()))
+    let is_default = provider_default::in_force(db).await?.as_deref() == Some(created.id.as_str());
+    Ok(admin(&created, Vec::new(), is_default))
 }
 
 #[cfg(test)]

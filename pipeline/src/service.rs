@@ -70,4 +70,19 @@ impl dragoman_proto::Pipeline for PipelineService {
         let added = providers::add(&self.db, input).await?;
         Ok(Response::new(added))
     }
+
+    async fn set_default_provider(
+        &self,
+        request: Request<SetDefaultProviderRequest>,
+    ) -> Result<Response<ListProvidersAdminResponse>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(PipelineError::AdminRequired.into());
+        }
+        let chosen = request.into_inner().provider_id;
+        providers::set_default(&self.db, chosen.as_deref()).await?;
+        tracing::info!(account = %who.account_id, provider = ?chosen, "default provider set");
+        let providers = providers::list_admin(&self.db).await?;
+        Ok(Response::new(ListProvidersAdminResponse { providers }))
+    }
 }

@@ -82,6 +82,7 @@ remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {
     list_providers(ListProvidersRequest) -> ProviderList;
     list_providers_admin(ListProvidersRequest) -> ListProvidersAdminResponse;
     add_provider(AddProviderRequest) -> ProviderAdmin;
+    set_default_provider(SetDefaultProviderRequest) -> ListProvidersAdminResponse;
 });
 
 remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {

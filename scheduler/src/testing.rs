@@ -66,22 +66,7 @@ impl Fixture {
         .insert(&db)
         .await
         .expect("token");
-        let provider = provider::ActiveModel {
-            id: Set(ids::new_id()),
-            name: Set("simulator".into()),
-            kind: Set(ProviderKind::OpenAi),
-            model: Set("sim".into()),
-            base_url: Set("http://127.0.0.1:1".into()),
-            api_key_env: Set(String::new()),
-            price_input: Set(None),
-            price_output: Set(None),
-            capacity: Set(4),
-            created_at: Set(now),
-            updated_at: Set(now),
-        }
-        .insert(&db)
-        .await
-        .expect("provider");
+        let provider = insert_provider(&db, "simulator").await;
         let settings = WebhookSettings::from_environment(
             "127.0.0.1",
             "127.0.0.0/8",
@@ -98,6 +83,11 @@ impl Fixture {
             webhooks: WebhookPolicy::new(settings, ServerKey::generate()),
             limits: IntakeLimits { max_chapters: 50 },
         }
+    }
+
+    /// Registers one more provider.
+    pub async fn add_provider(&self, name: &str) -> provider::Model {
+        insert_provider(&self.db, name).await
     }
 
     pub fn principal(&self) -> Principal {
@@ -223,4 +213,24 @@ impl Fixture {
 /// One chapter item of a payload.
 pub fn chapter(number: i64, content: &str) -> Value {
     json!({"number": number, "title": format!("Chapter {number}"), "content": content})
+}
+
+async fn insert_provider(db: &DatabaseConnection, name: &str) -> provider::Model {
+    let now = clock::now();
+    provider::ActiveModel {
+        id: Set(ids::new_id()),
+        name: Set(name.into()),
+        kind: Set(ProviderKind::OpenAi),
+        model: Set("sim".into()),
+        base_url: Set("http://127.0.0.1:1".into()),
+        api_key_env: Set(String::new()),
+        price_input: Set(None),
+        price_output: Set(None),
+        capacity: Set(4),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(db)
+    .await
+    .expect("provider")
 }

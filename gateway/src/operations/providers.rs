@@ -10,8 +10,11 @@ use crate::state::AppState;
 use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::ProviderKind;
 use dragoman_model::vocab::Scope;
-use dragoman_proto::v1::{ListProvidersRequest, Provider, ProviderAdmin};
+use dragoman_proto::v1::{
+    ListProvidersRequest, Provider, ProviderAdmin, SetDefaultProviderRequest,
+};
 use dragoman_proto::wire;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 const LIST: Needs = Needs::read(Scope::ContentWrite);
@@ -78,8 +81,36 @@ fn admin_json(p: &ProviderAdmin) -> ApiResult<Value> {
         map.insert("price_input".into(), json!(p.price_input));
         map.insert("price_output".into(), json!(p.price_output));
         map.insert("capacity".into(), json!(p.capacity));
+        map.insert("default".into(), json!(p.is_default));
     }
     Ok(value)
+}
+
+/// The administrator's choice of the installation's default provider.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultProvider {
+    /// A provider's id, or null to forget the choice.
+    pub provider_id: Option<String>,
+}
+
+/// Sets the installation's default provider; answers every provider.
+pub async fn set_default(
+    state: &AppState,
+    user: &SessionUser,
+    choice: DefaultProvider,
+) -> ApiResult<Vec<Value>> {
+    user.require_admin()?;
+    let request = SetDefaultProviderRequest {
+        provider_id: choice.provider_id,
+    };
+    let answer = state
+        .pipeline
+        .handle
+        .set_default_provider(state.call(&user.principal(), request))
+        .await?
+        .into_inner();
+    answer.providers.iter().map(admin_json).collect()
 }
 
 #[cfg(test)]
@@ -119,11 +150,13 @@ mod tests {
             price_input: Some(1.0),
             price_output: None,
             capacity: 2,
+            is_default: true,
         };
         let value = admin_json(&admin).expect("known kind");
         assert_eq!(value["kind"], "openai_responses");
         assert_eq!(value["api_key_env"], "LOCAL_KEY");
         assert_eq!(value["capacity"], 2);
+        assert_eq!(value["default"], true);
         assert!(value.get("base_url").is_none());
     }
 }

@@ -77,6 +77,7 @@ pub fn router(state: AppState) -> Router {
             "/providers",
             get(providers::admin_list).post(providers::admin_add),
         )
+        .route("/providers/default", put(providers::admin_set_default))
         .route(
             "/settings/webhooks",
             get(settings::get_webhooks)

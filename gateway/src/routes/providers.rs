@@ -1,5 +1,6 @@
 //! Provider routes: the automation listing (spec 4.6) and the
-//! administrator's session routes that list and register providers, over
+//! administrator's session routes that list and register providers and
+//! choose the installation's default, over
 //! [`operations::providers`](crate::operations::providers).
 
 use crate::auth::bearer::TokenCaller;
@@ -36,4 +37,13 @@ pub async fn admin_add(
 ) -> ApiResult<impl IntoResponse> {
     let added = providers::admin_add(&state, &user, body).await?;
     Ok((StatusCode::CREATED, Json(added)))
+}
+
+pub async fn admin_set_default(
+    State(state): State<AppState>,
+    user: SessionUser,
+    JsonBody(body): JsonBody<providers::DefaultProvider>,
+) -> ApiResult<Json<Value>> {
+    let listed = providers::set_default(&state, &user, body).await?;
+    Ok(Json(Value::Array(listed)))
 }

@@ -9,6 +9,7 @@ use dragoman_model::budget;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, api_token, provider, request};
 use dragoman_model::payload::TranslationPayload;
+use dragoman_model::provider_default;
 use dragoman_model::vocab::{Priority, RequestStatus};
 use dragoman_model::webhook::{WebhookPolicy, callback};
 use dragoman_proto::principal::Principal;
@@ -112,7 +113,8 @@ async fn check_callback(
         .map_err(SchedulerError::CallbackRefused)
 }
 
-/// The request's provider, else its volume's, else its series' default.
+/// The request's provider, else its volume's, else its series' default,
+/// else the installation's default.
 async fn resolve_provider(
     db: &impl ConnectionTrait,
     account_id: &str,
@@ -134,6 +136,9 @@ async fn resolve_provider(
         if let Some(id) = &series.default_provider_id {
             return Ok(Some(id.clone()));
         }
+    }
+    if let Some(id) = provider_default::in_force(db).await? {
+        return Ok(Some(id));
     }
     if start {
         Err(SchedulerError::ProviderRequired)

@@ -110,7 +110,9 @@ pub async fn resolve_series(
                 payload.series.name.as_deref().unwrap_or_default(),
                 kind,
                 (&payload.source_language, &payload.target_language),
-                admitted.provider_id.clone(),
+                // Only a provider the request names becomes the new series'
+                // default; the installation's stays the installation's.
+                payload.provider_id.clone(),
             )
             .insert(db)
             .await?

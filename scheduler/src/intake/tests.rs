@@ -9,7 +9,7 @@ use dragoman_model::vocab::{
     BudgetPeriod, JobStatus, PassageStatus, Priority, SeriesKind, VolumeStatus,
 };
 use dragoman_model::webhook::Refusal;
-use sea_orm::{EntityTrait, IntoActiveModel};
+use sea_orm::{ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter};
 use serde_json::Value;
 
 fn request_id(answer: &SubmitResponse) -> String {
@@ -230,6 +230,8 @@ async fn checks_run_in_the_spec_order_and_a_refusal_stores_nothing() {
     })
     .await;
     set_account(&f, |a| a.priority_ceiling = Set(Priority::Low)).await;
+    // Two providers and no installation default: none resolves.
+    f.add_provider("another").await;
     // Everything is wrong: the callback is refused first.
     let mut body = f.body("New", 1, json!([chapter(1, "x")]));
     body.as_object_mut().expect("object").remove("provider_id");
@@ -606,4 +608,50 @@ async fn chapters_complete_at_import_are_never_announced() {
     assert_eq!(row.chapter_ids().len(), 2);
     // Without the event, nothing is recorded.
     assert!(first.chapters.get("translated_at_import").is_none());
+}
+
+#[tokio::test]
+async fn the_installation_default_is_the_last_choice() {
+    let f = Fixture::new().await;
+    let mut body = f.body("Fresh", 1, json!([chapter(1, "One.")]));
+    body.as_object_mut().expect("object").remove("provider_id");
+    // A lone provider is the default.
+    let first = f.submit(&body).await.expect("the lone provider");
+    let job_provider = |answer: &SubmitResponse| {
+        let id = request_id(answer);
+        let f = &f;
+        async move {
+            let row = request::Entity::find_by_id(id)
+                .one(&f.db)
+                .await
+                .expect("read")
+                .expect("request");
+            row.options["provider_id"].as_str().map(str::to_owned)
+        }
+    };
+    assert_eq!(job_provider(&first).await, Some(f.provider.id.clone()));
+    // With two, an administrator's choice decides; without one, none does.
+    let other = f.add_provider("another").await;
+    let mut second = f.body("Second", 1, json!([chapter(1, "Two.")]));
+    second
+        .as_object_mut()
+        .expect("object")
+        .remove("provider_id");
+    assert!(matches!(
+        f.submit(&second).await,
+        Err(SchedulerError::ProviderRequired)
+    ));
+    dragoman_model::provider_default::choose(&f.db, Some(&other.id))
+        .await
+        .expect("choose");
+    let chosen = f.submit(&second).await.expect("the chosen default");
+    assert_eq!(job_provider(&chosen).await, Some(other.id.clone()));
+    // The series created on the way does not copy the installation's default.
+    let created = series::Entity::find()
+        .filter(series::Column::Name.eq("Second"))
+        .one(&f.db)
+        .await
+        .expect("read")
+        .expect("series");
+    assert_eq!(created.default_provider_id, None);
 }

@@ -1,7 +1,9 @@
 //! Providers (spec 2.10, 4.6): a provider added with `dragoman provider
 //! add` is listed to tokens with exactly the public fields, never its
 //! address, the name of its key variable or the key; the administrator
-//! routes refuse other accounts and refuse a second provider of one name.
+//! routes refuse other accounts and refuse a second provider of one name; the
+//! installation's default provider is the lone one, else the one an
+//! administrator chose.
 
 use dragoman_e2e::{Backend, Installation, Server, Session, bearer_get, on_both_backends};
 use serde_json::{Value, json};
@@ -20,30 +22,39 @@ async fn listing_hides_addresses_and_keys(backend: Backend) {
         .start()
         .await;
     for (name, model) in [("Zeta upstream", "model-z"), ("Alpha upstream", "model-a")] {
-        let output = server
-            .cli_ok(&[
-                "provider",
-                "add",
-                "--name",
-                name,
-                "--kind",
-                "openai",
-                "--model",
-                model,
-                "--base-url",
-                BASE_URL,
-                "--api-key-env",
-                KEY_VARIABLE,
-                "--price-input",
-                "0.5",
-                "--price-output",
-                "1.5",
-                "--capacity",
-                "4",
-            ])
-            .await;
+        let mut args = vec![
+            "provider",
+            "add",
+            "--name",
+            name,
+            "--kind",
+            "openai",
+            "--model",
+            model,
+            "--base-url",
+            BASE_URL,
+            "--api-key-env",
+            KEY_VARIABLE,
+            "--price-input",
+            "0.5",
+            "--price-output",
+            "1.5",
+            "--capacity",
+            "4",
+        ];
+        if name.starts_with("Zeta") {
+            args.push("--default");
+        }
+        let output = server.cli_ok(&args).await;
         assert!(!output.contains(KEY_VALUE), "{output}");
     }
+    let listed = server.cli_ok(&["provider", "list"]).await;
+    let defaults: Vec<&str> = listed
+        .lines()
+        .filter(|line| line.ends_with("\tdefault"))
+        .collect();
+    assert_eq!(defaults.len(), 1, "{listed}");
+    assert!(defaults[0].contains("Zeta upstream"), "{listed}");
     let account = server.create_user("provider-reader", false).await;
     let session = Session::login(&server, &account).await;
     let token = session.token("providers", &["content:write"]).await;
@@ -170,6 +181,90 @@ async fn administrator_routes(backend: Backend) {
             answer.text
         );
     }
+    // The lone provider is the installation's default; the kinds this
+    // version cannot run are refused at registration.
+    assert_eq!(items[0]["default"], true, "{}", answer.text);
+    let mut cannot_run = body.clone();
+    cannot_run["name"] = json!("Responses");
+    cannot_run["kind"] = json!("openai_responses");
+    admin_session
+        .post("/api/providers", &cannot_run)
+        .await
+        .expect_error(422, "invalid_payload", "a kind without a client");
+    let mut second = body.clone();
+    second["name"] = json!("Second simulator");
+    let second = admin_session
+        .post("/api/providers", &second)
+        .await
+        .expect(201);
+    assert_eq!(second["default"], false, "{second}");
+    let list = admin_session.get("/api/providers").await.expect(200);
+    assert!(
+        list.as_array()
+            .expect("array")
+            .iter()
+            .all(|p| p["default"] == false),
+        "two providers and no choice: no default {list}"
+    );
+    let choice = json!({ "provider_id": second["id"] });
+    user_session
+        .put("/api/providers/default", &choice)
+        .await
+        .expect_error(403, "admin_required", "default provider as a user");
+    admin_session
+        .put(
+            "/api/providers/default",
+            &json!({ "provider_id": "no-such-provider" }),
+        )
+        .await
+        .expect_error(422, "unknown_provider", "an unknown default");
+    let list = admin_session
+        .put("/api/providers/default", &choice)
+        .await
+        .expect(200);
+    let defaults: Vec<&Value> = list
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|p| p["default"] == true)
+        .map(|p| &p["id"])
+        .collect();
+    assert_eq!(defaults, [&second["id"]], "{list}");
+    let token = user_session
+        .token("default", &["content:write", "pipeline:start"])
+        .await;
+    let request = json!({
+        "series": {"name": "No provider named", "create_if_missing": true},
+        "volume": {"number": 1},
+        "source_language": "en",
+        "target_language": "fr",
+        "chapters": [{"number": 1, "content": "One."}],
+    });
+    let answer = server
+        .client()
+        .post(server.url("/api/v1/translation-requests"))
+        .bearer_auth(&token.token)
+        .json(&request)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        answer.status().as_u16(),
+        202,
+        "the default provider resolves"
+    );
+    let list = admin_session
+        .put("/api/providers/default", &json!({ "provider_id": null }))
+        .await
+        .expect(200);
+    assert!(
+        list.as_array()
+            .expect("array")
+            .iter()
+            .all(|p| p["default"] == false),
+        "{list}"
+    );
+
     // Users see it through a token.
     let token = user_session.token("providers", &["content:write"]).await;
     let listed = bearer_get(&server, "/api/v1/providers", &token.token)

@@ -1,0 +1,76 @@
+//! The installation's default provider: the last choice when a request, its
+//! volume and its series name none (spec 2.10 orders the first three; a JSON
+//! client creating a series has no other way to name one). An administrator
+//! sets it; while none is set, a lone provider is the default.
+//!
+//! The pipeline, which owns providers, writes it; intake reads it.
+
+use crate::clock;
+use crate::entities::{provider, setting};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QuerySelect, Set};
+use serde_json::json;
+
+/// The `settings` row holding the chosen provider's id.
+const SETTING_KEY: &str = "default_provider";
+
+/// The provider an administrator chose, if it still exists.
+pub async fn chosen(db: &impl ConnectionTrait) -> Result<Option<String>, DbErr> {
+    let Some(row) = setting::Entity::find_by_id(SETTING_KEY.to_owned())
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let Some(id) = row.value.get("provider_id").and_then(|v| v.as_str()) else {
+        return Ok(None);
+    };
+    Ok(provider::Entity::find_by_id(id.to_owned())
+        .one(db)
+        .await?
+        .map(|p| p.id))
+}
+
+/// The default in force: the chosen provider, else the only provider of the
+/// installation when there is exactly one.
+pub async fn in_force(db: &impl ConnectionTrait) -> Result<Option<String>, DbErr> {
+    if let Some(id) = chosen(db).await? {
+        return Ok(Some(id));
+    }
+    if provider::Entity::find().count(db).await? != 1 {
+        return Ok(None);
+    }
+    provider::Entity::find()
+        .select_only()
+        .column(provider::Column::Id)
+        .into_tuple::<String>()
+        .one(db)
+        .await
+}
+
+/// Records the administrator's choice (`None` forgets it). The caller has
+/// checked that the provider exists.
+pub async fn choose(db: &impl ConnectionTrait, provider_id: Option<&str>) -> Result<(), DbErr> {
+    match provider_id {
+        Some(id) => {
+            setting::Entity::insert(setting::ActiveModel {
+                key: Set(SETTING_KEY.to_owned()),
+                value: Set(json!({ "provider_id": id })),
+                updated_at: Set(clock::now()),
+            })
+            .on_conflict(
+                OnConflict::column(setting::Column::Key)
+                    .update_columns([setting::Column::Value, setting::Column::UpdatedAt])
+                    .to_owned(),
+            )
+            .exec(db)
+            .await?;
+        }
+        None => {
+            setting::Entity::delete_by_id(SETTING_KEY.to_owned())
+                .exec(db)
+                .await?;
+        }
+    }
+    Ok(())
+}
