@@ -8,15 +8,16 @@
 //! The tools are the reads the services answer today: series and providers.
 
 mod answer;
+mod arguments;
 pub mod page;
 
 use crate::auth::bearer::TokenCaller;
 use crate::operations::{self, Caller};
 use crate::state::AppState;
-use answer::answer;
+use answer::{answer, refusal};
+use arguments::Parameters;
 use page::Page;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -67,6 +68,10 @@ impl McpTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&context)?;
+        let page = match page {
+            Ok(page) => page,
+            Err(error) => return Ok(refusal(error)),
+        };
         let listed = operations::series::list(&self.state, &caller).await;
         Ok(answer(listed.and_then(|items| page.cut(items))))
     }
@@ -78,6 +83,10 @@ impl McpTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&context)?;
+        let args = match args {
+            Ok(args) => args,
+            Err(error) => return Ok(refusal(error)),
+        };
         Ok(answer(
             operations::series::detail(&self.state, &caller, args.series_id).await,
         ))
@@ -90,6 +99,10 @@ impl McpTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&context)?;
+        let page = match page {
+            Ok(page) => page,
+            Err(error) => return Ok(refusal(error)),
+        };
         let listed = operations::providers::list(&self.state, &caller).await;
         Ok(answer(listed.and_then(|items| page.cut(items))))
     }
