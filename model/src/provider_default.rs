@@ -5,10 +5,8 @@
 //!
 //! The pipeline, which owns providers, writes it; intake reads it.
 
-use crate::clock;
 use crate::entities::{provider, setting};
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QuerySelect, Set};
+use sea_orm::{ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QuerySelect};
 use serde_json::json;
 
 /// The `settings` row holding the chosen provider's id.
@@ -53,18 +51,7 @@ pub async fn in_force(db: &impl ConnectionTrait) -> Result<Option<String>, DbErr
 pub async fn choose(db: &impl ConnectionTrait, provider_id: Option<&str>) -> Result<(), DbErr> {
     match provider_id {
         Some(id) => {
-            setting::Entity::insert(setting::ActiveModel {
-                key: Set(SETTING_KEY.to_owned()),
-                value: Set(json!({ "provider_id": id })),
-                updated_at: Set(clock::now()),
-            })
-            .on_conflict(
-                OnConflict::column(setting::Column::Key)
-                    .update_columns([setting::Column::Value, setting::Column::UpdatedAt])
-                    .to_owned(),
-            )
-            .exec(db)
-            .await?;
+            setting::save(db, SETTING_KEY, json!({ "provider_id": id })).await?;
         }
         None => {
             setting::Entity::delete_by_id(SETTING_KEY.to_owned())

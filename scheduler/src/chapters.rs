@@ -55,11 +55,6 @@ pub fn read(chapter: &ChapterIn) -> IncomingChapter {
     }
 }
 
-/// The kind key stored for a chapter.
-pub fn kind_key(kind: ChapterKind) -> &'static str {
-    kind.key()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

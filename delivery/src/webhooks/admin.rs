@@ -5,15 +5,13 @@
 //! write-only and kept sealed.
 
 use crate::error::DeliveryError;
-use dragoman_model::clock;
 use dragoman_model::entities::setting;
 use dragoman_model::vocab::{Issue, IssueKind};
 use dragoman_model::webhook::settings::{
     MAX_LIST_ENTRIES, SETTINGS_KEY, check_attempts, check_secret, check_timeout, parse_network,
 };
 use dragoman_model::webhook::{HostRule, Overrides, WebhookPolicy};
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{ConnectionTrait, EntityTrait, Set};
+use sea_orm::ConnectionTrait;
 use serde_json::{Map, Value, json};
 
 /// A problem with the change at a dotted field path (`hosts.2`).
@@ -145,18 +143,6 @@ pub async fn update(
         overrides
     };
     let value = serde_json::to_value(&overrides).unwrap_or(Value::Null);
-    let now = clock::now();
-    setting::Entity::insert(setting::ActiveModel {
-        key: Set(SETTINGS_KEY.into()),
-        value: Set(value),
-        updated_at: Set(now),
-    })
-    .on_conflict(
-        OnConflict::column(setting::Column::Key)
-            .update_columns([setting::Column::Value, setting::Column::UpdatedAt])
-            .to_owned(),
-    )
-    .exec(db)
-    .await?;
+    let now = setting::save(db, SETTINGS_KEY, value).await?;
     Ok(view_of(&overrides, Some(now), policy))
 }

@@ -14,7 +14,7 @@ pub mod page;
 use crate::auth::bearer::TokenCaller;
 use crate::operations::{self, Caller};
 use crate::state::AppState;
-use answer::{answer, refusal};
+use answer::answer;
 use arguments::Parameters;
 use page::Page;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -68,12 +68,9 @@ impl McpTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&context)?;
-        let page = match page {
-            Ok(page) => page,
-            Err(error) => return Ok(refusal(error)),
-        };
-        let listed = operations::series::list(&self.state, &caller).await;
-        Ok(answer(listed.and_then(|items| page.cut(items))))
+        Ok(answer(
+            async { page?.cut(operations::series::list(&self.state, &caller).await?) }.await,
+        ))
     }
 
     #[tool(description = "One of your series with its volumes in reading order.")]
@@ -83,12 +80,8 @@ impl McpTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&context)?;
-        let args = match args {
-            Ok(args) => args,
-            Err(error) => return Ok(refusal(error)),
-        };
         Ok(answer(
-            operations::series::detail(&self.state, &caller, args.series_id).await,
+            async { operations::series::detail(&self.state, &caller, args?.series_id).await }.await,
         ))
     }
 
@@ -99,12 +92,9 @@ impl McpTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&context)?;
-        let page = match page {
-            Ok(page) => page,
-            Err(error) => return Ok(refusal(error)),
-        };
-        let listed = operations::providers::list(&self.state, &caller).await;
-        Ok(answer(listed.and_then(|items| page.cut(items))))
+        Ok(answer(
+            async { page?.cut(operations::providers::list(&self.state, &caller).await?) }.await,
+        ))
     }
 }
 

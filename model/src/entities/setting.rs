@@ -18,3 +18,21 @@ pub struct Model {
 pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
+
+/// Saves `value` under `key`, replacing what was there.
+pub async fn save(db: &impl ConnectionTrait, key: &str, value: Json) -> Result<i64, DbErr> {
+    let now = crate::clock::now();
+    Entity::insert(ActiveModel {
+        key: sea_orm::Set(key.to_owned()),
+        value: sea_orm::Set(value),
+        updated_at: sea_orm::Set(now),
+    })
+    .on_conflict(
+        sea_orm::sea_query::OnConflict::column(Column::Key)
+            .update_columns([Column::Value, Column::UpdatedAt])
+            .to_owned(),
+    )
+    .exec(db)
+    .await?;
+    Ok(now)
+}
