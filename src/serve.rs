@@ -7,6 +7,8 @@ use crate::commands::redact;
 use crate::config::{Config, Role};
 use clap::Args;
 use dragoman_delivery::webhooks::Dispatcher;
+use dragoman_delivery::epub_check::{EpubValidator, Epubcheck};
+use dragoman_delivery::epub_result::EpubDelivery;
 use dragoman_delivery::{DeliveryService, ResultStore, ResultsLoop};
 use dragoman_gateway::{Gateway, GatewaySettings, Service};
 use dragoman_memory::MemoryService;
@@ -113,9 +115,18 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     };
     let credential = InternalCredential::new(server_key.derive("dragoman internal grpc v1"));
     let webhooks = WebhookPolicy::new(config.webhook_settings()?, server_key.clone());
+    let validator = Epubcheck::find();
+    match &validator {
+        Some(found) => tracing::info!(program = %found.program().display(), "delivered EPUBs are validated"),
+        None => tracing::info!("no EPUB validator (epubcheck) found: EPUBs are delivered unvalidated"),
+    }
     let results = ResultStore {
         blobs: blobs.clone(),
         retention_days: config.retention_results_days,
+        epub: EpubDelivery {
+            validator: validator.map(|v| Arc::new(v) as Arc<dyn EpubValidator>),
+            max_repairs: config.delivery_repair_attempts,
+        },
     };
 
     let scheduler_local = runs(Role::Scheduler).then(|| {
@@ -127,6 +138,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 max_chapters: config.api_max_chapters,
             },
             webhooks.clone(),
+            blobs.clone(),
         ))
     });
     let pipeline_local = runs(Role::Pipeline)
@@ -331,6 +343,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 max_wait_seconds: config.api_result_max_wait_seconds,
                 roles: roles.iter().map(|r| r.name().to_owned()).collect(),
             },
+            blobs: blobs.clone(),
         };
         let app = dragoman_gateway::router(Arc::new(gateway));
         let listener = TcpListener::bind(&config.listen)

@@ -28,6 +28,10 @@ pub enum DeliveryError {
     InvalidRequest(Vec<Issue>),
     #[error("the result could not be produced: {0}")]
     DeliveryFailed(String),
+    /// The EPUB validator still rejects the book after every repair; the
+    /// value is `report.delivery` with the errors left.
+    #[error("the EPUB validator still rejects the book after every repair")]
+    EpubRejected(serde_json::Value),
     #[error("invalid webhook settings")]
     InvalidSettings(Vec<Issue>),
     #[error("administrators only")]
@@ -67,6 +71,9 @@ impl From<DeliveryError> for ServiceError {
             }
             DeliveryError::DeliveryFailed(_) => {
                 ServiceError::new(ErrorCode::DeliveryFailed, message)
+            }
+            DeliveryError::EpubRejected(delivery) => {
+                ServiceError::new(ErrorCode::DeliveryFailed, message).with("delivery", delivery)
             }
             DeliveryError::InvalidSettings(issues) => {
                 ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)

@@ -1,6 +1,7 @@
 //! The Delivery service: results (build, serve, and the loop that stores
 //! each completed request's result and deletes expired ones) and webhooks
 //! (outbox, signed calls with retries, administrator settings).
+pub mod epub_result;
 pub mod error;
 pub mod results;
 pub mod results_loop;

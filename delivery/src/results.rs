@@ -2,12 +2,16 @@
 //! document, and TXT, ZIP and bilingual EPUB through the `book` writers. A
 //! passage without a usable translation keeps its source text everywhere.
 
+use crate::epub_result;
 use crate::error::DeliveryError;
+use crate::stored::ResultStore;
 use dragoman_book::bilingual::{self, BilingualOptions, write_bilingual_epub};
 use dragoman_book::export::{write_txt, write_txt_zip};
 use dragoman_book::model::{
-    Book, Chapter, ChapterKind, Mapping, Metadata, Passage, PassageRole, SourceFormat, Translations,
+    Book, Chapter, ChapterKind, Mapping, Metadata, Passage, PassageRole, SourceFormat, Tag,
+    Translations,
 };
+use dragoman_book::placeholder;
 use dragoman_book::text::sha256_hex;
 use dragoman_model::entities::{chapter, passage, project, provider, request, series};
 use dragoman_model::vocab::{
@@ -46,13 +50,59 @@ pub struct BuiltResult {
     pub media_type: &'static str,
     pub filename: String,
     pub complete: bool,
+    /// An EPUB's validation and repairs.
+    pub epub: Option<BuiltEpubFacts>,
 }
 
+/// What delivering an EPUB decided, for the stored result to record.
+pub struct BuiltEpubFacts {
+    pub report: crate::epub_check::DeliveryReport,
+    /// Stored passages a repair sent back to source.
+    pub restored: Vec<String>,
+}
+
+/// Residuals a report lists at most (spec 2.7).
+pub const MAX_RESIDUALS: usize = 500;
+
 /// A usable translation: stored and accepted.
-fn usable(p: &passage::Model) -> Option<&str> {
+pub(crate) fn usable(p: &passage::Model) -> Option<&str> {
     p.translation
         .as_deref()
         .filter(|_| PassageStatus::USABLE.contains(&p.status))
+}
+
+/// The markup a passage of an uploaded book keeps: the reader's passage id
+/// (`c3.p17`, the EPUB writer's key), its role and the markup of each
+/// placeholder. A JSON request's passages have none.
+pub struct PassageMarkup {
+    pub reference: Option<String>,
+    pub role: PassageRole,
+    pub tags: Vec<Tag>,
+}
+
+impl PassageMarkup {
+    pub fn of(p: &passage::Model) -> PassageMarkup {
+        let markup = p.markup.as_ref();
+        let field = |name: &str| markup.and_then(|m| m.get(name)).cloned();
+        PassageMarkup {
+            reference: field("ref").and_then(|v| v.as_str().map(str::to_owned)),
+            role: field("role")
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or(PassageRole::Paragraph),
+            tags: field("tags")
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// A passage's text as a reader sees it: placeholders replaced by what
+/// they stand for in plain text.
+fn plain(text: &str, p: &passage::Model) -> String {
+    if p.markup.is_none() {
+        return text.to_owned();
+    }
+    placeholder::to_plain(text, &PassageMarkup::of(p).tags)
 }
 
 /// The book writer's name for a layout.
@@ -67,12 +117,13 @@ fn kind_of(key: &str) -> ChapterKind {
     serde_json::from_value(json!(key)).unwrap_or(ChapterKind::Chapter)
 }
 
-struct Loaded {
-    row: request::Model,
-    volume: project::Model,
-    series: series::Model,
-    chapters: Vec<chapter::Model>,
-    passages: HashMap<String, Vec<passage::Model>>,
+/// A request with its volume, series, covered chapters and their passages.
+pub(crate) struct Loaded {
+    pub(crate) row: request::Model,
+    pub(crate) volume: project::Model,
+    pub(crate) series: series::Model,
+    pub(crate) chapters: Vec<chapter::Model>,
+    pub(crate) passages: HashMap<String, Vec<passage::Model>>,
 }
 
 async fn load(
@@ -142,11 +193,18 @@ pub fn format_available(row: &request::Model, format: ResultFormat) -> bool {
 
 pub async fn build(
     db: &impl ConnectionTrait,
+    store: &ResultStore,
     account_id: &str,
     request_id: &str,
     query: &ResultQuery,
 ) -> Result<BuiltResult, DeliveryError> {
-    let loaded = load(db, account_id, request_id, query.scope).await?;
+    // An EPUB is always the whole book the request sent.
+    let scope = if query.format == ResultFormat::Epub {
+        ResultScope::Request
+    } else {
+        query.scope
+    };
+    let loaded = load(db, account_id, request_id, scope).await?;
     let row = &loaded.row;
     match row.status {
         RequestStatus::Failed => return Err(DeliveryError::RequestFailed(row.error.clone())),
@@ -183,6 +241,7 @@ pub async fn build(
         &row.id[..8.min(row.id.len())]
     );
     let filename = format!("{base}.{}", format.extension());
+    let mut epub = None;
     let body = match format {
         ResultFormat::Json => serde_json::to_vec_pretty(
             &json_result(db, &loaded, query.scope, &incomplete, complete).await?,
@@ -200,7 +259,16 @@ pub async fn build(
             add_report(&bytes, &mut with_report, row.report.as_ref())?;
             with_report
         }
-        ResultFormat::Epub | ResultFormat::EpubBilingual => {
+        ResultFormat::Epub => {
+            let built =
+                epub_result::build(db, store.blobs.as_ref(), &store.epub, &loaded).await?;
+            epub = Some(BuiltEpubFacts {
+                report: built.report,
+                restored: built.restored,
+            });
+            built.bytes
+        }
+        ResultFormat::EpubBilingual => {
             let (book, translations) = as_book(&loaded);
             let options = BilingualOptions {
                 source_language: loaded.volume.source_language.clone(),
@@ -213,11 +281,13 @@ pub async fn build(
                 .0
         }
     };
+    let restored = epub.as_ref().is_some_and(|e| !e.restored.is_empty());
     Ok(BuiltResult {
         body,
         media_type: format.media_type(),
         filename,
-        complete,
+        complete: complete && !restored,
+        epub,
     })
 }
 
@@ -291,11 +361,12 @@ fn as_book(loaded: &Loaded) -> (Book, Translations) {
                     if let Some(t) = usable(p) {
                         translations.insert(p.id.clone(), t);
                     }
+                    let markup = PassageMarkup::of(p);
                     Passage {
                         id: p.id.clone(),
-                        role: PassageRole::Paragraph,
+                        role: markup.role,
                         text: p.source.clone(),
-                        tags: Vec::new(),
+                        tags: markup.tags,
                     }
                 })
                 .collect();
@@ -361,7 +432,7 @@ async fn json_result(
             let ps = loaded.passages.get(&c.id).map(Vec::as_slice).unwrap_or(&[]);
             let translation = ps
                 .iter()
-                .map(|p| usable(p).unwrap_or(p.source.as_str()))
+                .map(|p| plain(usable(p).unwrap_or(p.source.as_str()), p))
                 .collect::<Vec<_>>()
                 .join("\n\n");
             let missing = ps.iter().filter(|p| usable(p).is_none()).count();

@@ -167,7 +167,7 @@ impl dragoman_proto::Delivery for DeliveryService {
                 status: row.status.to_wire(),
             }));
         }
-        let built = results::build(&self.db, &who.account_id, &row.id, &query).await?;
+        let built = results::build(&self.db, &self.results, &who.account_id, &row.id, &query).await?;
         Ok(Response::new(ResultFile {
             body: built.body,
             media_type: built.media_type.into(),

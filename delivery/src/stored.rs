@@ -8,6 +8,7 @@
 //! outlive its lease and another process build too, both rows are kept,
 //! each with its own blob, and the newest is the one served.
 
+use crate::epub_result::{self, EpubDelivery};
 use crate::error::DeliveryError;
 use crate::results::{self, ResultQuery};
 use dragoman_model::coordination::Coordination;
@@ -18,7 +19,7 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 use sea_orm::sea_query::Query;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
 use std::time::Duration;
@@ -40,6 +41,8 @@ pub struct ResultStore {
     pub blobs: std::sync::Arc<dyn ObjectStore>,
     /// `RETENTION_RESULTS_DAYS`.
     pub retention_days: i64,
+    /// How delivered EPUBs are validated and repaired.
+    pub epub: EpubDelivery,
 }
 
 /// The newest stored result of the request, if any.
@@ -98,7 +101,7 @@ impl ResultStore {
     /// `None` while another process is building it.
     pub async fn ensure(
         &self,
-        db: &impl ConnectionTrait,
+        db: &DatabaseConnection,
         coordination: &dyn Coordination,
         request_id: &str,
     ) -> Result<Option<result::Model>, DeliveryError> {
@@ -123,7 +126,7 @@ impl ResultStore {
 
     async fn build_and_store(
         &self,
-        db: &impl ConnectionTrait,
+        db: &DatabaseConnection,
         request_id: &str,
     ) -> Result<result::Model, DeliveryError> {
         // Another process may have stored it before this one took the lease.
@@ -135,7 +138,17 @@ impl ResultStore {
             .await?
             .ok_or(DeliveryError::RequestNotFound)?;
         let query = ResultQuery::stored(&row);
-        let built = results::build(db, &row.account_id, request_id, &query).await?;
+        let built = match results::build(db, self, &row.account_id, request_id, &query).await {
+            Ok(built) => built,
+            Err(DeliveryError::EpubRejected(delivery)) => {
+                epub_result::record_failure(db, &row, delivery.clone()).await?;
+                return Err(DeliveryError::EpubRejected(delivery));
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(epub) = &built.epub {
+            epub_result::record_delivery(db, &row, epub).await?;
+        }
         let digest = dragoman_book::text::sha256_hex(&built.body);
         let id = ids::new_id();
         // Each stored row owns its blob, so deleting one never takes

@@ -130,6 +130,7 @@ impl World {
         ResultStore {
             blobs: self.blobs.clone(),
             retention_days: 30,
+            epub: Default::default(),
         }
     }
 

@@ -65,10 +65,13 @@ pub fn detail(error: &ApiError, lang: Lang) -> Value {
     let reference = error.extra.get("reference").and_then(Value::as_str);
     let mut detail = Map::new();
     detail.insert("code".into(), json!(error.code.code()));
-    detail.insert(
-        "message".into(),
-        json!(message(error.code, lang, reference)),
-    );
+    let mut text = message(error.code, lang, reference);
+    // A file a reader refused: the reader's own words say what is wrong
+    // and where (`OEBPS/ch1.xhtml: malformed XML at byte 120: …`).
+    if let Some(problem) = error.extra.get("problem").and_then(Value::as_str) {
+        text = format!("{text} {problem}");
+    }
+    detail.insert("message".into(), json!(text));
     for (key, value) in &error.extra {
         detail.insert(key.clone(), value.clone());
     }

@@ -163,17 +163,30 @@ where
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or("");
-        let deserializer =
-            serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
-        serde_path_to_error::deserialize(deserializer)
-            .map(Query)
-            .map_err(|error| {
-                let mut loc = vec![Value::String("query".into())];
-                loc.extend(path_segments(error.path()));
-                let issue = classify_data(&error.into_inner().to_string(), loc);
-                ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![issue])
-            })
+        decode_pairs(query, "query", ErrorCode::InvalidRequest).map(Query)
     }
+}
+
+/// Form-encoded upload options read into `T`; errors are 422
+/// `invalid_payload` located under `root` (`body` for a multipart form,
+/// `query` for a raw EPUB's options).
+pub fn parse_form<T: DeserializeOwned>(encoded: &str, root: &str) -> Result<T, ApiError> {
+    decode_pairs(encoded, root, ErrorCode::InvalidPayload)
+}
+
+fn decode_pairs<T: DeserializeOwned>(
+    encoded: &str,
+    root: &str,
+    code: ErrorCode,
+) -> Result<T, ApiError> {
+    let deserializer =
+        serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let mut loc = vec![Value::String(root.into())];
+        loc.extend(path_segments(error.path()));
+        let issue = classify_data(&error.into_inner().to_string(), loc);
+        ApiError::new(code).with_issues(vec![issue])
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod messages;
 pub mod operations;
 pub mod routes;
 pub mod state;
+pub mod uploads;
 pub mod validate;
 
 pub use error::{ApiError, ApiResult};

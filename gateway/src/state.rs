@@ -48,6 +48,8 @@ pub struct Gateway {
     pub credential: InternalCredential,
     pub server_key: ServerKey,
     pub settings: GatewaySettings,
+    /// Where uploads are streamed before the scheduler reads them.
+    pub blobs: Arc<dyn object_store::ObjectStore>,
 }
 
 impl Gateway {

@@ -9,6 +9,7 @@ use sea_orm_migration::prelude::*;
 pub use sea_orm_migration::MigratorTrait;
 
 mod m0001_initial;
+mod m0002_book_edition;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -16,6 +17,9 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m0001_initial::Migration)]
+        vec![
+            Box::new(m0001_initial::Migration),
+            Box::new(m0002_book_edition::Migration),
+        ]
     }
 }

@@ -224,6 +224,7 @@ async fn exercise(db: &DatabaseConnection) {
             analysis_mode: None,
             threads: Some(3),
             archived: false,
+            ai_disclosure: Some(false),
             created_at: T,
             updated_at: T,
         },

@@ -8,7 +8,8 @@
 //! applies [`TranslationPayload::check`] once.
 
 use crate::vocab::{
-    AnalysisMode, CallbackEvent, ContextBackend, Issue, IssueKind, Priority, Quality, ResultFormat,
+    AnalysisMode, CallbackEvent, ContextBackend, InputKind, Issue, IssueKind, Priority, Quality,
+    ResultFormat,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -140,8 +141,10 @@ pub fn valid_language(tag: &str) -> bool {
 }
 
 impl TranslationPayload {
-    /// Every rule of 2.4 that the types alone do not enforce.
-    pub fn check(&self, max_chapters: usize) -> Vec<Issue> {
+    /// Every rule of 2.4 that the types alone do not enforce. For an upload
+    /// (`input` other than JSON) the chapters come from its files and are
+    /// counted once read, and `epub` is a format only an EPUB can have.
+    pub fn check(&self, input: InputKind, max_chapters: usize) -> Vec<Issue> {
         let mut issues = Vec::new();
         let mut push = |path: &[Value], kind: IssueKind, ctx: Option<Value>| {
             issues.push(Issue {
@@ -188,7 +191,8 @@ impl TranslationPayload {
                 IssueKind::ValueError,
                 Some(json!({"conflicts_with": "number"})),
             ),
-            (None, false) if self.volume.external_id.is_none() => push(
+            // An EPUB without a volume takes the number its file name gives.
+            (None, false) if self.volume.external_id.is_none() && input != InputKind::Epub => push(
                 &[json!("volume"), json!("number")],
                 IssueKind::Missing,
                 None,
@@ -230,7 +234,9 @@ impl TranslationPayload {
                 );
             }
         }
-        if self.chapters.is_empty() {
+        if input != InputKind::Json {
+            // Counted by the upload's rules once its files are read.
+        } else if self.chapters.is_empty() {
             push(&[json!("chapters")], IssueKind::EmptyList, None);
         } else if self.chapters.len() > max_chapters {
             push(
@@ -323,6 +329,7 @@ impl TranslationPayload {
             );
         }
         if let Some(format) = self.output.format
+            && input != InputKind::Epub
             && !ResultFormat::WITHOUT_EPUB.contains(&format)
         {
             let expected: Vec<&str> = ResultFormat::WITHOUT_EPUB
@@ -408,7 +415,7 @@ mod tests {
 
     #[test]
     fn a_valid_payload_has_no_issue() {
-        assert!(payload().check(100).is_empty());
+        assert!(payload().check(InputKind::Json, 100).is_empty());
     }
 
     #[test]
@@ -430,7 +437,7 @@ mod tests {
         p.chapters.push(p.chapters[0].clone());
         p.output.format = Some(ResultFormat::Epub);
         let kinds: Vec<(String, &str)> = p
-            .check(100)
+            .check(InputKind::Json, 100)
             .into_iter()
             .map(|i| {
                 (
@@ -459,7 +466,13 @@ mod tests {
                 .iter()
                 .any(|k| k.0.contains("format") && k.1 == "enum")
         );
-        assert_eq!(payload().check(0).len(), 1);
+        assert_eq!(payload().check(InputKind::Json, 0).len(), 1);
+        // An EPUB may ask for its own format; its chapters come from the file.
+        let mut epub = payload();
+        epub.chapters.clear();
+        epub.output.format = Some(ResultFormat::Epub);
+        assert!(epub.check(InputKind::Epub, 100).is_empty());
+        assert_eq!(epub.check(InputKind::Txt, 100).len(), 1);
     }
 
     #[test]

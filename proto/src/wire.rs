@@ -11,6 +11,7 @@ use dragoman_model::payload::{
     ChapterIn, OutputOptions, PipelineOptions, SeriesRef, TranslationPayload, VolumeRef,
 };
 use dragoman_model::provider_input::NewProvider;
+use dragoman_model::upload::UploadedFile;
 use dragoman_model::vocab;
 
 /// A message field that holds no value of its enum.
@@ -65,6 +66,7 @@ wire_enum! {
     Quality { Fast, Normal, High, Maximum }
     ContextBackend { Internal, External, Hybrid }
     AnalysisMode { Parallel, Strict }
+    Split { None, Headings }
     CallbackEvent { Finished, ChaptersTranslated }
     JobOutcome { Done, Failed }
     ProviderKind { OpenAi, OpenAiDirect, OpenAiResponses, Anthropic, CodexChatgpt }
@@ -182,6 +184,40 @@ pub fn payload(message: v1::Submission) -> Result<TranslationPayload, WireError>
             .map(|e| WireEnum::from_wire(e, "callback_events"))
             .collect::<Result<_, _>>()?,
     })
+}
+
+/// Uploaded files as `UploadedFile` messages.
+pub fn uploaded_files(files: &[UploadedFile]) -> Vec<v1::UploadedFile> {
+    files
+        .iter()
+        .map(|f| v1::UploadedFile {
+            name: f.name.clone(),
+            blob_key: f.blob_key.clone(),
+            sha256: f.sha256.clone(),
+            size: f.size,
+        })
+        .collect()
+}
+
+/// The uploaded files a `SubmitRequest` names.
+pub fn files(message: Vec<v1::UploadedFile>) -> Vec<UploadedFile> {
+    message
+        .into_iter()
+        .map(|f| UploadedFile {
+            name: f.name,
+            blob_key: f.blob_key,
+            sha256: f.sha256,
+            size: f.size,
+        })
+        .collect()
+}
+
+/// The split a `SubmitRequest` asks for; not given is `none`.
+pub fn split(value: i32) -> Result<vocab::Split, WireError> {
+    if value == 0 {
+        return Ok(vocab::Split::None);
+    }
+    vocab::Split::from_wire(value, "split")
 }
 
 /// A provider to register as an `AddProvider` message.

@@ -1,9 +1,21 @@
-//! Chapters of a request given as text, read by the book crate like every
-//! other input. Intake reads them through [`read`] only.
+//! Chapters as intake stores them: those of a JSON request, read as plain
+//! text by the book crate ([`read`]), and those of an uploaded book
+//! ([`from_book`]), whose passages keep their inline markup as placeholders
+//! and remember the passage id the EPUB writer knows them by.
 
-use dragoman_book::model::ChapterKind;
+use dragoman_book::model::{Chapter, ChapterKind, Mapping};
 use dragoman_book::{PlainChapterIn, read_plain_chapter};
 use dragoman_model::payload::ChapterIn;
+use serde_json::{Value, json};
+
+/// One passage to store: its text (placeholders `⟦n⟧` for inline markup)
+/// and, for an uploaded book, `{ref, role, tags}`: the reader's passage id,
+/// its role, and the markup each placeholder stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncomingPassage {
+    pub text: String,
+    pub markup: Option<Value>,
+}
 
 /// A chapter as the request gives it, ready to compare and store.
 #[derive(Debug, Clone)]
@@ -14,10 +26,60 @@ pub struct IncomingChapter {
     pub kind: ChapterKind,
     pub title: Option<String>,
     pub label: String,
-    pub passages: Vec<String>,
+    pub passages: Vec<IncomingPassage>,
     pub words: i64,
     pub source_sha256: String,
-    pub mapping: serde_json::Value,
+    pub mapping: Value,
+    /// The archive path of an EPUB chapter: the same book sent again finds
+    /// its chapters by it.
+    pub source: Option<String>,
+    pub part_count: Option<i32>,
+}
+
+/// The `mapping` column: confidence (two decimals: the reader's f32 would
+/// print as 0.8999999761…), reason, whether it was detected, and the
+/// chapter's archive path when it has one.
+fn mapping_json(mapping: &Mapping, source: Option<&str>) -> Value {
+    let mut value = json!({
+        "confidence": (f64::from(mapping.confidence) * 100.0).round() / 100.0,
+        "reason": mapping.reason,
+        "detected": mapping.detected,
+    });
+    if let (Some(source), Some(map)) = (source, value.as_object_mut()) {
+        map.insert("source".into(), json!(source));
+    }
+    value
+}
+
+fn small(n: Option<u32>) -> Option<i32> {
+    n.and_then(|n| i32::try_from(n).ok())
+}
+
+/// A chapter of an uploaded book. `keep_source` is true for an EPUB, whose
+/// chapters are found again by their archive path.
+pub fn from_book(chapter: &Chapter, keep_source: bool) -> IncomingChapter {
+    let source = keep_source.then(|| chapter.source.clone());
+    IncomingChapter {
+        external_id: None,
+        number: small(chapter.number),
+        part: small(chapter.part),
+        part_count: small(chapter.part_count),
+        kind: chapter.kind,
+        title: chapter.title.clone(),
+        label: chapter.label.clone(),
+        passages: chapter
+            .passages
+            .iter()
+            .map(|p| IncomingPassage {
+                text: p.text.clone(),
+                markup: Some(json!({"ref": p.id, "role": p.role, "tags": p.tags})),
+            })
+            .collect(),
+        words: i64::try_from(chapter.words).unwrap_or(i64::MAX),
+        source_sha256: chapter.source_sha256.clone(),
+        mapping: mapping_json(&chapter.mapping, source.as_deref()),
+        source,
+    }
 }
 
 /// The chapter as the book crate reads plain text: passages, words, the
@@ -35,12 +97,7 @@ pub fn read(chapter: &ChapterIn) -> IncomingChapter {
             content: &chapter.content,
         },
     );
-    let mapping = serde_json::json!({
-        // Two decimals: the reader's f32 would print as 0.8999999761…
-        "confidence": (f64::from(read.mapping.confidence) * 100.0).round() / 100.0,
-        "reason": read.mapping.reason,
-        "detected": read.mapping.detected,
-    });
+    let mapping = mapping_json(&read.mapping, None);
     IncomingChapter {
         external_id: chapter.external_id.clone(),
         number: read.number.and_then(|n| i32::try_from(n).ok()),
@@ -48,10 +105,19 @@ pub fn read(chapter: &ChapterIn) -> IncomingChapter {
         kind: read.kind,
         title: chapter.title.clone(),
         label: read.label,
-        passages: read.passages.iter().map(|p| p.plain_text()).collect(),
+        passages: read
+            .passages
+            .iter()
+            .map(|p| IncomingPassage {
+                text: p.plain_text(),
+                markup: None,
+            })
+            .collect(),
         words: i64::try_from(read.words).unwrap_or(i64::MAX),
         source_sha256: read.source_sha256,
         mapping,
+        source: None,
+        part_count: None,
     }
 }
 
@@ -74,10 +140,8 @@ mod tests {
         let c = read(&chapter(
             "  First line\nsame paragraph \r\n\r\n\n  Second.\n   \nThird",
         ));
-        assert_eq!(
-            c.passages,
-            ["First line\nsame paragraph", "Second.", "Third"]
-        );
+        let texts: Vec<&str> = c.passages.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["First line\nsame paragraph", "Second.", "Third"]);
         assert!(read(&chapter(" \n\n ")).passages.is_empty());
         assert_eq!(c.kind, ChapterKind::Chapter);
         assert_eq!(c.mapping["confidence"], 1.0);

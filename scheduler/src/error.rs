@@ -87,6 +87,18 @@ pub enum SchedulerError {
     QueueFull { scope: QueueScope, limit: i64 },
     #[error("the callback URL is refused: {0}")]
     CallbackRefused(Refusal),
+    /// An uploaded file the book readers refuse; `message` says what is
+    /// wrong and where.
+    #[error("{message}")]
+    UnreadableBook {
+        input: dragoman_model::vocab::InputKind,
+        file: String,
+        /// The reader's stable code (`not_zip`, `encrypted`, `encoding`, …).
+        reason: String,
+        message: String,
+    },
+    #[error("blob store: {0}")]
+    Blob(String),
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     #[error("{0}")]
@@ -143,7 +155,22 @@ impl From<SchedulerError> for ServiceError {
             SchedulerError::CallbackRefused(reason) => {
                 refusal(ErrorCode::CallbackRefused).with("reason", reason.reason())
             }
-            SchedulerError::Db(_) | SchedulerError::Model(_) => refusal(ErrorCode::ServerError),
+            SchedulerError::UnreadableBook {
+                input, file, reason, ..
+            } => {
+                let code = if input == dragoman_model::vocab::InputKind::Epub {
+                    ErrorCode::InvalidEpub
+                } else {
+                    ErrorCode::InvalidPayload
+                };
+                refusal(code)
+                    .with("file", file)
+                    .with("reason", reason)
+                    .with("problem", message.clone())
+            }
+            SchedulerError::Db(_) | SchedulerError::Model(_) | SchedulerError::Blob(_) => {
+                refusal(ErrorCode::ServerError)
+            }
         }
     }
 }

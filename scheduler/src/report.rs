@@ -211,7 +211,7 @@ pub async fn build(
             "job_seconds": started.map(|s| now - s).unwrap_or(0),
         },
         "autopilot": Value::Null,
-        "decisions": {"autopilot": 0, "intake": []},
+        "decisions": {"autopilot": 0, "intake": row.chapters.get("intake").cloned().unwrap_or(json!([]))},
         "chapter_map": chapter_map,
         "delivery": Value::Null,
         "quality": Value::Null,

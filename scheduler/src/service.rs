@@ -14,6 +14,7 @@ use dragoman_model::webhook::WebhookPolicy;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::*;
 use dragoman_proto::wire::WireEnum;
+use object_store::ObjectStore;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
@@ -24,6 +25,8 @@ pub struct SchedulerService {
     credential: InternalCredential,
     limits: IntakeLimits,
     webhooks: WebhookPolicy,
+    /// Where the gateway puts uploads and intake keeps EPUB originals.
+    blobs: Arc<dyn ObjectStore>,
 }
 
 impl SchedulerService {
@@ -33,6 +36,7 @@ impl SchedulerService {
         credential: InternalCredential,
         limits: IntakeLimits,
         webhooks: WebhookPolicy,
+        blobs: Arc<dyn ObjectStore>,
     ) -> Self {
         Self {
             db,
@@ -40,6 +44,7 @@ impl SchedulerService {
             credential,
             limits,
             webhooks,
+            blobs,
         }
     }
 
@@ -132,6 +137,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let who = self.credential.principal(&request)?;
         let (answer, has_job) = intake::submit(
             &self.db,
+            self.blobs.as_ref(),
             &who,
             request.into_inner(),
             &self.limits,
@@ -276,6 +282,7 @@ mod tests {
                 credential.clone(),
                 f.limits.clone(),
                 f.webhooks.clone(),
+                f.blobs.clone(),
             );
             Harness {
                 f,

@@ -33,6 +33,8 @@ pub struct Fixture {
     pub provider: provider::Model,
     pub webhooks: WebhookPolicy,
     pub limits: IntakeLimits,
+    /// The blob store uploads are read from (in memory).
+    pub blobs: std::sync::Arc<dyn object_store::ObjectStore>,
 }
 
 impl Fixture {
@@ -82,6 +84,7 @@ impl Fixture {
             provider,
             webhooks: WebhookPolicy::new(settings, ServerKey::generate()),
             limits: IntakeLimits { max_chapters: 50 },
+            blobs: std::sync::Arc::new(object_store::memory::InMemory::new()),
         }
     }
 
@@ -118,6 +121,8 @@ impl Fixture {
             input: InputKind::Json.to_wire(),
             idempotency_key: key.map(str::to_owned),
             submission: Some(wire::submission(&payload)),
+            files: Vec::new(),
+            split: 0,
         }
     }
 
@@ -127,6 +132,7 @@ impl Fixture {
     ) -> Result<SubmitResponse, SchedulerError> {
         intake::submit(
             &self.db,
+            self.blobs.as_ref(),
             &self.principal(),
             message,
             &self.limits,
@@ -134,6 +140,56 @@ impl Fixture {
         )
         .await
         .map(|(answer, _)| answer)
+    }
+
+    /// Puts `files` (name, bytes) in the blob store as the gateway would and
+    /// submits them with the form fields `fields`.
+    pub async fn upload(
+        &self,
+        input: InputKind,
+        files: &[(&str, &[u8])],
+        fields: &[(&str, &str)],
+    ) -> Result<SubmitResponse, SchedulerError> {
+        use object_store::ObjectStore;
+        use sha2::Digest;
+        let mut uploaded = Vec::new();
+        for (name, bytes) in files {
+            let key = format!("uploads/{}", ids::new_id());
+            self.blobs
+                .put(&object_store::path::Path::from(key.as_str()), bytes.to_vec().into())
+                .await
+                .expect("blob");
+            uploaded.push(dragoman_model::upload::UploadedFile {
+                name: (*name).to_owned(),
+                blob_key: key,
+                sha256: hex::encode(sha2::Sha256::digest(bytes)),
+                size: bytes.len() as u64,
+            });
+        }
+        let text = serde_urlencoded::to_string(fields).expect("fields");
+        let form: dragoman_model::upload::UploadForm =
+            serde_urlencoded::from_str(&text).expect("a form the gateway accepts");
+        let (payload, split) = form.into_payload().expect("known events");
+        self.submit_message(SubmitRequest {
+            input: input.to_wire(),
+            idempotency_key: None,
+            submission: Some(wire::submission(&payload)),
+            files: wire::uploaded_files(&uploaded),
+            split: split.to_wire(),
+        })
+        .await
+    }
+
+    /// Keys in the blob store under `prefix`.
+    pub async fn blob_keys(&self, prefix: &str) -> Vec<String> {
+        use futures::TryStreamExt;
+        let prefix = object_store::path::Path::from(prefix);
+        self.blobs
+            .list(Some(&prefix))
+            .map_ok(|meta| meta.location.to_string())
+            .try_collect()
+            .await
+            .expect("list")
     }
 
     pub async fn submit(&self, body: &Value) -> Result<SubmitResponse, SchedulerError> {

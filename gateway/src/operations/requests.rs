@@ -16,8 +16,10 @@ use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{
     Channel, ControlAction, ErrorCode, InputKind, Layout, RequestStatus, ResultFormat, ResultScope,
 };
+use crate::uploads::{self, Upload};
 use dragoman_proto::v1::{
     ControlRequest, GetResultRequest, RequestDocument, RequestRef, RequestSummary, SubmitRequest,
+    SubmitResponse,
 };
 use dragoman_proto::wire::{self, WireEnum};
 use serde_json::{Value, json};
@@ -54,6 +56,61 @@ pub struct Submitted {
     pub replayed: bool,
 }
 
+/// Checks that the caller may send content at all, before an upload is
+/// received (`pipeline:start` is judged once the options are read).
+pub fn may_submit(caller: &Caller) -> ApiResult<()> {
+    caller.require(SUBMIT)
+}
+
+/// Hands an upload to the scheduler, which reads its files; the uploaded
+/// files are deleted afterwards whatever the answer (the scheduler keeps an
+/// EPUB original under its own key). `root` is where the options came
+/// from: `body` (a form) or `query` (a raw EPUB), and where issues point.
+pub async fn submit_upload(
+    state: &AppState,
+    caller: &Caller,
+    upload: Upload,
+    root: &str,
+    idempotency_key: Option<String>,
+) -> ApiResult<Submitted> {
+    let answer = send_upload(state, caller, &upload, root, idempotency_key).await;
+    uploads::delete_all(state.blobs.as_ref(), &upload.files).await;
+    let answer = answer.map_err(|mut error| {
+        for issue in &mut error.issues {
+            if let Some(first) = issue.loc.first_mut() {
+                *first = Value::String(root.to_owned());
+            }
+        }
+        error
+    })?;
+    submitted(answer)
+}
+
+async fn send_upload(
+    state: &AppState,
+    caller: &Caller,
+    upload: &Upload,
+    root: &str,
+    idempotency_key: Option<String>,
+) -> ApiResult<SubmitResponse> {
+    let (payload, split) = uploads::read_form(&upload.fields, root)?
+        .into_payload()
+        .map_err(|issue| ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![issue]))?;
+    let needs = if payload.start() { START } else { SUBMIT };
+    let message = SubmitRequest {
+        input: upload.input.to_wire(),
+        idempotency_key,
+        submission: Some(wire::submission(&payload)),
+        files: wire::uploaded_files(&upload.files),
+        split: split.to_wire(),
+    };
+    caller
+        .call(state, needs, message, |request| {
+            state.scheduler.handle.submit(request)
+        })
+        .await
+}
+
 /// Reads `body` as a JSON payload and hands it to the scheduler.
 /// `pipeline:start` is needed only when the request starts the pipeline.
 pub async fn submit(
@@ -69,12 +126,18 @@ pub async fn submit(
         input: InputKind::Json.to_wire(),
         idempotency_key,
         submission: Some(wire::submission(&payload)),
+        files: Vec::new(),
+        split: 0,
     };
     let answer = caller
         .call(state, needs, message, |request| {
             state.scheduler.handle.submit(request)
         })
         .await?;
+    submitted(answer)
+}
+
+fn submitted(answer: SubmitResponse) -> ApiResult<Submitted> {
     let summary = answer
         .summary
         .ok_or_else(|| ApiError::server("submit answered no summary"))?;

@@ -1,6 +1,7 @@
 //! The HTTP surface: `/health`, the automation API under `/api/v1` (tokens
 //! only), and the session routes under `/api` (cookies only).
 pub mod auth;
+pub mod edition;
 pub mod health;
 pub mod providers;
 pub mod requests;
@@ -78,6 +79,14 @@ pub fn router(state: AppState) -> Router {
             get(providers::admin_list).post(providers::admin_add),
         )
         .route("/providers/default", put(providers::admin_set_default))
+        .route(
+            "/settings/exports",
+            get(edition::get_exports).put(edition::put_exports),
+        )
+        .route(
+            "/projects/{project_id}/edition",
+            axum::routing::patch(edition::patch_edition),
+        )
         .route(
             "/settings/webhooks",
             get(settings::get_webhooks)

@@ -9,8 +9,9 @@ use crate::operations::Caller;
 use crate::operations::requests::{self, ResultOptions};
 use crate::state::AppState;
 use axum::Json;
-use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use crate::uploads::{self, Received};
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use dragoman_model::vocab::{
@@ -22,21 +23,49 @@ use serde_json::json;
 /// Longest `wait` a client may ask for (spec 4.3, 4.5).
 const MAX_WAIT: u64 = 600;
 
+/// `POST /api/v1/translation-requests`: a JSON payload, a multipart form
+/// or a raw EPUB (spec 4.2).
 pub async fn submit(
     State(state): State<AppState>,
     token: TokenCaller,
-    headers: HeaderMap,
-    body: Bytes,
+    request: Request,
 ) -> ApiResult<Response> {
-    // Multipart and raw EPUB bodies arrive with the book-format intake.
-    if media_type(&headers).as_deref() != Some("application/json") {
-        return Err(ApiError::new(ErrorCode::UnsupportedMediaType));
-    }
+    let headers = request.headers().clone();
     // Its form is the scheduler's to judge, with the rest of the request.
     let key = headers
         .get("idempotency-key")
         .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
-    let submitted = requests::submit(&state, &Caller::rest(token), &body, key).await?;
+    let caller = Caller::rest(token);
+    let limit = state.settings.max_payload_bytes;
+    let submitted = match media_type(&headers).as_deref() {
+        Some("application/json") => {
+            let body = axum::body::to_bytes(request.into_body(), limit)
+                .await
+                .map_err(|e| {
+                    if uploads::is_length_limit(&e) {
+                        ApiError::new(ErrorCode::PayloadTooLarge)
+                    } else {
+                        ApiError::new(ErrorCode::InvalidPayload)
+                    }
+                })?;
+            requests::submit(&state, &caller, &body, key).await?
+        }
+        Some("multipart/form-data") => {
+            requests::may_submit(&caller)?;
+            match uploads::receive_multipart(state.blobs.clone(), request).await? {
+                Received::Json(body) => requests::submit(&state, &caller, &body, key).await?,
+                Received::Files(upload) => {
+                    requests::submit_upload(&state, &caller, upload, "body", key).await?
+                }
+            }
+        }
+        Some("application/epub+zip") => {
+            requests::may_submit(&caller)?;
+            let upload = uploads::receive_epub(state.blobs.clone(), request, limit).await?;
+            requests::submit_upload(&state, &caller, upload, "query", key).await?
+        }
+        _ => return Err(ApiError::new(ErrorCode::UnsupportedMediaType)),
+    };
     let status = if submitted.replayed {
         StatusCode::OK
     } else {

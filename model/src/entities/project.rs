@@ -32,6 +32,9 @@ pub struct Model {
     pub analysis_mode: Option<AnalysisMode>,
     pub threads: Option<i32>,
     pub archived: bool,
+    /// Whether written EPUBs carry the AI-assisted-translation mention;
+    /// null follows the installation's setting.
+    pub ai_disclosure: Option<bool>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -145,6 +148,7 @@ impl ActiveModel {
             analysis_mode: sea_orm::Set(None),
             threads: sea_orm::Set(None),
             archived: sea_orm::Set(false),
+            ai_disclosure: sea_orm::Set(None),
             created_at: sea_orm::Set(now),
             updated_at: sea_orm::Set(now),
         }

@@ -22,7 +22,7 @@ pub use error_code::ErrorCode;
 pub use issue::{Issue, IssueKind, Loc};
 pub use options::{
     AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,
-    ProjectKind, ProviderKind, Quality, SeriesKind, Stage,
+    ProjectKind, ProviderKind, Quality, SeriesKind, Split, Stage,
 };
 pub use results::{Layout, ResultFormat, ResultScope};
 pub use scope::Scope;

@@ -58,6 +58,18 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// How a TXT or DOCX upload is cut into chapters (spec 2.5 `split`).
+    #[derive(Default)]
+    Split {
+        /// The whole file is one chapter, numbered from its name.
+        #[default]
+        None = "none",
+        /// The file is cut at its chapter headings.
+        Headings = "headings",
+    }
+}
+
+vocabulary! {
     /// What a client may do to a running request (spec 4.4).
     ControlAction {
         Pause = "pause",

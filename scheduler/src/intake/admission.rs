@@ -8,7 +8,6 @@ use crate::error::{QueueScope, SchedulerError};
 use dragoman_model::budget;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, api_token, provider, request};
-use dragoman_model::payload::TranslationPayload;
 use dragoman_model::provider_default;
 use dragoman_model::vocab::{Priority, RequestStatus};
 use dragoman_model::webhook::{WebhookPolicy, callback};
@@ -80,7 +79,7 @@ pub async fn admit(
     if let Some(url) = &payload.callback_url {
         check_callback(db, webhooks, token.as_ref(), url).await?;
     }
-    let provider_id = resolve_provider(db, &owner.id, payload, start).await?;
+    let provider_id = resolve_provider(db, &owner.id, &submitted, start).await?;
     let priority = check_priority(&owner, token.as_ref(), payload.pipeline.priority)?;
     if start && let Some(token) = &token {
         check_budget(db, token).await?;
@@ -118,9 +117,10 @@ async fn check_callback(
 async fn resolve_provider(
     db: &impl ConnectionTrait,
     account_id: &str,
-    payload: &TranslationPayload,
+    submitted: &Submitted,
     start: bool,
 ) -> Result<Option<String>, SchedulerError> {
+    let payload = &submitted.payload;
     if let Some(id) = &payload.provider_id {
         return match provider::Entity::find_by_id(id.clone()).one(db).await? {
             Some(p) => Ok(Some(p.id)),
@@ -128,7 +128,7 @@ async fn resolve_provider(
         };
     }
     if let Some(series) = placement::find_series(db, account_id, payload).await? {
-        if let Some(volume) = placement::find_volume(db, account_id, &series, payload).await?
+        if let Some(volume) = placement::find_volume(db, account_id, &series, submitted).await?
             && let Some(id) = volume.provider_id
         {
             return Ok(Some(id));

@@ -1,13 +1,14 @@
 //! Import of a request's chapters into its volume (spec 2.4): each chapter
-//! is matched with the volume's (by external id, else by number and part,
-//! else an unnumbered chapter by title and kind), then stored when new,
+//! is matched with the volume's (an EPUB chapter by its archive path, else
+//! by external id, else by number and part, else an unnumbered chapter by
+//! title and kind), then stored when new,
 //! left alone when unchanged, or replaced when its text changed and the
 //! request allows it. A replaced chapter's passages that keep their text
 //! keep their translation; dropping passages a person edited or validated
 //! needs `discard_human`.
 
 use super::chapter_order::{self, Slot};
-use crate::chapters::IncomingChapter;
+use crate::chapters::{IncomingChapter, IncomingPassage};
 use crate::error::SchedulerError;
 use dragoman_model::entities::{chapter, passage, project};
 use dragoman_model::ids;
@@ -47,6 +48,9 @@ pub struct Imported {
     /// announces; present only when the request asked for those events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub translated_at_import: Option<Vec<String>>,
+    /// `report.decisions.intake`: the choices made reading an upload.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub intake: Vec<serde_json::Value>,
 }
 
 impl Imported {
@@ -69,6 +73,15 @@ fn matching<'a>(
     existing: &'a [chapter::Model],
     incoming: &IncomingChapter,
 ) -> Option<&'a chapter::Model> {
+    if let Some(source) = &incoming.source {
+        return existing.iter().find(|c| {
+            c.mapping
+                .as_ref()
+                .and_then(|m| m.get("source"))
+                .and_then(serde_json::Value::as_str)
+                == Some(source.as_str())
+        });
+    }
     existing
         .iter()
         .find(|c| match (&incoming.external_id, incoming.number) {
@@ -106,6 +119,9 @@ pub async fn import_chapters(
     for chapter_in in &incoming {
         match matching(&existing, chapter_in) {
             Some(old) if old.source_sha256 == chapter_in.source_sha256 => {
+                if chapter_in.source.is_some() {
+                    follow_new_original(db, old, chapter_in).await?;
+                }
                 imported.record(&old.id, ChapterChange::Unchanged);
                 anchor = Some(old.id.clone());
             }
@@ -154,6 +170,34 @@ pub async fn import_chapters(
     Ok(imported)
 }
 
+/// An unchanged EPUB chapter takes the passage ids and markup of the book
+/// just sent, which becomes the volume's original: its text is the same,
+/// passage for passage, but the chapter may sit elsewhere in the new book.
+async fn follow_new_original(
+    db: &impl ConnectionTrait,
+    old: &chapter::Model,
+    chapter_in: &IncomingChapter,
+) -> Result<(), SchedulerError> {
+    let stored = passage::Entity::find()
+        .filter(passage::Column::ChapterId.eq(old.id.clone()))
+        .order_by_asc(passage::Column::Position)
+        .all(db)
+        .await?;
+    for (row, incoming) in stored.into_iter().zip(&chapter_in.passages) {
+        if row.markup != incoming.markup {
+            let mut model: passage::ActiveModel = row.into();
+            model.markup = Set(incoming.markup.clone());
+            model.update(db).await?;
+        }
+    }
+    if old.mapping.as_ref() != Some(&chapter_in.mapping) {
+        let mut model: chapter::ActiveModel = old.clone().into();
+        model.mapping = Set(Some(chapter_in.mapping.clone()));
+        model.update(db).await?;
+    }
+    Ok(())
+}
+
 async fn insert_chapter(
     db: &impl ConnectionTrait,
     volume: &project::Model,
@@ -167,7 +211,7 @@ async fn insert_chapter(
         external_id: Set(chapter_in.external_id.clone()),
         number: Set(chapter_in.number),
         part: Set(chapter_in.part),
-        part_count: Set(None),
+        part_count: Set(chapter_in.part_count),
         kind: Set(chapter_in.kind.key().to_owned()),
         label: Set(Some(chapter_in.label.clone())),
         title: Set(chapter_in.title.clone()),
@@ -236,16 +280,16 @@ async fn insert_passages(
     db: &impl ConnectionTrait,
     volume: &project::Model,
     chapter_id: &str,
-    passages: &[String],
+    passages: &[IncomingPassage],
     kept: &mut KeptWork,
     now: i64,
 ) -> Result<(), SchedulerError> {
     let rows: Vec<passage::ActiveModel> = passages
         .iter()
         .enumerate()
-        .map(|(index, text)| {
+        .map(|(index, incoming)| {
             let work = kept
-                .get_mut(text)
+                .get_mut(&incoming.text)
                 .and_then(Vec::pop)
                 .unwrap_or_else(Work::none);
             passage::ActiveModel {
@@ -253,8 +297,8 @@ async fn insert_passages(
                 chapter_id: Set(chapter_id.to_owned()),
                 project_id: Set(volume.id.clone()),
                 position: Set(i32::try_from(index + 1).unwrap_or(i32::MAX)),
-                source: Set(text.clone()),
-                markup: Set(None),
+                source: Set(incoming.text.clone()),
+                markup: Set(incoming.markup.clone()),
                 translation: Set(work.translation),
                 status: Set(work.status),
                 last_error: Set(None),
@@ -302,8 +346,8 @@ async fn replace_passages(
         kept.entry(p.source.clone()).or_default().push(Work::of(p));
     }
     let mut dropped = kept.clone();
-    for text in &chapter_in.passages {
-        if let Some(list) = dropped.get_mut(text) {
+    for incoming in &chapter_in.passages {
+        if let Some(list) = dropped.get_mut(&incoming.text) {
             list.pop();
         }
     }
@@ -320,6 +364,7 @@ async fn replace_passages(
     model.words = Set(chapter_in.words);
     model.title = Set(chapter_in.title.clone());
     model.translated_title = Set(None);
+    model.mapping = Set(Some(chapter_in.mapping.clone()));
     model.updated_at = Set(now);
     model.update(db).await?;
     Ok(Replacement::Done)

@@ -3,34 +3,44 @@
 //! request that waits for it.
 //!
 //! The order is the one of spec 4.2: the payload's meaning
-//! ([`TranslationPayload::check`], run here and only here), the idempotency
-//! key, then a replay of the same content (answered even when quotas are
-//! full), then the admission checks ([`admission`]); a refusal stores
-//! nothing. One write transaction then places the request ([`placement`]),
-//! imports its chapters ([`import`]) and stores the request and its job.
+//! ([`TranslationPayload::check`], or for an upload the files read by the
+//! book crate and [`upload::check`], run here and only here), the
+//! idempotency key, then a replay of the same content (answered even when
+//! quotas are full), then the admission checks ([`admission`]); a refusal
+//! stores nothing. One write transaction then places the request
+//! ([`placement`]), imports its chapters ([`import`]) and stores the request
+//! and its job; an EPUB's original is kept only when that succeeds.
 
 mod admission;
 mod chapter_order;
 mod import;
 mod placement;
+pub mod upload;
 
 pub use admission::Admitted;
 pub use import::ChapterChange;
 
+use crate::chapters::{self, IncomingChapter};
 use crate::error::SchedulerError;
-use crate::{chapters, lifecycle, steps};
+use crate::{lifecycle, steps};
 use dragoman_model::entities::{passage, project, request};
 use dragoman_model::payload::TranslationPayload;
+use dragoman_model::upload::{self as upload_rules, UploadedFile};
 use dragoman_model::vocab::{
     CallbackEvent, InputKind, Issue, IssueKind, RequestStatus, ResultFormat, Stage, VolumeStatus,
 };
+use object_store::ObjectStore;
+use object_store::path::Path;
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::Principal;
 use dragoman_proto::v1::{RequestSummary, SubmitRequest, SubmitResponse};
 use dragoman_proto::wire::{self, WireEnum};
-use sea_orm::{ActiveModelTrait, DatabaseConnection, DatabaseTransaction, Set};
-use serde_json::json;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    PaginatorTrait, QueryFilter, Set,
+};
+use serde_json::{Value, json};
 
 /// Limits of intake (spec 8).
 #[derive(Debug, Clone)]
@@ -66,33 +76,102 @@ pub struct Submitted {
     pub input: InputKind,
     pub payload: TranslationPayload,
     pub key: Option<String>,
-    /// [`TranslationPayload::content_hash`]: what a replay must match.
+    /// What a replay must match: [`TranslationPayload::content_hash`], or
+    /// for an upload [`upload_rules::content_hash`].
     pub hash: String,
+    /// The chapters to import, from the payload or the uploaded files.
+    pub chapters: Vec<IncomingChapter>,
+    /// `report.decisions.intake`: the choices made reading the upload.
+    pub intake: Vec<Value>,
+    /// An EPUB: where its original is kept, and where the gateway put it.
+    pub original: Option<Original>,
+    /// An EPUB sent with no volume: the number its file name gives.
+    pub volume_from_name: Option<i32>,
 }
 
-/// Decodes the message and applies the payload's rules of meaning and the
-/// idempotency key rule.
-pub fn decode(message: SubmitRequest, limits: &IntakeLimits) -> Result<Submitted, SchedulerError> {
+/// An EPUB original: the content-addressed key it is kept under, and the
+/// upload it is copied from.
+#[derive(Debug, Clone)]
+pub struct Original {
+    pub key: String,
+    pub upload_key: String,
+}
+
+/// Decodes the message and applies the rules of meaning of the payload or
+/// of the upload (whose files are read from `blobs`), and the idempotency
+/// key rule.
+pub async fn decode(
+    message: SubmitRequest,
+    limits: &IntakeLimits,
+    blobs: &dyn ObjectStore,
+) -> Result<Submitted, SchedulerError> {
     let input =
         InputKind::from_wire(message.input, "input").map_err(SchedulerError::payload_field)?;
+    let split = wire::split(message.split).map_err(SchedulerError::payload_field)?;
+    let files = wire::files(message.files);
     let submission = message.submission.ok_or_else(|| {
         SchedulerError::InvalidPayload(vec![Issue::new([json!("body")], IssueKind::Missing)])
     })?;
-    let payload = wire::payload(submission).map_err(SchedulerError::payload_field)?;
-    let issues = payload.check(limits.max_chapters);
+    let mut payload = wire::payload(submission).map_err(SchedulerError::payload_field)?;
+    let key = message.idempotency_key;
+    if input == InputKind::Json {
+        let issues = payload.check(input, limits.max_chapters);
+        if !issues.is_empty() {
+            return Err(SchedulerError::InvalidPayload(issues));
+        }
+        if key.as_deref().is_some_and(|k| !valid_idempotency_key(k)) {
+            return Err(SchedulerError::InvalidIdempotencyKey);
+        }
+        let hash = payload.content_hash();
+        let chapters = payload.chapters.iter().map(chapters::read).collect();
+        return Ok(Submitted {
+            input,
+            payload,
+            key,
+            hash,
+            chapters,
+            intake: Vec::new(),
+            original: None,
+            volume_from_name: None,
+        });
+    }
+    if files.is_empty() || (input == InputKind::Epub && files.len() > 1) {
+        return Err(SchedulerError::InvalidPayload(vec![
+            Issue::at("body", "file", IssueKind::Missing)
+                .with_ctx(json!({"files": "one EPUB, or TXT or DOCX chapters"})),
+        ]));
+    }
+    // Hashed as sent, before anything is filled in from the book.
+    let hash = upload_rules::content_hash(&payload, &files, split);
+    let mut read = upload::read(blobs, input, &files, split).await?;
+    if let Some(facts) = &read.book {
+        upload::fill_from_book(&mut payload, facts, &mut read.intake);
+    }
+    let mut issues =
+        upload_rules::check(&payload, input, split, read.chapters.len(), limits.max_chapters);
+    issues.extend(upload::repeated_numbers(&read.chapters, input));
     if !issues.is_empty() {
         return Err(SchedulerError::InvalidPayload(issues));
     }
-    let key = message.idempotency_key;
     if key.as_deref().is_some_and(|k| !valid_idempotency_key(k)) {
         return Err(SchedulerError::InvalidIdempotencyKey);
     }
-    let hash = payload.content_hash();
+    let original = (input == InputKind::Epub)
+        .then(|| files.first())
+        .flatten()
+        .map(|file: &UploadedFile| Original {
+            key: upload::original_key(&file.sha256),
+            upload_key: file.blob_key.clone(),
+        });
     Ok(Submitted {
         input,
         payload,
         key,
         hash,
+        chapters: read.chapters,
+        intake: read.intake,
+        original,
+        volume_from_name: read.book.and_then(|b| b.number_in_name),
     })
 }
 
@@ -107,23 +186,84 @@ fn replayed(original: &request::Model) -> SubmitResponse {
 /// (workers are then woken).
 pub async fn submit(
     db: &DatabaseConnection,
+    blobs: &dyn ObjectStore,
     who: &Principal,
     message: SubmitRequest,
     limits: &IntakeLimits,
     webhooks: &WebhookPolicy,
 ) -> Result<(SubmitResponse, bool), SchedulerError> {
-    let submitted = decode(message, limits)?;
+    let submitted = decode(message, limits, blobs).await?;
     // A replay is answered even when quotas are full: look before checking.
     if let Some(original) = admission::replay(db, &who.account_id, &submitted).await? {
         return Ok((replayed(&original), false));
     }
     let admitted = admission::admit(db, who, webhooks, submitted).await?;
+    if let Some(original) = &admitted.submitted.original {
+        keep_original(blobs, original).await?;
+    }
+    let stored = store_with_retries(db, &admitted).await;
+    if stored.is_err()
+        && let Some(original) = &admitted.submitted.original
+    {
+        forget_original(db, blobs, original).await;
+    }
+    let row = match stored? {
+        Stored::Request(row) => row,
+        Stored::Replay(original) => return Ok((replayed(&original), false)),
+    };
+    let has_job = row.job_id.is_some();
+    Ok((
+        SubmitResponse {
+            summary: Some(summary(&row)),
+            replayed: false,
+        },
+        has_job,
+    ))
+}
+
+/// Copies an EPUB upload to its content-addressed key (a hard link on a
+/// local store); the same book kept before is already there.
+async fn keep_original(blobs: &dyn ObjectStore, original: &Original) -> Result<(), SchedulerError> {
+    match blobs
+        .copy_if_not_exists(&Path::from(original.upload_key.as_str()), &Path::from(original.key.as_str()))
+        .await
+    {
+        Ok(()) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+        Err(e) => Err(SchedulerError::Blob(format!("keeping the original: {e}"))),
+    }
+}
+
+/// Deletes an original that no volume holds after a refused store, so a
+/// refusal leaves nothing behind.
+async fn forget_original(db: &DatabaseConnection, blobs: &dyn ObjectStore, original: &Original) {
+    let held = project::Entity::find()
+        .filter(project::Column::OriginalBlob.eq(original.key.clone()))
+        .count(db)
+        .await;
+    if matches!(held, Ok(0))
+        && let Err(e) = blobs.delete(&Path::from(original.key.as_str())).await
+    {
+        tracing::warn!(key = %original.key, error = %e, "deleting an unused original failed");
+    }
+}
+
+/// What the store loop ended with.
+enum Stored {
+    Request(request::Model),
+    /// A concurrent identical submission stored first.
+    Replay(request::Model),
+}
+
+async fn store_with_retries(
+    db: &DatabaseConnection,
+    admitted: &Admitted,
+) -> Result<Stored, SchedulerError> {
 
     // Two writers can race past the checks above (PostgreSQL runs them side
     // by side): the loser hits a unique index, and the next attempt finds
     // the winner's request (a replay) or series.
     let mut attempts = 0;
-    let row = loop {
+    loop {
         attempts += 1;
         let txn = dragoman_model::db::begin_write(db).await?;
         // Looked up again under the write lock: of concurrent identical
@@ -132,9 +272,9 @@ pub async fn submit(
             admission::replay(&txn, &admitted.owner.id, &admitted.submitted).await?
         {
             txn.rollback().await?;
-            return Ok((replayed(&original), false));
+            return Ok(Stored::Replay(original));
         }
-        let stored = match store(&txn, &admitted).await {
+        let stored = match store(&txn, admitted).await {
             Ok(row) => txn
                 .commit()
                 .await
@@ -146,21 +286,23 @@ pub async fn submit(
             }
         };
         match stored {
-            Ok(row) => break row,
+            Ok(row) => return Ok(Stored::Request(row)),
             Err(SchedulerError::Db(e)) if attempts < STORE_ATTEMPTS && is_unique_violation(&e) => {
                 continue;
             }
             Err(e) => return Err(e),
         }
-    };
-    let has_job = row.job_id.is_some();
-    Ok((
-        SubmitResponse {
-            summary: Some(summary(&row)),
-            replayed: false,
-        },
-        has_job,
-    ))
+    }
+}
+
+/// The output format of a request that names none: an EPUB comes back as
+/// an EPUB (spec 2.5), everything else as JSON.
+fn default_format(input: InputKind) -> ResultFormat {
+    if input == InputKind::Epub {
+        ResultFormat::Epub
+    } else {
+        ResultFormat::Json
+    }
 }
 
 fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
@@ -181,8 +323,9 @@ async fn store(
     let start = admitted.start;
     let series = placement::resolve_series(txn, admitted).await?;
     let volume = placement::resolve_volume(txn, admitted, &series).await?;
-    let incoming = payload.chapters.iter().map(chapters::read).collect();
+    let incoming = admitted.submitted.chapters.clone();
     let mut imported = import::import_chapters(txn, &volume, incoming, payload, now).await?;
+    imported.intake = admitted.submitted.intake.clone();
     if payload
         .callback_events
         .contains(&CallbackEvent::ChaptersTranslated)
@@ -211,7 +354,7 @@ async fn store(
     let options = json!({
         "start": start,
         "final_review": pipeline.final_review.unwrap_or(true),
-        "output_format": payload.output.format.unwrap_or(ResultFormat::Json),
+        "output_format": payload.output.format.unwrap_or(default_format(admitted.submitted.input)),
         "analysis_mode": pipeline.analysis_mode,
         "threads": pipeline.threads,
         "quality": pipeline.quality.unwrap_or_default(),
@@ -262,6 +405,12 @@ async fn store(
         VolumeStatus::Imported
     });
     volume_model.updated_at = Set(now);
+    if let Some(original) = &admitted.submitted.original {
+        // The rebuilt EPUB follows the last book sent to the volume; its
+        // unchanged chapters were given that book's passage ids at import.
+        volume_model.original_blob = Set(Some(original.key.clone()));
+        volume_model.source_format = Set(Some(InputKind::Epub));
+    }
     volume_model.update(txn).await?;
     match status {
         RequestStatus::Imported => {
@@ -274,3 +423,6 @@ async fn store(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod upload_tests;

@@ -7,11 +7,11 @@
 //! number is not the number the request gives, is a `volume_conflict`:
 //! taking it would file chapters under one series and record another.
 
-use super::Admitted;
+use super::{Admitted, Submitted};
 use crate::error::{SchedulerError, VolumeClash};
 use dragoman_model::entities::{project, series};
 use dragoman_model::payload::TranslationPayload;
-use dragoman_model::vocab::{ProjectKind, SeriesKind};
+use dragoman_model::vocab::{InputKind, ProjectKind, SeriesKind};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
@@ -38,14 +38,17 @@ pub async fn find_series(
         .await?)
 }
 
-/// The volume of `series` the payload names: by external id, then by number
-/// (or `latest`: the last numbered volume, else the continuous container).
+/// The volume of `series` the request names: by external id, then by
+/// number (or `latest`: the last numbered volume, else the continuous
+/// container); an EPUB sent with no number finds the volume that holds the
+/// same book.
 pub async fn find_volume(
     db: &impl ConnectionTrait,
     account_id: &str,
     series: &series::Model,
-    payload: &TranslationPayload,
+    submitted: &Submitted,
 ) -> Result<Option<project::Model>, SchedulerError> {
+    let payload = &submitted.payload;
     if let Some(external_id) = &payload.volume.external_id {
         let found = project::Entity::find()
             .filter(project::Column::AccountId.eq(account_id))
@@ -80,13 +83,39 @@ pub async fn find_volume(
             .one(db)
             .await?);
     }
-    match payload.volume.number {
-        Some(number) => Ok(in_series()
+    match (payload.volume.number, &submitted.original) {
+        (Some(number), _) => Ok(in_series()
             .filter(project::Column::VolumeNumber.eq(i32::try_from(number).unwrap_or(i32::MAX)))
             .one(db)
             .await?),
-        None => Ok(None),
+        (None, Some(original)) if payload.volume.external_id.is_none() => Ok(in_series()
+            .filter(project::Column::OriginalBlob.eq(original.key.clone()))
+            .order_by_asc(project::Column::CreatedAt)
+            .one(db)
+            .await?),
+        (None, _) => Ok(None),
     }
+}
+
+/// The number of a new EPUB volume given none: the one its file name
+/// gives when no volume of the series has it, else the next after the
+/// highest.
+async fn free_number(
+    db: &impl ConnectionTrait,
+    series: &series::Model,
+    from_name: Option<i32>,
+) -> Result<i32, SchedulerError> {
+    let numbers: Vec<i32> = project::Entity::find()
+        .filter(project::Column::SeriesId.eq(series.id.clone()))
+        .all(db)
+        .await?
+        .into_iter()
+        .filter_map(|v| v.volume_number)
+        .collect();
+    Ok(match from_name {
+        Some(n) if !numbers.contains(&n) => n,
+        _ => numbers.iter().max().map_or(1, |n| n.saturating_add(1)),
+    })
 }
 
 /// The request's series, created when missing and `create_if_missing` (a
@@ -135,15 +164,18 @@ pub async fn resolve_volume(
     admitted: &Admitted,
     series: &series::Model,
 ) -> Result<project::Model, SchedulerError> {
-    let payload = &admitted.submitted.payload;
-    let volume = match find_volume(db, &admitted.owner.id, series, payload).await? {
+    let submitted = &admitted.submitted;
+    let payload = &submitted.payload;
+    let volume = match find_volume(db, &admitted.owner.id, series, submitted).await? {
         Some(volume) => volume,
         None => {
-            let number = payload
-                .volume
-                .number
-                .and_then(|n| i32::try_from(n).ok())
-                .unwrap_or(1);
+            let number = match payload.volume.number.and_then(|n| i32::try_from(n).ok()) {
+                Some(number) => number,
+                None if submitted.input == InputKind::Epub => {
+                    free_number(db, series, submitted.volume_from_name).await?
+                }
+                None => 1,
+            };
             let title = payload
                 .volume
                 .title

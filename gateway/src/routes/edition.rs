@@ -1,0 +1,78 @@
+//! Export settings and a book's edition choices (spec 4.9, session only):
+//! `GET/PUT /api/settings/exports` (administrators) hold the installation's
+//! `ai_disclosure`, on by default; `PATCH /api/projects/{pid}/edition` sets a
+//! book's own value, `null` following the installation again. Every EPUB
+//! written afterwards follows them (see [`dragoman_model::exports`]).
+
+use crate::auth::session::SessionUser;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::JsonBody;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::{Path, State};
+use dragoman_model::entities::project;
+use dragoman_model::exports::{self, ExportSettings};
+use dragoman_model::vocab::ErrorCode;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub async fn get_exports(
+    State(state): State<AppState>,
+    user: SessionUser,
+) -> ApiResult<Json<ExportSettings>> {
+    user.require_admin()?;
+    Ok(Json(exports::current(&state.db).await?))
+}
+
+pub async fn put_exports(
+    State(state): State<AppState>,
+    user: SessionUser,
+    JsonBody(settings): JsonBody<ExportSettings>,
+) -> ApiResult<Json<ExportSettings>> {
+    user.require_admin()?;
+    exports::save(&state.db, settings).await?;
+    Ok(Json(settings))
+}
+
+/// The edition fields a book accepts; a field left out stays as it is.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditionChange {
+    /// `Some(None)` is an explicit null: follow the installation.
+    #[serde(default, deserialize_with = "present")]
+    ai_disclosure: Option<Option<bool>>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<bool>>, D::Error> {
+    Option::<bool>::deserialize(d).map(Some)
+}
+
+pub async fn patch_edition(
+    State(state): State<AppState>,
+    user: SessionUser,
+    Path(project_id): Path<String>,
+    JsonBody(change): JsonBody<EditionChange>,
+) -> ApiResult<Json<Value>> {
+    // Another account's book is answered as a missing one.
+    let volume = project::Entity::find_by_id(project_id)
+        .filter(project::Column::AccountId.eq(user.account.id.clone()))
+        .one(&state.db)
+        .await?
+        .ok_or_else(|| ApiError::new(ErrorCode::VolumeNotFound))?;
+    let volume = match change.ai_disclosure {
+        Some(value) => {
+            let mut model: project::ActiveModel = volume.into();
+            model.ai_disclosure = Set(value);
+            model.updated_at = Set(dragoman_model::clock::now());
+            model.update(&state.db).await?
+        }
+        None => volume,
+    };
+    let effective = exports::discloses(&state.db, &volume).await?;
+    Ok(Json(json!({
+        "project_id": volume.id,
+        "ai_disclosure": volume.ai_disclosure,
+        "effective": {"ai_disclosure": effective},
+    })))
+}
