@@ -33,7 +33,7 @@ mod xml;
 
 pub use bilingual::{BilingualOptions, Layout, write_bilingual_epub};
 pub use docx::read_docx;
-pub use epub::{EpubWriteOptions, ReaderNote, read_epub, write_epub};
+pub use epub::{EpubLayout, EpubWriteOptions, ReaderNote, epub_layout, read_epub, write_epub};
 pub use error::{BookError, Result};
 pub use export::{write_txt, write_txt_zip};
 pub use inspect::{InspectReport, inspect, read_any};

@@ -339,6 +339,10 @@ pub enum ResidualReason {
     Untranslated,
     /// The translation's placeholders do not match the source's.
     MarkupMismatch,
+    /// The translation was written, but an EPUB validator rejected its file,
+    /// so the file went back to source text (never set by the writers here:
+    /// the delivery's repair loop sets it).
+    ValidatorRepair,
 }
 
 /// A passage delivered in source text.

@@ -1,6 +1,8 @@
 //! The Delivery service: results (build, serve, and the loop that stores
-//! each completed request's result and deletes expired ones) and webhooks
-//! (outbox, signed calls with retries, administrator settings).
+//! each completed request's result and deletes expired ones), the delivered
+//! EPUB with its validation and repair loop (`epub_result`, `epub_check`),
+//! and webhooks (outbox, signed calls with retries, administrator settings).
+pub mod epub_check;
 pub mod epub_result;
 pub mod error;
 pub mod results;

@@ -9,6 +9,7 @@
 mod classify;
 mod container;
 mod content;
+mod layout;
 mod navigation;
 mod package;
 mod parsed;
@@ -17,6 +18,7 @@ mod semantics;
 mod upgrade;
 mod write;
 
+pub use layout::{EpubLayout, epub_layout};
 pub use read::{read_epub, read_epub_with};
 pub(crate) use write::utc_now;
 pub use write::{EpubWriteOptions, ReaderNote, write_epub};
