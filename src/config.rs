@@ -93,8 +93,6 @@ pub struct Config {
     pub retention_results_days: i64,
     /// Spec `DELIVERY_REPAIR_ATTEMPTS`.
     pub delivery_repair_attempts: u32,
-    /// The EPUB validator (`EPUBCHECK_PATH`); default: `epubcheck` on PATH.
-    pub epubcheck_path: Option<String>,
     /// Jobs a pipeline process works on at once.
     pub workers: usize,
     /// Lease of a job; a worker that stops renewing loses it after this long.
@@ -152,7 +150,6 @@ impl Default for Config {
             api_result_max_wait_seconds: 60,
             retention_results_days: 30,
             delivery_repair_attempts: 3,
-            epubcheck_path: None,
             workers: 2,
             lease_seconds: 30,
             provider_timeout_seconds: 120,
@@ -180,9 +177,8 @@ const GRPC_MESSAGE_PER_PAYLOAD: u64 = 4;
 const GRPC_MESSAGE_HEADROOM_MB: u64 = 16;
 
 /// The spec's variables, read without the `DRAGOMAN_` prefix.
-const SPEC_VARIABLES: [&str; 12] = [
+const SPEC_VARIABLES: [&str; 11] = [
     "DELIVERY_REPAIR_ATTEMPTS",
-    "EPUBCHECK_PATH",
     "API_MAX_PAYLOAD_MB",
     "DEMO_MODE",
     "API_MAX_CHAPTERS",

@@ -6,9 +6,9 @@
 use crate::commands::redact;
 use crate::config::{Config, Role};
 use clap::Args;
-use dragoman_delivery::webhooks::Dispatcher;
 use dragoman_delivery::epub_check::{EpubValidator, Epubcheck};
 use dragoman_delivery::epub_result::EpubDelivery;
+use dragoman_delivery::webhooks::Dispatcher;
 use dragoman_delivery::{DeliveryService, ResultStore, ResultsLoop};
 use dragoman_gateway::{Gateway, GatewaySettings, Service};
 use dragoman_memory::MemoryService;
@@ -117,8 +117,12 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     let webhooks = WebhookPolicy::new(config.webhook_settings()?, server_key.clone());
     let validator = Epubcheck::find();
     match &validator {
-        Some(found) => tracing::info!(program = %found.program().display(), "delivered EPUBs are validated"),
-        None => tracing::info!("no EPUB validator (epubcheck) found: EPUBs are delivered unvalidated"),
+        Some(found) => {
+            tracing::info!(program = %found.program().display(), "delivered EPUBs are validated")
+        }
+        None => {
+            tracing::info!("no EPUB validator (epubcheck) found: EPUBs are delivered unvalidated")
+        }
     }
     let results = ResultStore {
         blobs: blobs.clone(),

@@ -4,33 +4,34 @@
 //! AI-assisted-translation mention when the book or the installation asks
 //! for it; then validated and repaired by [`crate::epub_check`].
 //!
-//! When the stored result is built, what validation decided is written back
-//! to the request: the report's `delivery` section, the passages a repair
-//! sent back to source (residuals with reason `validator_repair`), or, when
-//! repairs are exhausted, the request's end as `failed`.
+//! The export stage of an EPUB request ([`export`]) runs this before the
+//! job finishes: what validation decided goes into the request's final
+//! report (`delivery`), passages a repair sent back to source become
+//! residuals with reason `validator_repair`, and exhausted repairs end the
+//! request `failed`. Built on demand later, the book is validated again and
+//! a rejection answers 422 `delivery_failed`.
 
 use crate::epub_check::{DeliveredEpub, DeliveryReport, EpubDeliveryFailed, EpubValidator};
 use crate::error::DeliveryError;
-use crate::results::{BuiltEpubFacts, Loaded, PassageMarkup, usable};
+use crate::results::{BuiltResult, Loaded, PassageMarkup, ResultQuery, usable};
+use crate::stored::ResultStore;
 use dragoman_book::EpubWriteOptions;
 use dragoman_book::model::Translations;
-use dragoman_model::entities::{chapter, passage, request};
+use dragoman_model::entities::{passage, request};
 use dragoman_model::exports;
-use dragoman_model::vocab::{PassageStatus, RequestStatus};
+use dragoman_model::vocab::{PassageStatus, ResultFormat, ResultScope};
 use object_store::ObjectStore;
 use object_store::path::Path;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set,
-    TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    Set, TransactionTrait,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The residual reason of passages a validator made revert.
 pub const VALIDATOR_REPAIR: &str = "validator_repair";
-/// The request's `stop_reason` when its EPUB cannot be delivered.
-pub const DELIVERY_FAILED: &str = "delivery_failed";
 
 /// How EPUBs are validated: the installed validator, if any, and the
 /// repair attempts (`DELIVERY_REPAIR_ATTEMPTS`).
@@ -49,17 +50,16 @@ pub struct BuiltEpub {
 }
 
 /// Builds the EPUB of `loaded` (the request's chapters: the whole book).
-pub async fn build(
+pub(crate) async fn build(
     db: &impl ConnectionTrait,
     blobs: &dyn ObjectStore,
     delivery: &EpubDelivery,
     loaded: &Loaded,
 ) -> Result<BuiltEpub, DeliveryError> {
-    let key = loaded
-        .volume
-        .original_blob
-        .clone()
-        .ok_or_else(|| DeliveryError::DeliveryFailed("the volume keeps no original EPUB".into()))?;
+    let key =
+        loaded.volume.original_blob.clone().ok_or_else(|| {
+            DeliveryError::DeliveryFailed("the volume keeps no original EPUB".into())
+        })?;
     let original = blobs
         .get(&Path::from(key.as_str()))
         .await
@@ -71,7 +71,12 @@ pub async fn build(
     // Passage id in the book → stored passage, to name restored passages.
     let mut rows: HashMap<String, String> = HashMap::new();
     for chapter in &loaded.chapters {
-        for p in loaded.passages.get(&chapter.id).map(Vec::as_slice).unwrap_or(&[]) {
+        for p in loaded
+            .passages
+            .get(&chapter.id)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
             let Some(reference) = PassageMarkup::of(p).reference else {
                 continue;
             };
@@ -153,117 +158,80 @@ async fn add_toc_titles(
     Ok(())
 }
 
-/// Writes what delivering the stored EPUB decided into the request: the
-/// `delivery` section, and the passages a repair restored (source text from
-/// now on, in every format), listed as residuals.
-pub async fn record_delivery(
-    db: &impl TransactionTrait,
-    row: &request::Model,
-    built: &BuiltEpubFacts,
-) -> Result<(), DeliveryError> {
+/// What the export stage of an EPUB request decided.
+pub struct ExportOutcome {
+    /// `report.delivery`.
+    pub delivery: DeliveryReport,
+    /// Repairs are exhausted: the request fails and nothing is stored.
+    pub failed: bool,
+}
+
+/// The export stage of an EPUB request: builds the book from its original
+/// with every usable translation, validates and repairs it, marks the
+/// passages a repair restored (source text from now on, in every format,
+/// listed as residuals with reason `validator_repair`), and stores the
+/// book as the request's result. Run before the job finishes, so the
+/// request's final status and report already say what delivery decided.
+pub async fn export(
+    db: &DatabaseConnection,
+    store: &ResultStore,
+    request_id: &str,
+) -> Result<ExportOutcome, DeliveryError> {
+    let row = request::Entity::find_by_id(request_id.to_owned())
+        .one(db)
+        .await?
+        .ok_or(DeliveryError::RequestNotFound)?;
+    let loaded =
+        crate::results::load(db, &row.account_id, request_id, ResultScope::Request).await?;
+    let built = match build(db, store.blobs.as_ref(), &store.epub, &loaded).await {
+        Ok(built) => built,
+        Err(DeliveryError::EpubRejected(report)) => {
+            return Ok(ExportOutcome {
+                delivery: serde_json::from_value(report).unwrap_or_default(),
+                failed: true,
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    restore(db, &built.restored).await?;
+    let query = ResultQuery::stored(&row);
+    store
+        .keep(
+            db,
+            &row,
+            &query,
+            BuiltResult {
+                media_type: ResultFormat::Epub.media_type(),
+                filename: crate::results::filename(&loaded, ResultFormat::Epub),
+                complete: built.restored.is_empty(),
+                body: built.bytes,
+            },
+        )
+        .await?;
+    Ok(ExportOutcome {
+        delivery: built.report,
+        failed: false,
+    })
+}
+
+/// Sends passages a validator rejected back to source for good.
+async fn restore(db: &DatabaseConnection, passages: &[String]) -> Result<(), DeliveryError> {
+    if passages.is_empty() {
+        return Ok(());
+    }
     let txn = db.begin().await?;
     let now = dragoman_model::clock::now();
-    let mut restored = Vec::new();
-    if !built.restored.is_empty() {
-        restored = passage::Entity::find()
-            .filter(passage::Column::Id.is_in(built.restored.clone()))
-            .all(&txn)
-            .await?;
-        for p in &restored {
-            let mut model: passage::ActiveModel = p.clone().into();
-            model.status = Set(PassageStatus::SourceRetained);
-            model.last_error = Set(Some(VALIDATOR_REPAIR.to_owned()));
-            model.updated_at = Set(now);
-            model.update(&txn).await?;
-        }
-    }
-    let chapters: HashMap<String, chapter::Model> = chapter::Entity::find()
-        .filter(chapter::Column::Id.is_in(restored.iter().map(|p| p.chapter_id.clone())))
+    for p in passage::Entity::find()
+        .filter(passage::Column::Id.is_in(passages.to_vec()))
         .all(&txn)
         .await?
-        .into_iter()
-        .map(|c| (c.id.clone(), c))
-        .collect();
-    let mut report = row.report.clone().unwrap_or_else(|| json!({}));
-    report["delivery"] = serde_json::to_value(&built.report).unwrap_or(Value::Null);
-    add_residuals(&mut report, &restored, &chapters);
-    let mut model: request::ActiveModel = row.clone().into();
-    if !restored.is_empty() && row.status == RequestStatus::Completed {
-        model.status = Set(RequestStatus::CompletedWithResiduals);
-        report["outcome"] = json!(RequestStatus::CompletedWithResiduals);
-        report["reason"] = json!(VALIDATOR_REPAIR);
+    {
+        let mut model: passage::ActiveModel = p.into();
+        model.status = Set(PassageStatus::SourceRetained);
+        model.last_error = Set(Some(VALIDATOR_REPAIR.to_owned()));
+        model.updated_at = Set(now);
+        model.update(&txn).await?;
     }
-    model.report = Set(Some(report));
-    model.updated_at = Set(now);
-    model.update(&txn).await?;
     txn.commit().await?;
     Ok(())
-}
-
-/// Ends the request `failed`: its EPUB cannot be delivered, and the
-/// report says which errors remained (spec 3, 4.5).
-pub async fn record_failure(
-    db: &impl ConnectionTrait,
-    row: &request::Model,
-    delivery: Value,
-) -> Result<(), DeliveryError> {
-    let mut report = row.report.clone().unwrap_or_else(|| json!({}));
-    report["delivery"] = delivery;
-    report["outcome"] = json!(RequestStatus::Failed);
-    report["reason"] = json!(DELIVERY_FAILED);
-    let mut model: request::ActiveModel = row.clone().into();
-    model.status = Set(RequestStatus::Failed);
-    model.error = Set("the EPUB validator still rejects the book after every repair".into());
-    model.stop_reason = Set(DELIVERY_FAILED.into());
-    model.report = Set(Some(report));
-    model.updated_at = Set(dragoman_model::clock::now());
-    model.update(db).await?;
-    Ok(())
-}
-
-/// Adds restored passages (as they were before the repair) to the report's
-/// residuals and counts.
-fn add_residuals(
-    report: &mut Value,
-    restored: &[passage::Model],
-    chapters: &HashMap<String, chapter::Model>,
-) {
-    if restored.is_empty() {
-        return;
-    }
-    let bump = |value: &mut Value, by: i64| {
-        let now = value.as_i64().unwrap_or(0);
-        *value = json!((now + by).max(0));
-    };
-    let count = i64::try_from(restored.len()).unwrap_or(i64::MAX);
-    bump(&mut report["residual_total"], count);
-    bump(&mut report["passages"]["source_retained"], count);
-    bump(&mut report["passages"]["translated"], -count);
-    bump(&mut report["passages"]["by_status"]["source_retained"], count);
-    for p in restored {
-        let was = match p.status {
-            PassageStatus::Check => "check",
-            PassageStatus::Error | PassageStatus::Refused => "error",
-            _ => "ok",
-        };
-        bump(&mut report["passages"]["by_status"][was], -1);
-    }
-    let mut items = report["residuals"].as_array().cloned().unwrap_or_default();
-    let room = crate::results::MAX_RESIDUALS.saturating_sub(items.len());
-    items.extend(restored.iter().take(room).map(|p| {
-        let chapter = chapters.get(&p.chapter_id);
-        json!({
-            "segment_id": p.id,
-            "chapter_id": p.chapter_id,
-            "chapter_external_id": chapter.and_then(|c| c.external_id.clone()),
-            "chapter_title": chapter.and_then(|c| c.title.clone()),
-            "position": p.position,
-            "status": PassageStatus::SourceRetained,
-            "kept": "source",
-            "reason": VALIDATOR_REPAIR,
-        })
-    }));
-    let total = report["residual_total"].as_u64().unwrap_or(0);
-    report["residuals_truncated"] = json!(total > items.len() as u64);
-    report["residuals"] = Value::Array(items);
 }

@@ -50,15 +50,6 @@ pub struct BuiltResult {
     pub media_type: &'static str,
     pub filename: String,
     pub complete: bool,
-    /// An EPUB's validation and repairs.
-    pub epub: Option<BuiltEpubFacts>,
-}
-
-/// What delivering an EPUB decided, for the stored result to record.
-pub struct BuiltEpubFacts {
-    pub report: crate::epub_check::DeliveryReport,
-    /// Stored passages a repair sent back to source.
-    pub restored: Vec<String>,
 }
 
 /// Residuals a report lists at most (spec 2.7).
@@ -126,7 +117,7 @@ pub(crate) struct Loaded {
     pub(crate) passages: HashMap<String, Vec<passage::Model>>,
 }
 
-async fn load(
+pub(crate) async fn load(
     db: &impl ConnectionTrait,
     account_id: &str,
     request_id: &str,
@@ -235,13 +226,8 @@ pub async fn build(
         });
     }
     let target = loaded.volume.target_language.clone();
-    let base = format!(
-        "{}-{}",
-        slug(&loaded.volume.title),
-        &row.id[..8.min(row.id.len())]
-    );
-    let filename = format!("{base}.{}", format.extension());
-    let mut epub = None;
+    let filename = filename(&loaded, format);
+    let mut restored = false;
     let body = match format {
         ResultFormat::Json => serde_json::to_vec_pretty(
             &json_result(db, &loaded, query.scope, &incomplete, complete).await?,
@@ -260,12 +246,8 @@ pub async fn build(
             with_report
         }
         ResultFormat::Epub => {
-            let built =
-                epub_result::build(db, store.blobs.as_ref(), &store.epub, &loaded).await?;
-            epub = Some(BuiltEpubFacts {
-                report: built.report,
-                restored: built.restored,
-            });
+            let built = epub_result::build(db, store.blobs.as_ref(), &store.epub, &loaded).await?;
+            restored = !built.restored.is_empty();
             built.bytes
         }
         ResultFormat::EpubBilingual => {
@@ -281,14 +263,23 @@ pub async fn build(
                 .0
         }
     };
-    let restored = epub.as_ref().is_some_and(|e| !e.restored.is_empty());
     Ok(BuiltResult {
         body,
         media_type: format.media_type(),
         filename,
         complete: complete && !restored,
-        epub,
     })
+}
+
+/// The file name of a result: the volume's title and the request's id.
+pub(crate) fn filename(loaded: &Loaded, format: ResultFormat) -> String {
+    let id = &loaded.row.id;
+    format!(
+        "{}-{}.{}",
+        slug(&loaded.volume.title),
+        &id[..8.min(id.len())],
+        format.extension()
+    )
 }
 
 /// Adds `report.json` to a ZIP once the request has a report (spec 2.7).

@@ -106,19 +106,9 @@ impl ResultsLoop {
                 Ok(Some(_)) => {
                     self.succeeded(&request_id);
                     pass.stored += 1;
-                    // An EPUB's validation may have changed its report.
-                    self.wake(&Channel::request(&request_id)).await;
                 }
                 // Another process is building it.
                 Ok(None) => {}
-                // The request ended failed instead: its EPUB cannot be
-                // delivered. Its waiters and its final webhook go now.
-                Err(DeliveryError::EpubRejected(_)) => {
-                    self.succeeded(&request_id);
-                    tracing::warn!(request = %request_id, "EPUB repairs exhausted: the request failed");
-                    self.wake(&Channel::request(&request_id)).await;
-                    pass.stored += 1;
-                }
                 Err(e) => {
                     let wait = self.failed(&request_id);
                     tracing::warn!(
@@ -139,12 +129,6 @@ impl ResultsLoop {
             }
         }
         Ok(pass)
-    }
-
-    async fn wake(&self, channel: &Channel) {
-        if let Err(e) = self.coordination.notify(channel).await {
-            tracing::warn!(%channel, error = %e, "coordination notify failed");
-        }
     }
 
     /// Deletes every stored result whose retention is over.

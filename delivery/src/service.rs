@@ -167,13 +167,29 @@ impl dragoman_proto::Delivery for DeliveryService {
                 status: row.status.to_wire(),
             }));
         }
-        let built = results::build(&self.db, &self.results, &who.account_id, &row.id, &query).await?;
+        let built =
+            results::build(&self.db, &self.results, &who.account_id, &row.id, &query).await?;
         Ok(Response::new(ResultFile {
             body: built.body,
             media_type: built.media_type.into(),
             filename: built.filename,
             complete: built.complete,
             status: row.status.to_wire(),
+        }))
+    }
+
+    async fn deliver_epub(
+        &self,
+        request: Request<RequestRef>,
+    ) -> Result<Response<EpubDelivery>, Status> {
+        self.credential.verify(&request)?;
+        let request_id = request.into_inner().request_id;
+        let outcome = crate::epub_result::export(&self.db, &self.results, &request_id).await?;
+        let delivery_json = serde_json::to_string(&outcome.delivery)
+            .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?;
+        Ok(Response::new(EpubDelivery {
+            delivery_json,
+            failed: outcome.failed,
         }))
     }
 

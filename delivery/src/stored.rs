@@ -8,9 +8,9 @@
 //! outlive its lease and another process build too, both rows are kept,
 //! each with its own blob, and the newest is the one served.
 
-use crate::epub_result::{self, EpubDelivery};
+use crate::epub_result::EpubDelivery;
 use crate::error::DeliveryError;
-use crate::results::{self, ResultQuery};
+use crate::results::{self, BuiltResult, ResultQuery};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{request, result};
 use dragoman_model::vocab::{RequestStatus, ResultScope};
@@ -19,7 +19,7 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 use sea_orm::sea_query::Query;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
 use std::time::Duration;
@@ -101,7 +101,7 @@ impl ResultStore {
     /// `None` while another process is building it.
     pub async fn ensure(
         &self,
-        db: &DatabaseConnection,
+        db: &impl ConnectionTrait,
         coordination: &dyn Coordination,
         request_id: &str,
     ) -> Result<Option<result::Model>, DeliveryError> {
@@ -126,7 +126,7 @@ impl ResultStore {
 
     async fn build_and_store(
         &self,
-        db: &DatabaseConnection,
+        db: &impl ConnectionTrait,
         request_id: &str,
     ) -> Result<result::Model, DeliveryError> {
         // Another process may have stored it before this one took the lease.
@@ -138,17 +138,19 @@ impl ResultStore {
             .await?
             .ok_or(DeliveryError::RequestNotFound)?;
         let query = ResultQuery::stored(&row);
-        let built = match results::build(db, self, &row.account_id, request_id, &query).await {
-            Ok(built) => built,
-            Err(DeliveryError::EpubRejected(delivery)) => {
-                epub_result::record_failure(db, &row, delivery.clone()).await?;
-                return Err(DeliveryError::EpubRejected(delivery));
-            }
-            Err(e) => return Err(e),
-        };
-        if let Some(epub) = &built.epub {
-            epub_result::record_delivery(db, &row, epub).await?;
-        }
+        let built = results::build(db, self, &row.account_id, request_id, &query).await?;
+        self.keep(db, &row, &query, built).await
+    }
+
+    /// Stores `built` as the request's result.
+    pub async fn keep(
+        &self,
+        db: &impl ConnectionTrait,
+        row: &request::Model,
+        query: &ResultQuery,
+        built: BuiltResult,
+    ) -> Result<result::Model, DeliveryError> {
+        let request_id = row.id.as_str();
         let digest = dragoman_book::text::sha256_hex(&built.body);
         let id = ids::new_id();
         // Each stored row owns its blob, so deleting one never takes

@@ -90,7 +90,10 @@ fn multipart_error(error: &MultipartError) -> ApiError {
     if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
         too_large()
     } else {
-        refused(Issue::new([json!("body")], IssueKind::ValueError).with_ctx(json!({"multipart": "malformed"})))
+        refused(
+            Issue::new([json!("body")], IssueKind::ValueError)
+                .with_ctx(json!({"multipart": "malformed"})),
+        )
     }
 }
 
@@ -160,7 +163,8 @@ pub async fn receive_epub(
     let name = take_field(&mut fields, "filename").unwrap_or_else(|| DEFAULT_EPUB_NAME.to_owned());
     if file_type(&name) != FileType::Book(InputKind::Epub) {
         return Err(refused(
-            Issue::at("query", "filename", IssueKind::Pattern).with_ctx(json!({"expected": ".epub"})),
+            Issue::at("query", "filename", IssueKind::Pattern)
+                .with_ctx(json!({"expected": ".epub"})),
         ));
     }
     let body = http_body_util::Limited::new(request.into_body(), limit);
@@ -226,7 +230,8 @@ pub async fn receive_multipart(
             let name = field.name().unwrap_or("").to_owned();
             match field.file_name().map(str::to_owned) {
                 Some(file_name) => {
-                    let file_kind = accept_file(&name, &file_name, kind, &written.files, json_file.is_some())?;
+                    let file_kind =
+                        accept_file(&name, &file_name, kind, &written.files, json_file.is_some())?;
                     kind = Some(file_kind);
                     if file_kind == InputKind::Json {
                         json_file = Some(field.bytes().await.map_err(|e| multipart_error(&e))?);
@@ -237,7 +242,10 @@ pub async fn receive_multipart(
                 }
                 None => {
                     if name == "file" || name == "files" {
-                        return Err(refused(body_issue(&name, IssueKind::TypeError).with_ctx(json!({"expected": "a file"}))));
+                        return Err(refused(
+                            body_issue(&name, IssueKind::TypeError)
+                                .with_ctx(json!({"expected": "a file"})),
+                        ));
                     }
                     let value = field.text().await.map_err(|e| multipart_error(&e))?;
                     if !value.is_empty() {
@@ -257,7 +265,8 @@ pub async fn receive_multipart(
         if let Some((name, _)) = fields.first() {
             written.discard().await;
             return Err(refused(
-                body_issue(name, IssueKind::ExtraForbidden).with_ctx(json!({"with": "a JSON file"})),
+                body_issue(name, IssueKind::ExtraForbidden)
+                    .with_ctx(json!({"with": "a JSON file"})),
             ));
         }
         return Ok(Received::Json(json));
@@ -292,7 +301,8 @@ fn accept_file(
         }
         FileType::Unknown => {
             return Err(refused(
-                body_issue(field, IssueKind::Enum).with_ctx(json!({"expected": ".epub, .txt, .docx or .json"})),
+                body_issue(field, IssueKind::Enum)
+                    .with_ctx(json!({"expected": ".epub, .txt, .docx or .json"})),
             ));
         }
     };
@@ -302,12 +312,14 @@ fn accept_file(
     }
     if field == "files" && matches!(this, InputKind::Epub | InputKind::Json) {
         return Err(refused(
-            body_issue(field, IssueKind::Enum).with_ctx(json!({"expected": ".txt or .docx chapters"})),
+            body_issue(field, IssueKind::Enum)
+                .with_ctx(json!({"expected": ".txt or .docx chapters"})),
         ));
     }
     if kind.is_some_and(|k| k != this) {
         return Err(refused(
-            body_issue(field, IssueKind::ValueError).with_ctx(json!({"files": "one kind of file per request"})),
+            body_issue(field, IssueKind::ValueError)
+                .with_ctx(json!({"files": "one kind of file per request"})),
         ));
     }
     let sent = files.len() + usize::from(has_json);
@@ -364,26 +376,59 @@ mod tests {
 
     #[test]
     fn one_kind_of_file_and_one_book_per_request() {
-        assert_eq!(accept_file("file", "Book.epub", None, &[], false).ok(), Some(InputKind::Epub));
         assert_eq!(
-            accept_file("files", "012.txt", Some(InputKind::Txt), &[file("011.txt")], false).ok(),
+            accept_file("file", "Book.epub", None, &[], false).ok(),
+            Some(InputKind::Epub)
+        );
+        assert_eq!(
+            accept_file(
+                "files",
+                "012.txt",
+                Some(InputKind::Txt),
+                &[file("011.txt")],
+                false
+            )
+            .ok(),
             Some(InputKind::Txt)
         );
-        let issue = refusal(accept_file("files", "b.docx", Some(InputKind::Txt), &[file("a.txt")], false));
+        let issue = refusal(accept_file(
+            "files",
+            "b.docx",
+            Some(InputKind::Txt),
+            &[file("a.txt")],
+            false,
+        ));
         assert_eq!(issue.kind, IssueKind::ValueError);
-        let issue = refusal(accept_file("file", "b.epub", Some(InputKind::Epub), &[file("a.epub")], false));
+        let issue = refusal(accept_file(
+            "file",
+            "b.epub",
+            Some(InputKind::Epub),
+            &[file("a.epub")],
+            false,
+        ));
         assert_eq!(issue.kind, IssueKind::TooMany);
         let issue = refusal(accept_file("files", "a.epub", None, &[], false));
         assert_eq!(issue.loc, vec![json!("body"), json!("files")]);
         let issue = refusal(accept_file("file", "notes.md", None, &[], false));
         assert_eq!(issue.kind, IssueKind::Enum);
-        assert!(refusal(accept_file("file", "page.html", None, &[], false)).ctx.is_some());
+        assert!(
+            refusal(accept_file("file", "page.html", None, &[], false))
+                .ctx
+                .is_some()
+        );
         assert_eq!(
             refusal(accept_file("attachment", "a.txt", None, &[], false)).kind,
             IssueKind::ExtraForbidden
         );
         assert_eq!(
-            refusal(accept_file("file", "b.json", Some(InputKind::Json), &[], true)).kind,
+            refusal(accept_file(
+                "file",
+                "b.json",
+                Some(InputKind::Json),
+                &[],
+                true
+            ))
+            .kind,
             IssueKind::TooMany
         );
     }
@@ -391,8 +436,14 @@ mod tests {
     #[test]
     fn empty_query_parameters_count_as_not_given() {
         let mut fields = query_fields("target_language=fr&series=&filename=Saga%202.epub");
-        assert_eq!(take_field(&mut fields, "filename").as_deref(), Some("Saga 2.epub"));
-        assert_eq!(fields, vec![("target_language".to_owned(), "fr".to_owned())]);
+        assert_eq!(
+            take_field(&mut fields, "filename").as_deref(),
+            Some("Saga 2.epub")
+        );
+        assert_eq!(
+            fields,
+            vec![("target_language".to_owned(), "fr".to_owned())]
+        );
         let form = read_form(&fields, "query").expect("valid");
         assert_eq!(form.target_language.as_deref(), Some("fr"));
         let error = read_form(&[("threads".into(), "many".into())], "query").expect_err("typed");

@@ -18,16 +18,16 @@ pub mod clock;
 pub mod coordination;
 pub mod db;
 pub mod entities;
-pub mod exports;
 pub mod error;
+pub mod exports;
 pub mod ids;
 pub mod payload;
 pub mod provider_default;
 pub mod provider_input;
 pub mod server_key;
-pub mod upload;
 #[cfg(test)]
 mod test_env;
+pub mod upload;
 pub mod vocab;
 pub mod webhook;
 

@@ -106,8 +106,9 @@ impl UploadForm {
                 .filter(|name| !name.is_empty())
                 .map(|name| {
                     name.parse::<CallbackEvent>().map_err(|_| {
-                        Issue::at("body", "callback_events", IssueKind::Enum)
-                            .with_ctx(json!({"expected": CallbackEvent::ChaptersTranslated.as_str()}))
+                        Issue::at("body", "callback_events", IssueKind::Enum).with_ctx(
+                            json!({"expected": CallbackEvent::ChaptersTranslated.as_str()}),
+                        )
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
@@ -239,7 +240,9 @@ pub fn check(
         issues.push(field("volume", IssueKind::ValueError).with_ctx(json!({"latest": "TXT only"})));
     }
     if split == Split::Headings && !chapters_kind {
-        issues.push(field("split", IssueKind::ValueError).with_ctx(json!({"split": "TXT or DOCX only"})));
+        issues.push(
+            field("split", IssueKind::ValueError).with_ctx(json!({"split": "TXT or DOCX only"})),
+        );
     }
     if chapters == 0 {
         issues.push(field("file", IssueKind::EmptyList));
@@ -285,7 +288,13 @@ mod tests {
     fn fields(issues: &[Issue]) -> Vec<String> {
         issues
             .iter()
-            .map(|i| i.loc.get(1).and_then(Value::as_str).unwrap_or("").to_owned())
+            .map(|i| {
+                i.loc
+                    .get(1)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            })
             .collect()
     }
 
@@ -339,22 +348,40 @@ mod tests {
         ]);
         let issues = check(&p, InputKind::Txt, split, 1, 10);
         let at = fields(&issues);
-        for expected in ["series_id", "volume", "threads", "source_language", "output_format"] {
+        for expected in [
+            "series_id",
+            "volume",
+            "threads",
+            "source_language",
+            "output_format",
+        ] {
             assert!(at.contains(&expected.to_owned()), "{expected} in {at:?}");
         }
 
         // An EPUB states its own series, volume and languages, but not
         // `latest` nor a split.
-        let (p, split) = payload(&[("target_language", "fr"), ("volume", "latest"), ("split", "headings")]);
+        let (p, split) = payload(&[
+            ("target_language", "fr"),
+            ("volume", "latest"),
+            ("split", "headings"),
+        ]);
         let mut p = p;
         p.series.name = Some("Book".into());
         p.source_language = "en".into();
         let at = fields(&check(&p, InputKind::Epub, split, 4, 10));
         assert_eq!(at, ["volume", "split"]);
 
-        let (p, split) = payload(&[("series", "S"), ("volume", "1"), ("source_language", "en"), ("target_language", "fr")]);
+        let (p, split) = payload(&[
+            ("series", "S"),
+            ("volume", "1"),
+            ("source_language", "en"),
+            ("target_language", "fr"),
+        ]);
         assert_eq!(fields(&check(&p, InputKind::Docx, split, 0, 10)), ["file"]);
-        assert_eq!(fields(&check(&p, InputKind::Docx, split, 11, 10)), ["files"]);
+        assert_eq!(
+            fields(&check(&p, InputKind::Docx, split, 11, 10)),
+            ["files"]
+        );
         let at = fields(&check(&p, InputKind::Docx, Split::None, 2, 10));
         assert!(at.is_empty(), "{at:?}");
     }
@@ -363,7 +390,10 @@ mod tests {
     fn file_types_come_from_extensions() {
         assert_eq!(file_type("Book.EPUB"), FileType::Book(InputKind::Epub));
         assert_eq!(file_type("012.txt"), FileType::Book(InputKind::Txt));
-        assert_eq!(file_type("Chapter 12.docx"), FileType::Book(InputKind::Docx));
+        assert_eq!(
+            file_type("Chapter 12.docx"),
+            FileType::Book(InputKind::Docx)
+        );
         assert_eq!(file_type("req.json"), FileType::Book(InputKind::Json));
         assert_eq!(file_type("notes.md"), FileType::Markdown);
         assert_eq!(file_type("page.html"), FileType::Html);
@@ -386,7 +416,10 @@ mod tests {
         assert_eq!(base, content_hash(&p, &[other_key], split));
         let mut high = p.clone();
         high.pipeline.priority = Some(Priority::High);
-        assert_eq!(base, content_hash(&high, std::slice::from_ref(&file), split));
+        assert_eq!(
+            base,
+            content_hash(&high, std::slice::from_ref(&file), split)
+        );
         let mut renamed = file.clone();
         renamed.name = "02.txt".into();
         assert_ne!(base, content_hash(&p, &[renamed], split));

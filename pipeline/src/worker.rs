@@ -10,11 +10,13 @@ use crate::titles;
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call};
-use dragoman_model::vocab::{Channel, JobOutcome, PassageStatus};
+use dragoman_model::vocab::{Channel, ErrorCode, JobOutcome, PassageStatus};
 use dragoman_model::{clock, ids};
+use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::{
     AnnounceChaptersRequest, FinishJobRequest, HeartbeatRequest, JobTicket, LeaseJobRequest,
+    RequestRef,
 };
 use dragoman_proto::wire::WireEnum;
 use dragoman_proto::{Delivery, Scheduler};
@@ -114,24 +116,37 @@ impl Worker {
     async fn work(&self, worker_id: &str, ticket: JobTicket) {
         let (lost_tx, lost_rx) = watch::channel(false);
         let heartbeat = self.heartbeat(worker_id.to_owned(), ticket.job_id.clone(), lost_tx);
+        let mut finish = FinishJobRequest {
+            job_id: ticket.job_id.clone(),
+            worker_id: worker_id.to_owned(),
+            outcome: JobOutcome::Done.to_wire(),
+            error: String::new(),
+            delivery_json: None,
+            stop_reason: None,
+        };
+        // The lease is renewed through the export stage too: validating a
+        // big book takes longer than a lease.
         let outcome = tokio::select! {
-            outcome = self.translate_job(&ticket, lost_rx) => outcome,
+            outcome = async {
+                self.translate_job(&ticket, lost_rx).await?;
+                if ticket.deliver_epub {
+                    self.export_epub(&ticket, &mut finish).await?;
+                }
+                Ok(())
+            } => outcome,
             _ = heartbeat => Err(Stop::Released),
         };
-        let (result, error) = match outcome {
-            Ok(()) => (JobOutcome::Done, String::new()),
+        match outcome {
+            Ok(()) => {}
             Err(Stop::Released) => {
                 tracing::info!(job = %ticket.job_id, "job released (lease lost, paused or cancelled)");
                 return;
             }
-            Err(Stop::Failed(reason)) => (JobOutcome::Failed, reason),
-        };
-        let finish = FinishJobRequest {
-            job_id: ticket.job_id.clone(),
-            worker_id: worker_id.to_owned(),
-            outcome: result.to_wire(),
-            error,
-        };
+            Err(Stop::Failed(reason)) => {
+                finish.outcome = JobOutcome::Failed.to_wire();
+                finish.error = reason;
+            }
+        }
         // A lost answer leaves the lease to expire: the job is leased again
         // and, every passage being stored, finishes at once.
         if let Err(status) = self
@@ -140,6 +155,49 @@ impl Worker {
             .await
         {
             tracing::warn!(job = %ticket.job_id, error = %status, "finishing the job failed")
+        }
+    }
+
+    /// The export stage of an EPUB request: the delivery role rebuilds,
+    /// validates, repairs and stores the book, and says what it decided,
+    /// which the job's end carries into the report. Exhausted repairs, or a
+    /// book that cannot be rebuilt at all, fail the request. When the
+    /// delivery role cannot be reached the job is released: its lease
+    /// expires and the job is tried again, its passages all stored.
+    async fn export_epub(
+        &self,
+        ticket: &JobTicket,
+        finish: &mut FinishJobRequest,
+    ) -> Result<(), Stop> {
+        let call = RequestRef {
+            request_id: ticket.request_id.clone(),
+        };
+        match self
+            .delivery
+            .deliver_epub(self.credential.system_request(call))
+            .await
+        {
+            Ok(answer) => {
+                let answer = answer.into_inner();
+                if answer.failed {
+                    finish.outcome = JobOutcome::Failed.to_wire();
+                    finish.error =
+                        "the EPUB validator still rejects the book after every repair".into();
+                    finish.stop_reason = Some(ErrorCode::DeliveryFailed.code().to_owned());
+                }
+                finish.delivery_json = Some(answer.delivery_json);
+                Ok(())
+            }
+            Err(status) => match ServiceError::from_status(&status) {
+                Some(refusal) if refusal.code == ErrorCode::DeliveryFailed => {
+                    finish.stop_reason = Some(ErrorCode::DeliveryFailed.code().to_owned());
+                    Err(Stop::Failed(refusal.message))
+                }
+                _ => {
+                    tracing::warn!(job = %ticket.job_id, error = %status, "delivering the EPUB failed; the job is tried again");
+                    Err(Stop::Released)
+                }
+            },
         }
     }
 

@@ -91,6 +91,7 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
     announce_chapters(AnnounceChaptersRequest) -> AnnounceChaptersResponse;
     get_webhook_settings(StatusRequest) -> WebhookSettingsView;
     update_webhook_settings(UpdateWebhookSettingsRequest) -> WebhookSettingsView;
+    deliver_epub(RequestRef) -> EpubDelivery;
 });
 
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
@@ -186,6 +187,12 @@ mod tests {
             _: Request<UpdateWebhookSettingsRequest>,
         ) -> Result<Response<WebhookSettingsView>, Status> {
             Err(Status::unimplemented("update_webhook_settings"))
+        }
+        async fn deliver_epub(
+            &self,
+            _: Request<RequestRef>,
+        ) -> Result<Response<EpubDelivery>, Status> {
+            Err(Status::unimplemented("deliver_epub"))
         }
     }
 

@@ -156,7 +156,10 @@ impl From<SchedulerError> for ServiceError {
                 refusal(ErrorCode::CallbackRefused).with("reason", reason.reason())
             }
             SchedulerError::UnreadableBook {
-                input, file, reason, ..
+                input,
+                file,
+                reason,
+                ..
             } => {
                 let code = if input == dragoman_model::vocab::InputKind::Epub {
                     ErrorCode::InvalidEpub

@@ -244,7 +244,21 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let m = request.into_inner();
         let outcome =
             JobOutcome::from_wire(m.outcome, "outcome").map_err(SchedulerError::InvalidRequest)?;
-        let row = lifecycle::finish(&self.db, &m.job_id, &m.worker_id, outcome, &m.error).await?;
+        let delivery = match &m.delivery_json {
+            Some(text) => Some(serde_json::from_str(text).map_err(|_| {
+                SchedulerError::InvalidRequest(dragoman_proto::wire::WireError {
+                    field: "delivery_json",
+                })
+            })?),
+            None => None,
+        };
+        let end = lifecycle::JobEnd {
+            outcome: Some(outcome),
+            error: m.error,
+            stop_reason: m.stop_reason,
+            delivery,
+        };
+        let row = lifecycle::finish(&self.db, &m.job_id, &m.worker_id, end).await?;
         self.after_end(&row).await?;
         self.document(&row).await
     }
@@ -333,6 +347,8 @@ mod tests {
                 worker_id: "w1".into(),
                 outcome: outcome.to_wire(),
                 error: "stopped".into(),
+                delivery_json: None,
+                stop_reason: None,
             };
             self.service
                 .finish_job(self.credential.system_request(message))

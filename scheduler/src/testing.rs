@@ -156,7 +156,10 @@ impl Fixture {
         for (name, bytes) in files {
             let key = format!("uploads/{}", ids::new_id());
             self.blobs
-                .put(&object_store::path::Path::from(key.as_str()), bytes.to_vec().into())
+                .put(
+                    &object_store::path::Path::from(key.as_str()),
+                    bytes.to_vec().into(),
+                )
                 .await
                 .expect("blob");
             uploaded.push(dragoman_model::upload::UploadedFile {

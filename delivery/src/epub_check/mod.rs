@@ -4,7 +4,7 @@
 //! passage ([`deliver_epub`]). When an EPUB validator is installed
 //! ([`Epubcheck::find`]) and rejects the rebuilt book, the files its errors
 //! name go back to source text and the book is rebuilt and validated again,
-//! at most `DELIVERY_REPAIR_ATTEMPTS` times ([`DEFAULT_REPAIR_ATTEMPTS`]).
+//! at most `DELIVERY_REPAIR_ATTEMPTS` times (the caller's `max_repairs`).
 //! Errors the original already had are inherited: listed, never blocking,
 //! since no translation can fix them and refusing the book for them would
 //! refuse every slightly broken upload.
@@ -27,8 +27,7 @@ pub use epubcheck::{
     DEFAULT_CONCURRENCY, DEFAULT_MAX_HEAP, DEFAULT_TIMEOUT, EPUBCHECK_PATH_ENV, Epubcheck,
 };
 pub use repair::{
-    DEFAULT_REPAIR_ATTEMPTS, DeliveredEpub, DeliveryReport, EpubDeliveryFailed,
-    REPAIR_ATTEMPTS_ENV, Repair, Validation, deliver_epub, repair_attempts_from_env,
+    DeliveredEpub, DeliveryReport, EpubDeliveryFailed, Repair, Validation, deliver_epub,
 };
 pub use stand_in::RejectFiles;
 pub use validator::{EpubValidator, ErrorKey, ValidationError, ValidatorFailure};

@@ -28,23 +28,6 @@ use serde::{Deserialize, Serialize};
 
 use super::validator::{EpubValidator, ErrorKey, ValidationError, dedupe};
 
-/// Environment variable giving the repair attempts.
-pub const REPAIR_ATTEMPTS_ENV: &str = "DELIVERY_REPAIR_ATTEMPTS";
-/// Repair attempts when `DELIVERY_REPAIR_ATTEMPTS` is not set.
-pub const DEFAULT_REPAIR_ATTEMPTS: u32 = 3;
-
-/// `DELIVERY_REPAIR_ATTEMPTS` when it is a number, else the default (with a
-/// warning: a typo must not silently disable repairs).
-pub fn repair_attempts_from_env() -> u32 {
-    match std::env::var(REPAIR_ATTEMPTS_ENV) {
-        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
-            tracing::warn!(value = %v, "{REPAIR_ATTEMPTS_ENV} is not a number; using {DEFAULT_REPAIR_ATTEMPTS}");
-            DEFAULT_REPAIR_ATTEMPTS
-        }),
-        Err(_) => DEFAULT_REPAIR_ATTEMPTS,
-    }
-}
-
 /// `report.delivery.validation`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Validation {

@@ -11,12 +11,12 @@ use super::{Caller, Needs, from_wire};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::parse_json;
 use crate::state::AppState;
+use crate::uploads::{self, Upload};
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{
     Channel, ControlAction, ErrorCode, InputKind, Layout, RequestStatus, ResultFormat, ResultScope,
 };
-use crate::uploads::{self, Upload};
 use dragoman_proto::v1::{
     ControlRequest, GetResultRequest, RequestDocument, RequestRef, RequestSummary, SubmitRequest,
     SubmitResponse,

@@ -29,13 +29,13 @@ use dragoman_model::upload::{self as upload_rules, UploadedFile};
 use dragoman_model::vocab::{
     CallbackEvent, InputKind, Issue, IssueKind, RequestStatus, ResultFormat, Stage, VolumeStatus,
 };
-use object_store::ObjectStore;
-use object_store::path::Path;
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::Principal;
 use dragoman_proto::v1::{RequestSummary, SubmitRequest, SubmitResponse};
 use dragoman_proto::wire::{self, WireEnum};
+use object_store::ObjectStore;
+use object_store::path::Path;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
     PaginatorTrait, QueryFilter, Set,
@@ -147,8 +147,13 @@ pub async fn decode(
     if let Some(facts) = &read.book {
         upload::fill_from_book(&mut payload, facts, &mut read.intake);
     }
-    let mut issues =
-        upload_rules::check(&payload, input, split, read.chapters.len(), limits.max_chapters);
+    let mut issues = upload_rules::check(
+        &payload,
+        input,
+        split,
+        read.chapters.len(),
+        limits.max_chapters,
+    );
     issues.extend(upload::repeated_numbers(&read.chapters, input));
     if !issues.is_empty() {
         return Err(SchedulerError::InvalidPayload(issues));
@@ -225,7 +230,10 @@ pub async fn submit(
 /// local store); the same book kept before is already there.
 async fn keep_original(blobs: &dyn ObjectStore, original: &Original) -> Result<(), SchedulerError> {
     match blobs
-        .copy_if_not_exists(&Path::from(original.upload_key.as_str()), &Path::from(original.key.as_str()))
+        .copy_if_not_exists(
+            &Path::from(original.upload_key.as_str()),
+            &Path::from(original.key.as_str()),
+        )
         .await
     {
         Ok(()) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
@@ -258,7 +266,6 @@ async fn store_with_retries(
     db: &DatabaseConnection,
     admitted: &Admitted,
 ) -> Result<Stored, SchedulerError> {
-
     // Two writers can race past the checks above (PostgreSQL runs them side
     // by side): the loser hits a unique index, and the next attempt finds
     // the winner's request (a replay) or series.

@@ -88,18 +88,31 @@ pub async fn read(
                 .iter()
                 .map(|c| chapters::from_book(c, keep_source)),
         );
-        read.intake
-            .extend(book.intake.iter().map(|d| decision_json(&file.name, d)));
+        if book.intake.is_empty() {
+            // An EPUB's reader decides each chapter's kind and number from
+            // its structure: every one of those choices is listed.
+            read.intake.extend(book.chapters.iter().map(|c| {
+                let decision = IntakeDecision {
+                    file: c.source.clone(),
+                    name: c.title.clone().unwrap_or_else(|| c.label.clone()),
+                    chapter_number: c.number,
+                    kind: c.kind,
+                    part: c.part,
+                    part_count: c.part_count,
+                    confidence: c.mapping.confidence,
+                    reason: c.mapping.reason.clone(),
+                };
+                decision_json(&file.name, &decision)
+            }));
+        } else {
+            read.intake
+                .extend(book.intake.iter().map(|d| decision_json(&file.name, d)));
+        }
     }
     Ok(read)
 }
 
-fn read_book(
-    input: InputKind,
-    name: &str,
-    bytes: &[u8],
-    split: Split,
-) -> Result<Book, BookError> {
+fn read_book(input: InputKind, name: &str, bytes: &[u8], split: Split) -> Result<Book, BookError> {
     let split = match split {
         Split::None => dragoman_book::Split::None,
         Split::Headings => dragoman_book::Split::Headings,
@@ -138,9 +151,13 @@ fn unreadable(input: InputKind, upload: &str, error: &BookError) -> SchedulerErr
     }
 }
 
-fn decision_json(file: &str, decision: &IntakeDecision) -> Value {
+/// A decision as the report lists it; `upload` is the file sent, and the
+/// document inside it is named when it is another (an EPUB's chapter).
+fn decision_json(upload: &str, decision: &IntakeDecision) -> Value {
+    let document = (decision.file != upload).then_some(decision.file.as_str());
     json!({
-        "file": file,
+        "file": upload,
+        "document": document,
         "name": decision.name,
         "chapter_number": decision.chapter_number,
         "kind": decision.kind,
@@ -183,7 +200,11 @@ fn cut(text: &str) -> String {
 /// Fills what the client left out with what the EPUB states: its language,
 /// a series named after the book, its title and authors. Each choice is
 /// recorded with the intake decisions.
-pub fn fill_from_book(payload: &mut TranslationPayload, facts: &BookFacts, intake: &mut Vec<Value>) {
+pub fn fill_from_book(
+    payload: &mut TranslationPayload,
+    facts: &BookFacts,
+    intake: &mut Vec<Value>,
+) {
     let file = format!("{}.epub", facts.file_stem);
     let title = facts
         .title
@@ -194,14 +215,18 @@ pub fn fill_from_book(payload: &mut TranslationPayload, facts: &BookFacts, intak
         && let Some(language) = &facts.language
     {
         payload.source_language = language.trim().to_owned();
-        intake.push(json!({"file": file, "name": "source_language", "chapter_number": null,
-            "confidence": 1.0, "reason": "the book's dc:language"}));
+        intake.push(
+            json!({"file": file, "name": "source_language", "chapter_number": null,
+            "confidence": 1.0, "reason": "the book's dc:language"}),
+        );
     }
     if payload.series.id.is_none() && payload.series.name.is_none() {
         payload.series.name = Some(title.clone());
         payload.series.create_if_missing = true;
-        intake.push(json!({"file": file, "name": "series", "chapter_number": null,
-            "confidence": 1.0, "reason": "no series given: a series named after the book"}));
+        intake.push(
+            json!({"file": file, "name": "series", "chapter_number": null,
+            "confidence": 1.0, "reason": "no series given: a series named after the book"}),
+        );
     }
     if payload.volume.title.is_none() {
         payload.volume.title = Some(title);

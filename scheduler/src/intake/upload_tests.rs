@@ -65,7 +65,11 @@ async fn txt_chapters_are_numbered_from_their_file_names() {
                 ("ch14-part2.txt", b"Fourteen, second half.".as_slice()),
                 ("untitled.txt", b"No number here.".as_slice()),
             ],
-            &fields(&[("series", "Webnovel"), ("volume", "1"), ("provider_id", &provider)]),
+            &fields(&[
+                ("series", "Webnovel"),
+                ("volume", "1"),
+                ("provider_id", &provider),
+            ]),
         )
         .await
         .expect("accepted");
@@ -84,7 +88,10 @@ async fn txt_chapters_are_numbered_from_their_file_names() {
             entry("chapter", None, None),
         ]
     );
-    let intake = row.chapters["intake"].as_array().expect("decisions").clone();
+    let intake = row.chapters["intake"]
+        .as_array()
+        .expect("decisions")
+        .clone();
     assert_eq!(intake.len(), 5);
     let unnamed = intake
         .iter()
@@ -92,11 +99,18 @@ async fn txt_chapters_are_numbered_from_their_file_names() {
         .expect("a decision for the unnumbered file");
     assert!(unnamed["chapter_number"].is_null());
     assert!(
-        unnamed["reason"].as_str().is_some_and(|r| r.contains("no number")),
+        unnamed["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no number")),
         "{unnamed}"
     );
     let twelve = &f.chapters(&row.project_id).await[1];
-    let texts: Vec<String> = f.passages(&twelve.id).await.into_iter().map(|p| p.source).collect();
+    let texts: Vec<String> = f
+        .passages(&twelve.id)
+        .await
+        .into_iter()
+        .map(|p| p.source)
+        .collect();
     assert_eq!(texts, ["Twelve.", "Still twelve."]);
 }
 
@@ -138,8 +152,16 @@ async fn latest_appends_to_the_last_volume() {
     let first = f
         .upload(
             InputKind::Txt,
-            &[("001.txt", b"One.".as_slice()), ("002.txt", b"Two.".as_slice())],
-            &fields(&[("series", "Serial"), ("volume", "latest"), ("provider_id", &provider), ("start", "false")]),
+            &[
+                ("001.txt", b"One.".as_slice()),
+                ("002.txt", b"Two.".as_slice()),
+            ],
+            &fields(&[
+                ("series", "Serial"),
+                ("volume", "latest"),
+                ("provider_id", &provider),
+                ("start", "false"),
+            ]),
         )
         .await
         .expect("accepted");
@@ -147,8 +169,16 @@ async fn latest_appends_to_the_last_volume() {
     let second = f
         .upload(
             InputKind::Txt,
-            &[("003.txt", b"Three.".as_slice()), ("002.txt", b"Two.".as_slice())],
-            &fields(&[("series", "Serial"), ("volume", "latest"), ("provider_id", &provider), ("start", "false")]),
+            &[
+                ("003.txt", b"Three.".as_slice()),
+                ("002.txt", b"Two.".as_slice()),
+            ],
+            &fields(&[
+                ("series", "Serial"),
+                ("volume", "latest"),
+                ("provider_id", &provider),
+                ("start", "false"),
+            ]),
         )
         .await
         .expect("accepted");
@@ -156,8 +186,11 @@ async fn latest_appends_to_the_last_volume() {
     assert_eq!(first.project_id, second.project_id);
     assert_eq!(second.chapters["created"], 1);
     assert_eq!(second.chapters["unchanged"], 1);
-    let numbers: Vec<Option<i32>> =
-        chapter_map(&f, &second.project_id).await.into_iter().map(|c| c.1).collect();
+    let numbers: Vec<Option<i32>> = chapter_map(&f, &second.project_id)
+        .await
+        .into_iter()
+        .map(|c| c.1)
+        .collect();
     assert_eq!(numbers, [Some(1), Some(2), Some(3)]);
 }
 
@@ -175,11 +208,19 @@ async fn refusals_store_nothing() {
         .await
         .expect_err("not UTF-8");
     match &error {
-        SchedulerError::UnreadableBook { input, file, reason, message } => {
+        SchedulerError::UnreadableBook {
+            input,
+            file,
+            reason,
+            message,
+        } => {
             assert_eq!(*input, InputKind::Txt);
             assert_eq!(file, "001.txt");
             assert_eq!(reason, "encoding");
-            assert!(message.contains("001.txt") && message.contains("UTF-8"), "{message}");
+            assert!(
+                message.contains("001.txt") && message.contains("UTF-8"),
+                "{message}"
+            );
         }
         other => panic!("expected an unreadable book, got {other:?}"),
     }
@@ -187,7 +228,10 @@ async fn refusals_store_nothing() {
     let error = f
         .upload(
             InputKind::Txt,
-            &[("7.txt", b"Seven.".as_slice()), ("Chapter 7.txt", b"Again.".as_slice())],
+            &[
+                ("7.txt", b"Seven.".as_slice()),
+                ("Chapter 7.txt", b"Again.".as_slice()),
+            ],
             &LANGS,
         )
         .await
@@ -199,10 +243,16 @@ async fn refusals_store_nothing() {
     assert_eq!(at, ["series", "volume", "files"]);
     // A file that is not an EPUB at all.
     let error = f
-        .upload(InputKind::Epub, &[("book.epub", b"plain text".as_slice())], &LANGS)
+        .upload(
+            InputKind::Epub,
+            &[("book.epub", b"plain text".as_slice())],
+            &LANGS,
+        )
         .await
         .expect_err("not a zip");
-    assert!(matches!(error, SchedulerError::UnreadableBook { ref reason, .. } if reason == "not_zip"));
+    assert!(
+        matches!(error, SchedulerError::UnreadableBook { ref reason, .. } if reason == "not_zip")
+    );
     assert_eq!(f.stored().await, before);
     assert!(f.blob_keys("originals").await.is_empty());
 }
@@ -214,7 +264,10 @@ async fn an_epub_states_its_series_title_and_language() {
     };
     let f = Fixture::new().await;
     let provider = f.provider.id.clone();
-    let sent = [("target_language", "fr"), ("provider_id", provider.as_str())];
+    let sent = [
+        ("target_language", "fr"),
+        ("provider_id", provider.as_str()),
+    ];
     let answer = f
         .upload(InputKind::Epub, &[("wasteland.epub", &book)], &sent)
         .await
@@ -239,7 +292,12 @@ async fn an_epub_states_its_series_title_and_language() {
     let chapters = f.chapters(&row.project_id).await;
     assert!(!chapters.is_empty());
     let first = f.passages(&chapters[0].id).await;
-    assert!(first[0].markup.as_ref().is_some_and(|m| m["ref"].is_string()));
+    assert!(
+        first[0]
+            .markup
+            .as_ref()
+            .is_some_and(|m| m["ref"].is_string())
+    );
 
     // The same book again finds its volume: nothing new to translate.
     let again = f
@@ -255,17 +313,39 @@ async fn an_epub_states_its_series_title_and_language() {
     let Some(other) = corpus("valid-epub2-minimal.epub") else {
         return;
     };
-    let series_field = [("target_language", "fr"), ("series_id", series.id.as_str()), ("provider_id", provider.as_str())];
+    let series_field = [
+        ("target_language", "fr"),
+        ("series_id", series.id.as_str()),
+        ("provider_id", provider.as_str()),
+    ];
     let third = f
-        .upload(InputKind::Epub, &[("The Waste Land 3.epub", &other)], &series_field)
+        .upload(
+            InputKind::Epub,
+            &[("The Waste Land 3.epub", &other)],
+            &series_field,
+        )
         .await
         .expect("accepted");
-    assert_eq!(f.volume(&f.request(&row_id(&third)).await.project_id).await.volume_number, Some(3));
+    assert_eq!(
+        f.volume(&f.request(&row_id(&third)).await.project_id)
+            .await
+            .volume_number,
+        Some(3)
+    );
     let next = f
-        .upload(InputKind::Epub, &[("Sequel 3.epub", &book[..]), ("", &[])][..1].as_ref(), &series_field)
+        .upload(
+            InputKind::Epub,
+            &[("Sequel 3.epub", &book[..]), ("", &[])][..1].as_ref(),
+            &series_field,
+        )
         .await;
     // The same book as volume 1 is found there, not filed again.
-    assert_eq!(f.request(&row_id(&next.expect("accepted"))).await.project_id, row.project_id);
+    assert_eq!(
+        f.request(&row_id(&next.expect("accepted")))
+            .await
+            .project_id,
+        row.project_id
+    );
 }
 
 #[tokio::test]

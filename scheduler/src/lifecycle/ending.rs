@@ -15,9 +15,40 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
     Set,
 };
+use serde_json::Value;
 
 /// The report `reason` of a request that completed with residuals.
 const RESIDUALS: &str = "residuals";
+
+/// How a worker ended a job.
+#[derive(Debug, Clone, Default)]
+pub struct JobEnd {
+    pub outcome: Option<JobOutcome>,
+    /// Why it failed (`error` of the request).
+    pub error: String,
+    /// The request's `stop_reason` when it failed for a known reason;
+    /// otherwise the error is the stop reason.
+    pub stop_reason: Option<String>,
+    /// `report.delivery` of an EPUB request, from its export stage.
+    pub delivery: Option<Value>,
+}
+
+impl JobEnd {
+    pub fn done() -> JobEnd {
+        JobEnd {
+            outcome: Some(JobOutcome::Done),
+            ..JobEnd::default()
+        }
+    }
+
+    pub fn failed(error: &str) -> JobEnd {
+        JobEnd {
+            outcome: Some(JobOutcome::Failed),
+            error: error.to_owned(),
+            ..JobEnd::default()
+        }
+    }
+}
 
 /// Ends a job its worker holds and gives the request its final status and
 /// report. Returns the request as it ended.
@@ -25,9 +56,10 @@ pub async fn finish(
     db: &DatabaseConnection,
     job_id: &str,
     worker_id: &str,
-    outcome: JobOutcome,
-    error: &str,
+    end: JobEnd,
 ) -> Result<request::Model, SchedulerError> {
+    let outcome = end.outcome.unwrap_or(JobOutcome::Failed);
+    let error = end.error.as_str();
     let txn = dragoman_model::db::begin_write(db).await?;
     let held = job::Entity::find_by_id(job_id.to_owned())
         .filter(job::Column::LeaseHolder.eq(worker_id))
@@ -65,13 +97,26 @@ pub async fn finish(
     model.lease_holder = Set(None);
     model.update(&txn).await?;
     let mut row_model: request::ActiveModel = row.into();
+    let stop_reason = end.stop_reason.as_deref().unwrap_or(error);
     if final_status == RequestStatus::Failed {
         row_model.error = Set(error.to_owned());
-        row_model.stop_reason = Set(error.to_owned());
+        row_model.stop_reason = Set(stop_reason.to_owned());
     }
     row_model.stage = Set(Stage::Export);
     let row = row_model.update(&txn).await?;
-    let done = finish_report(&txn, &row, final_status, reason).await?;
+    let reason = if final_status == RequestStatus::Failed {
+        Some(stop_reason)
+    } else {
+        reason
+    };
+    let mut done = finish_report(&txn, &row, final_status, reason).await?;
+    if let (Some(delivery), Some(report)) = (end.delivery, done.report.clone()) {
+        let mut report = report;
+        report["delivery"] = delivery;
+        let mut model: request::ActiveModel = done.into();
+        model.report = Set(Some(report));
+        done = model.update(&txn).await?;
+    }
     let volume_status = match final_status {
         RequestStatus::Completed => VolumeStatus::Translated,
         RequestStatus::CompletedWithResiduals => VolumeStatus::Incomplete,

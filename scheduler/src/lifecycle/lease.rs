@@ -10,7 +10,7 @@ use crate::error::SchedulerError;
 use crate::steps;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, api_token, job, project, request};
-use dragoman_model::vocab::{JobStatus, Quality, RequestStatus, Stage};
+use dragoman_model::vocab::{InputKind, JobStatus, Quality, RequestStatus, ResultFormat, Stage};
 use dragoman_proto::v1::JobTicket;
 use dragoman_proto::wire::WireEnum;
 use sea_orm::sea_query::{Expr, ExprTrait};
@@ -210,6 +210,9 @@ pub async fn lease(
             chapter_ids: row.chapter_ids(),
             announce_chapters: row.wants_chapter_events(),
             quality: quality(&row).to_wire(),
+            deliver_epub: row.input == InputKind::Epub
+                && row.options.get("output_format").and_then(|f| f.as_str())
+                    == Some(ResultFormat::Epub.as_str()),
         }));
     }
     Ok(None)

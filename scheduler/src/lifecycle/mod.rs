@@ -10,7 +10,7 @@ pub mod lease;
 pub mod series_queue;
 
 pub use control::control;
-pub use ending::{finish, finish_report};
+pub use ending::{JobEnd, finish, finish_report};
 pub use lease::{fail_abandoned, heartbeat, lease};
 pub use series_queue::{create_job, promote_next, series_busy};
 

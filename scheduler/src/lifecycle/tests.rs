@@ -6,8 +6,7 @@ use crate::error::SchedulerError;
 use crate::testing::{CALLBACK, Fixture, chapter};
 use dragoman_model::entities::{job, request, webhook_delivery};
 use dragoman_model::vocab::{
-    CallbackEvent, ControlAction, JobOutcome, JobStatus, Quality, RequestStatus, Stage,
-    VolumeStatus,
+    CallbackEvent, ControlAction, JobStatus, Quality, RequestStatus, Stage, VolumeStatus,
 };
 use dragoman_proto::v1::JobTicket;
 use dragoman_proto::wire::WireEnum;
@@ -138,7 +137,7 @@ async fn a_paused_volume_frees_its_series_and_waits_its_turn_on_resume() {
 
     // Volume 2 ends: A gets its own job back.
     let b_job = f.request(&b.id).await.job_id.expect("b's job");
-    finish(&f.db, &b_job, "w2", JobOutcome::Done, "")
+    finish(&f.db, &b_job, "w2", JobEnd::done())
         .await
         .expect("finish");
     assert_eq!(
@@ -216,11 +215,11 @@ async fn the_outcome_ends_the_request_with_its_report_and_final_webhook() {
     let row = f.accepted(&body).await;
     let ticket = leased(&f, "w1").await;
     assert!(matches!(
-        finish(&f.db, &ticket.job_id, "intruder", JobOutcome::Done, "").await,
+        finish(&f.db, &ticket.job_id, "intruder", JobEnd::done()).await,
         Err(SchedulerError::JobNotHeld)
     ));
     // Nothing was translated: every passage is a residual.
-    let done = finish(&f.db, &ticket.job_id, "w1", JobOutcome::Done, "")
+    let done = finish(&f.db, &ticket.job_id, "w1", JobEnd::done())
         .await
         .expect("finish");
     assert_eq!(done.status, RequestStatus::CompletedWithResiduals);
@@ -242,22 +241,16 @@ async fn the_outcome_ends_the_request_with_its_report_and_final_webhook() {
     assert_eq!(finals[0].event, CallbackEvent::Finished);
     // Finished twice: the job is no longer held.
     assert!(matches!(
-        finish(&f.db, &ticket.job_id, "w1", JobOutcome::Done, "").await,
+        finish(&f.db, &ticket.job_id, "w1", JobEnd::done()).await,
         Err(SchedulerError::JobNotHeld)
     ));
 
     f.accepted(&f.body("Other", 1, json!([chapter(1, "c")])))
         .await;
     let ticket = leased(&f, "w1").await;
-    let failed = finish(
-        &f.db,
-        &ticket.job_id,
-        "w1",
-        JobOutcome::Failed,
-        "provider gone",
-    )
-    .await
-    .expect("finish");
+    let failed = finish(&f.db, &ticket.job_id, "w1", JobEnd::failed("provider gone"))
+        .await
+        .expect("finish");
     assert_eq!(failed.status, RequestStatus::Failed);
     assert_eq!(failed.error, "provider gone");
     assert_eq!(failed.stop_reason, "provider gone");
