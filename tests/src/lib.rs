@@ -13,6 +13,7 @@
 //! (and Redis) per test, see [`postgres`].
 
 pub mod binary;
+pub mod books;
 pub mod client;
 pub mod postgres;
 pub mod receiver;

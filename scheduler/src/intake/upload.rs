@@ -66,14 +66,6 @@ pub async fn read(
             .map_err(|e| SchedulerError::Blob(format!("reading the upload stopped: {e}")))?
             .map_err(|error| unreadable(input, &file.name, &error))?;
         if input == InputKind::Epub {
-            if book.passages().next().is_none() {
-                return Err(SchedulerError::UnreadableBook {
-                    input,
-                    file: file.name.clone(),
-                    reason: "no_text".into(),
-                    message: format!("{}: the book holds no text to translate", file.name),
-                });
-            }
             read.book = Some(BookFacts {
                 title: book.metadata.title.clone().filter(|t| !t.trim().is_empty()),
                 authors: book.metadata.authors.clone(),
