@@ -130,6 +130,10 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         epub: EpubDelivery {
             validator: validator.map(|v| Arc::new(v) as Arc<dyn EpubValidator>),
             max_repairs: config.delivery_repair_attempts,
+            // Within the deadline of the worker's call to the export stage.
+            budget: Some(std::time::Duration::from_secs(
+                config.grpc_timeout_seconds.saturating_sub(20).max(30),
+            )),
         },
     };
 

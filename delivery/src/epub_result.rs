@@ -11,7 +11,9 @@
 //! request `failed`. Built on demand later, the book is validated again and
 //! a rejection answers 422 `delivery_failed`.
 
-use crate::epub_check::{DeliveredEpub, DeliveryReport, EpubDeliveryFailed, EpubValidator};
+use crate::epub_check::{
+    DeliveredEpub, DeliveryReport, EpubDeliveryFailed, EpubValidator, ValidatorFailure,
+};
 use crate::error::DeliveryError;
 use crate::results::{BuiltResult, Loaded, PassageMarkup, ResultQuery, usable};
 use crate::stored::ResultStore;
@@ -29,16 +31,46 @@ use sea_orm::{
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The residual reason of passages a validator made revert.
 pub const VALIDATOR_REPAIR: &str = "validator_repair";
 
-/// How EPUBs are validated: the installed validator, if any, and the
-/// repair attempts (`DELIVERY_REPAIR_ATTEMPTS`).
+/// How EPUBs are validated: the installed validator, if any, the repair
+/// attempts (`DELIVERY_REPAIR_ATTEMPTS`), and the time all validations of
+/// one book may take together.
 #[derive(Clone, Default)]
 pub struct EpubDelivery {
     pub validator: Option<Arc<dyn EpubValidator>>,
     pub max_repairs: u32,
+    /// Past it, a validation gives no verdict and the book is delivered as
+    /// rebuilt so far (`validator_error` says so); `None`: no bound beyond
+    /// each validation's own. It keeps the export stage within the deadline
+    /// of the call that asked for it, which would otherwise be retried
+    /// forever.
+    pub budget: Option<Duration>,
+}
+
+/// A validator that gives up once the book's validation budget is spent.
+struct WithinBudget<'a> {
+    inner: &'a dyn EpubValidator,
+    until: Instant,
+    budget: Duration,
+}
+
+#[async_trait::async_trait]
+impl EpubValidator for WithinBudget<'_> {
+    async fn validate(
+        &self,
+        epub: &[u8],
+    ) -> Result<Vec<crate::epub_check::ValidationError>, ValidatorFailure> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        tokio::time::timeout(left, self.inner.validate(epub))
+            .await
+            .unwrap_or(Err(ValidatorFailure::Timeout {
+                seconds: self.budget.as_secs(),
+            }))
+    }
 }
 
 /// The built EPUB and what it did to the passages.
@@ -94,7 +126,18 @@ pub(crate) async fn build(
             .then(|| exports::AI_MENTION.to_owned()),
         notes: Vec::new(),
     };
-    let validator = delivery.validator.as_deref();
+    let bounded = match (delivery.validator.as_deref(), delivery.budget) {
+        (Some(inner), Some(budget)) => Some(WithinBudget {
+            inner,
+            until: Instant::now() + budget,
+            budget,
+        }),
+        _ => None,
+    };
+    let validator = match &bounded {
+        Some(bounded) => Some(bounded as &dyn EpubValidator),
+        None => delivery.validator.as_deref(),
+    };
     match crate::epub_check::deliver_epub(
         &original,
         translations,

@@ -149,40 +149,28 @@ async fn one_file_is_split_at_its_headings() {
 async fn latest_appends_to_the_last_volume() {
     let f = Fixture::new().await;
     let provider = f.provider.id.clone();
-    let first = f
-        .upload(
-            InputKind::Txt,
-            &[
-                ("001.txt", b"One.".as_slice()),
-                ("002.txt", b"Two.".as_slice()),
-            ],
-            &fields(&[
-                ("series", "Serial"),
-                ("volume", "latest"),
-                ("provider_id", &provider),
-                ("start", "false"),
-            ]),
-        )
-        .await
-        .expect("accepted");
-    let first = f.request(&row_id(&first)).await;
-    let second = f
-        .upload(
-            InputKind::Txt,
-            &[
-                ("003.txt", b"Three.".as_slice()),
-                ("002.txt", b"Two.".as_slice()),
-            ],
-            &fields(&[
-                ("series", "Serial"),
-                ("volume", "latest"),
-                ("provider_id", &provider),
-                ("start", "false"),
-            ]),
-        )
-        .await
-        .expect("accepted");
-    let second = f.request(&row_id(&second)).await;
+    let send = |files: [(&'static str, &'static [u8]); 2]| {
+        let f = &f;
+        let provider = provider.clone();
+        async move {
+            let answer = f
+                .upload(
+                    InputKind::Txt,
+                    &files,
+                    &fields(&[
+                        ("series", "Serial"),
+                        ("volume", "latest"),
+                        ("provider_id", &provider),
+                        ("start", "false"),
+                    ]),
+                )
+                .await
+                .expect("accepted");
+            f.request(&row_id(&answer)).await
+        }
+    };
+    let first = send([("001.txt", b"One."), ("002.txt", b"Two.")]).await;
+    let second = send([("003.txt", b"Three."), ("002.txt", b"Two.")]).await;
     assert_eq!(first.project_id, second.project_id);
     assert_eq!(second.chapters["created"], 1);
     assert_eq!(second.chapters["unchanged"], 1);
