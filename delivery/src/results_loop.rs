@@ -131,9 +131,10 @@ impl ResultsLoop {
         Ok(pass)
     }
 
-    /// Deletes every stored result whose retention is over.
+    /// Deletes every stored result whose retention is over, and uploads
+    /// left behind by a gateway that stopped.
     pub async fn sweep(&self) -> Result<usize, DeliveryError> {
-        let mut total = 0;
+        let mut total = self.store.sweep_uploads(clock::now()).await?;
         loop {
             let deleted = self
                 .store

@@ -103,8 +103,11 @@ fn asked(
 
 /// Whether the query asks for what the stored result holds.
 fn wants_stored(row: &request::Model, query: &ResultQuery) -> bool {
+    // An EPUB is stored by the export stage just before its request ends;
+    // until it has ended, the request's result is not ready.
     let stored = ResultQuery::stored(row);
-    (query.format, query.scope, query.layout) == (stored.format, stored.scope, stored.layout)
+    row.status.is_final()
+        && (query.format, query.scope, query.layout) == (stored.format, stored.scope, stored.layout)
 }
 
 #[tonic::async_trait]

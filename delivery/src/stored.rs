@@ -207,4 +207,66 @@ impl ResultStore {
         }
         Ok(deleted)
     }
+
+    /// Deletes uploads the gateway left behind when it stopped between
+    /// receiving a book and handing it on: whatever is under `uploads/` and
+    /// older than a day (an upload being received is younger).
+    pub async fn sweep_uploads(&self, now: i64) -> Result<usize, DeliveryError> {
+        use futures::TryStreamExt;
+        let blob = |e: object_store::Error| DeliveryError::Blob(e.to_string());
+        let prefix = Path::from("uploads");
+        let stale: Vec<Path> = self
+            .blobs
+            .list(Some(&prefix))
+            .try_filter_map(|meta| async move {
+                let old = meta.last_modified.timestamp() < now.saturating_sub(SECONDS_PER_DAY);
+                Ok(old.then_some(meta.location))
+            })
+            .try_collect()
+            .await
+            .map_err(blob)?;
+        for path in &stale {
+            match self.blobs.delete(path).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(blob(e)),
+            }
+        }
+        Ok(stale.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration as StdDuration, SystemTime};
+
+    #[tokio::test]
+    async fn uploads_left_behind_are_swept_after_a_day() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let blobs = dragoman_model::blob::open(dir.path().to_str().expect("utf-8")).expect("store");
+        for key in ["uploads/old", "uploads/new", "originals/kept.epub"] {
+            blobs
+                .put(&Path::from(key), b"book".to_vec().into())
+                .await
+                .expect("put");
+        }
+        let two_days_ago = SystemTime::now() - StdDuration::from_secs(2 * 86_400);
+        for key in ["uploads/old", "originals/kept.epub"] {
+            std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(key))
+                .expect("file")
+                .set_modified(two_days_ago)
+                .expect("mtime");
+        }
+        let store = ResultStore {
+            blobs: blobs.clone(),
+            retention_days: 30,
+            epub: EpubDelivery::default(),
+        };
+        assert_eq!(store.sweep_uploads(clock::now()).await.expect("sweep"), 1);
+        assert!(blobs.head(&Path::from("uploads/old")).await.is_err());
+        assert!(blobs.head(&Path::from("uploads/new")).await.is_ok());
+        assert!(blobs.head(&Path::from("originals/kept.epub")).await.is_ok());
+    }
 }

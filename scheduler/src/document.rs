@@ -68,10 +68,15 @@ pub async fn build(
             let (segments, translated, validated, flagged) =
                 per_chapter.get(c.id.as_str()).copied().unwrap_or_default();
             let kind = c.kind.as_str();
-            let mapping = c
-                .mapping
-                .clone()
-                .unwrap_or_else(|| json!({"confidence": 1.0, "reason": "", "detected": false}));
+            // The spec's three fields; the column also keeps an EPUB
+            // chapter's archive path, which is intake's business.
+            let stored = c.mapping.as_ref();
+            let field = |name: &str| stored.and_then(|m| m.get(name)).cloned();
+            let mapping = json!({
+                "confidence": field("confidence").unwrap_or(json!(1.0)),
+                "reason": field("reason").unwrap_or(json!("")),
+                "detected": field("detected").unwrap_or(json!(false)),
+            });
             json!({
                 "chapter_id": c.id,
                 "external_id": c.external_id,

@@ -8,13 +8,15 @@
 
 use dragoman_e2e::books::{corpus_dir, corpus_file, file_part, install_stand_in};
 use dragoman_e2e::translation::FINAL_STATUSES;
-use dragoman_e2e::{Api, Backend};
+use dragoman_e2e::{Api, Backend, on_both_backends};
 use reqwest::Method;
 use reqwest::multipart::Form;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::{Cursor, Read, Write};
 use std::time::Duration;
+
+on_both_backends!(chapter_files_are_numbered_split_and_appended);
 
 const BOOK_TIME: Duration = Duration::from_secs(240);
 
@@ -187,9 +189,8 @@ async fn corpus_epubs_come_back_translated_and_valid() {
     );
 }
 
-#[tokio::test]
-async fn chapter_files_are_numbered_split_and_appended() {
-    let api = Api::start(Backend::Sqlite).await;
+async fn chapter_files_are_numbered_split_and_appended(backend: Backend) {
+    let api = Api::start(backend).await;
     let form = api
         .form(&[
             ("series", "Serial"),

@@ -401,6 +401,51 @@ async fn a_book_over_four_mib_goes_through_the_gateway_and_comes_back() {
         }
     }
     eprintln!("big book fetched in {:?}", started.elapsed());
+
+    // An EPUB crosses too: the gateway streams it into the shared blob store,
+    // the scheduler reads it there, and the export stage runs in the
+    // delivery role of the other process.
+    let Some(epub) = dragoman_e2e::books::corpus_file("valid-epub3-wasteland-endnotes.epub") else {
+        return;
+    };
+    let answer = send(
+        gateway
+            .client()
+            .post(gateway.url(&format!(
+                "/api/v1/translation-requests?target_language=fr&provider_id={provider_id}&filename=waste.epub"
+            )))
+            .bearer_auth(&token)
+            .header("content-type", "application/epub+zip")
+            .body(epub),
+    )
+    .await;
+    let id = answer.expect(202)["request_id"]
+        .as_str()
+        .expect("request_id")
+        .to_owned();
+    let status_path = format!("/api/v1/translation-requests/{id}");
+    let doc = eventually(Duration::from_secs(120), "the EPUB ends", || async {
+        let doc = bearer_get(&gateway, &format!("{status_path}?wait=20"), &token)
+            .await
+            .expect(200);
+        doc["status"]
+            .as_str()
+            .is_some_and(|s| FINAL_STATUSES.contains(&s))
+            .then_some(doc)
+    })
+    .await;
+    assert_eq!(doc["status"], "completed", "{doc}");
+    assert_eq!(doc["result"]["format"], "epub");
+    assert!(doc["report"]["delivery"]["validation"].is_object(), "{doc}");
+    let download = gateway
+        .client()
+        .get(gateway.url(&format!("{status_path}/result")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("result");
+    assert_eq!(download.status().as_u16(), 200);
+    assert!(download.bytes().await.expect("body").starts_with(b"PK"));
 }
 
 /// Runs `serve` expecting a refusal that names `needle` on stderr.
