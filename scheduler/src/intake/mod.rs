@@ -141,6 +141,9 @@ pub async fn decode(
                 .with_ctx(json!({"files": "one EPUB, or TXT or DOCX chapters"})),
         ]));
     }
+    if key.as_deref().is_some_and(|k| !valid_idempotency_key(k)) {
+        return Err(SchedulerError::InvalidIdempotencyKey);
+    }
     // Hashed as sent, before anything is filled in from the book.
     let hash = upload_rules::content_hash(&payload, &files, split);
     let mut read = upload::read(blobs, input, &files, split).await?;
@@ -157,9 +160,6 @@ pub async fn decode(
     issues.extend(upload::repeated_numbers(&read.chapters, input));
     if !issues.is_empty() {
         return Err(SchedulerError::InvalidPayload(issues));
-    }
-    if key.as_deref().is_some_and(|k| !valid_idempotency_key(k)) {
-        return Err(SchedulerError::InvalidIdempotencyKey);
     }
     let original = (input == InputKind::Epub)
         .then(|| files.first())
