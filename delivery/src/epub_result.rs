@@ -28,7 +28,6 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
     Set, TransactionTrait,
 };
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -160,9 +159,9 @@ pub(crate) async fn build(
                 .filter_map(|reference| rows.get(reference).cloned())
                 .collect(),
         }),
-        Err(EpubDeliveryFailed::Rejected { report }) => Err(DeliveryError::EpubRejected(
-            serde_json::to_value(report).unwrap_or(Value::Null),
-        )),
+        Err(EpubDeliveryFailed::Rejected { report }) => {
+            Err(DeliveryError::EpubRejected(Box::new(report)))
+        }
         Err(e) => Err(DeliveryError::DeliveryFailed(e.to_string())),
     }
 }
@@ -230,7 +229,7 @@ pub async fn export(
         Ok(built) => built,
         Err(DeliveryError::EpubRejected(report)) => {
             return Ok(ExportOutcome {
-                delivery: serde_json::from_value(report).unwrap_or_default(),
+                delivery: *report,
                 failed: true,
             });
         }
@@ -277,4 +276,18 @@ async fn restore(db: &DatabaseConnection, passages: &[String]) -> Result<(), Del
     }
     txn.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_book::model::ResidualReason;
+
+    #[test]
+    fn the_repair_reason_is_the_writers_own() {
+        assert_eq!(
+            serde_json::to_value(ResidualReason::ValidatorRepair).ok(),
+            Some(serde_json::json!(VALIDATOR_REPAIR))
+        );
+    }
 }

@@ -29,9 +29,9 @@ pub enum DeliveryError {
     #[error("the result could not be produced: {0}")]
     DeliveryFailed(String),
     /// The EPUB validator still rejects the book after every repair; the
-    /// value is `report.delivery` with the errors left.
+    /// report is `report.delivery` with the errors left.
     #[error("the EPUB validator still rejects the book after every repair")]
-    EpubRejected(serde_json::Value),
+    EpubRejected(Box<crate::epub_check::DeliveryReport>),
     #[error("invalid webhook settings")]
     InvalidSettings(Vec<Issue>),
     #[error("administrators only")]
@@ -73,7 +73,10 @@ impl From<DeliveryError> for ServiceError {
                 ServiceError::new(ErrorCode::DeliveryFailed, message)
             }
             DeliveryError::EpubRejected(delivery) => {
-                ServiceError::new(ErrorCode::DeliveryFailed, message).with("delivery", delivery)
+                ServiceError::new(ErrorCode::DeliveryFailed, message).with(
+                    "delivery",
+                    serde_json::to_value(delivery).unwrap_or(serde_json::Value::Null),
+                )
             }
             DeliveryError::InvalidSettings(issues) => {
                 ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)
