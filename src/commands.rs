@@ -72,7 +72,7 @@ pub enum ProviderCommand {
     List,
 }
 
-async fn open(config: &Config) -> Result<DatabaseConnection, String> {
+pub async fn open(config: &Config) -> Result<DatabaseConnection, String> {
     let db = dragoman_model::db::connect(&config.database_url())
         .await
         .map_err(|e| format!("database: {e}"))?;
@@ -99,7 +99,7 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-fn describe(error: &dragoman_gateway::ApiError) -> String {
+pub fn describe(error: &dragoman_gateway::ApiError) -> String {
     let mut text =
         dragoman_gateway::messages::message(error.code, dragoman_gateway::messages::Lang::En, None);
     for issue in &error.issues {

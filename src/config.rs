@@ -3,6 +3,7 @@
 //! command line; validated once before anything starts.
 
 use dragoman_delivery::webhooks::RetrySchedule;
+use dragoman_model::vocab::AnalysisMode;
 use dragoman_model::webhook::WebhookSettings;
 use dragoman_model::webhook::settings as webhook_settings;
 use dragoman_proto::remote::CallLimits;
@@ -105,6 +106,12 @@ pub struct Config {
     pub provider_retry_max_seconds: u64,
     /// Prompt tokens of one batch of passages at most.
     pub batch_tokens: usize,
+    /// Estimated tokens of a translation batch's context (glossary,
+    /// characters, style, what came before) at most.
+    pub context_tokens: usize,
+    /// Spec `ANALYSIS_MODE`: how the analysis stage runs when neither the
+    /// request nor its volume chooses.
+    pub analysis_mode: AnalysisMode,
     /// Spec `API_WEBHOOK_HOSTS` (comma-separated; empty refuses every callback).
     pub api_webhook_hosts: String,
     /// Spec `API_WEBHOOK_PRIVATE_NETWORKS` (comma-separated CIDR).
@@ -156,6 +163,8 @@ impl Default for Config {
             provider_max_attempts: 4,
             provider_retry_max_seconds: 60,
             batch_tokens: 2000,
+            context_tokens: 400,
+            analysis_mode: AnalysisMode::Parallel,
             api_webhook_hosts: String::new(),
             api_webhook_private_networks: String::new(),
             api_webhook_max_attempts: webhook_settings::DEFAULT_MAX_ATTEMPTS,
@@ -177,8 +186,9 @@ const GRPC_MESSAGE_PER_PAYLOAD: u64 = 4;
 const GRPC_MESSAGE_HEADROOM_MB: u64 = 16;
 
 /// The spec's variables, read without the `DRAGOMAN_` prefix.
-const SPEC_VARIABLES: [&str; 11] = [
+const SPEC_VARIABLES: [&str; 12] = [
     "DELIVERY_REPAIR_ATTEMPTS",
+    "ANALYSIS_MODE",
     "API_MAX_PAYLOAD_MB",
     "DEMO_MODE",
     "API_MAX_CHAPTERS",

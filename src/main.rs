@@ -4,6 +4,7 @@ mod config;
 mod demo;
 mod demo_book;
 mod serve;
+mod term_commands;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -62,6 +63,9 @@ enum Command {
     /// Language-model providers.
     #[command(subcommand)]
     Provider(commands::ProviderCommand),
+    /// Glossary terms decided by a person.
+    #[command(subcommand)]
+    Term(term_commands::TermCommand),
 }
 
 fn inspect(args: &InspectArgs) -> Result<(), String> {
@@ -133,6 +137,7 @@ fn main() -> ExitCode {
             Command::Inspect(args) => inspect(&args),
             Command::Admin(command) => commands::admin(&config, command).await,
             Command::Provider(command) => commands::provider(&config, command).await,
+            Command::Term(command) => term_commands::term(&config, command).await,
         }
     });
     match result {

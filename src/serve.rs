@@ -144,6 +144,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             credential.clone(),
             IntakeLimits {
                 max_chapters: config.api_max_chapters,
+                analysis_mode: config.analysis_mode,
             },
             webhooks.clone(),
             blobs.clone(),
@@ -160,8 +161,15 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             webhooks.clone(),
         ))
     });
-    let memory_local =
-        runs(Role::Memory).then(|| Arc::new(MemoryService::new(db.clone(), credential.clone())));
+    let memory_local = runs(Role::Memory).then(|| {
+        Arc::new(MemoryService::internal(
+            db.clone(),
+            credential.clone(),
+            dragoman_memory::MemorySettings {
+                context_tokens: config.context_tokens,
+            },
+        ))
+    });
 
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::spawn(async move {
@@ -268,7 +276,8 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     let needs = |role: Role| {
         runs(role)
             || runs(Role::Gateway)
-            || (runs(Role::Pipeline) && matches!(role, Role::Scheduler | Role::Delivery))
+            || (runs(Role::Pipeline)
+                && matches!(role, Role::Scheduler | Role::Delivery | Role::Memory))
     };
     let scheduler: Option<Service<dyn dragoman_proto::Scheduler>> = needs(Role::Scheduler)
         .then(|| {
@@ -292,11 +301,19 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         .transpose()?;
 
     if let (true, Some(scheduler), Some(delivery)) = (runs(Role::Pipeline), &scheduler, &delivery) {
+        let memory: Service<dyn dragoman_proto::Memory> =
+            pick(memory_local.clone().map(|s| s as _), || {
+                Ok(Arc::new(RemoteMemory::new(
+                    channel(config, Role::Memory)?,
+                    config.call_limits(),
+                )) as _)
+            })?;
         let worker = Arc::new(Worker {
             db: db.clone(),
             coordination: coordination.clone(),
             scheduler: scheduler.handle.clone(),
             delivery: delivery.handle.clone(),
+            memory: memory.handle,
             credential: credential.clone(),
             config: WorkerConfig {
                 concurrency: config.workers,

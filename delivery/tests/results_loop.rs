@@ -110,6 +110,7 @@ impl World {
             human: Set(false),
             validated: Set(false),
             attempts: Set(1),
+            memory_key: Set(None),
             created_at: Set(now),
             updated_at: Set(now),
         }

@@ -1,5 +1,37 @@
-//! The Memory service: glossaries, narrative memory, context bundles and the
-//! external memory mirror. Today the role answers its health only.
+//! The Memory service: glossaries, narrative memory and the context of
+//! translation batches.
+//!
+//! * [`backend`]: the memory operations as a trait, and the backend that
+//!   keeps the memory in the database.
+//! * [`service`]: the gRPC adapter over a backend.
+//! * [`normalize`]: keys of terms, names, passages and the translation
+//!   memory.
+//! * [`glossary`]: which terms are in force for a volume (spec 2.9).
+//! * [`analysis`], [`reconcile`]: storing analyses and merging them into
+//!   the book's memory.
+//! * [`translation_memory`], [`context`]: what a translation batch recalls
+//!   and receives.
+//! * [`series_memory`]: what a closed volume gives its series.
+//! * [`terms`]: a person's term decisions.
+//! * [`domain`]: the operations' own types; [`entities`]: alias sets and
+//!   observations of named things; [`error`]: the crate's one error type.
+pub mod analysis;
+pub mod backend;
+pub mod context;
+pub mod domain;
+pub mod entities;
+pub mod error;
+pub mod glossary;
+pub mod normalize;
+pub mod reconcile;
+pub mod series_memory;
 pub mod service;
+mod store;
+pub mod terms;
+#[cfg(test)]
+mod testing;
+pub mod translation_memory;
 
+pub use backend::{InternalBackend, MemoryBackend, MemorySettings};
+pub use error::MemoryError;
 pub use service::MemoryService;

@@ -1,18 +1,131 @@
-//! The Memory gRPC service.
+//! The Memory gRPC service: checks the caller, converts the wire messages
+//! to the memory's types and back, and maps errors once; the work is the
+//! backend's.
 
+use crate::backend::{InternalBackend, MemoryBackend, MemorySettings};
+use crate::domain::{
+    ExtractedEntity, ExtractedTerm, Extraction, PassageExtraction, StyleNote, TermInput, TermView,
+};
+use crate::error::MemoryError;
+use dragoman_model::vocab::{Issue, IssueKind, Quality};
 use dragoman_proto::principal::InternalCredential;
+use dragoman_proto::v1;
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
+use dragoman_proto::wire::WireEnum;
 use sea_orm::DatabaseConnection;
+use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 pub struct MemoryService {
-    db: DatabaseConnection,
+    backend: Arc<dyn MemoryBackend>,
     credential: InternalCredential,
 }
 
 impl MemoryService {
-    pub fn new(db: DatabaseConnection, credential: InternalCredential) -> Self {
-        Self { db, credential }
+    pub fn new(backend: Arc<dyn MemoryBackend>, credential: InternalCredential) -> Self {
+        Self {
+            backend,
+            credential,
+        }
+    }
+
+    /// The service over the memory kept in the database.
+    pub fn internal(
+        db: DatabaseConnection,
+        credential: InternalCredential,
+        settings: MemorySettings,
+    ) -> Self {
+        Self::new(Arc::new(InternalBackend::new(db, settings)), credential)
+    }
+
+    /// The account a person's call acts for; none for the installation's
+    /// own calls.
+    fn account<T>(&self, request: &Request<T>) -> Result<Option<String>, Status> {
+        self.credential.verify(request)?;
+        Ok(self
+            .credential
+            .principal(request)
+            .ok()
+            .map(|p| p.account_id))
+    }
+}
+
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// A quality the caller left unspecified is the default one.
+fn quality(value: i32) -> Quality {
+    Quality::from_wire(value, "quality").unwrap_or_default()
+}
+
+/// The analysis of one passage; items whose kind or aspect the wire does
+/// not name are left out rather than refusing the whole analysis.
+fn extraction(analysis: v1::PassageAnalysis) -> PassageExtraction {
+    let entities = analysis
+        .entities
+        .into_iter()
+        .filter_map(|e| {
+            let kind = WireEnum::from_wire(e.kind, "kind").ok()?;
+            Some(ExtractedEntity {
+                kind,
+                name: e.name,
+                aliases: e.aliases,
+                target_name: e.target_name,
+                gender: e.gender,
+                address: e.address,
+                description: e.description,
+                evidence: e.evidence,
+            })
+        })
+        .collect();
+    let terms = analysis
+        .terms
+        .into_iter()
+        .map(|t| ExtractedTerm {
+            source: t.source,
+            translation: t.translation,
+            category: t.category,
+            evidence: t.evidence,
+        })
+        .collect();
+    let style = analysis
+        .style
+        .into_iter()
+        .filter_map(|s| {
+            let aspect = WireEnum::from_wire(s.aspect, "aspect").ok()?;
+            Some(StyleNote {
+                aspect,
+                text: s.text,
+                evidence: s.evidence,
+            })
+        })
+        .collect();
+    PassageExtraction {
+        passage_id: analysis.passage_id,
+        extraction: Extraction {
+            entities,
+            terms,
+            style,
+            summary: analysis.summary,
+            events: analysis.events,
+        },
+        failed: analysis.failed,
+    }
+}
+
+fn term(view: TermView) -> v1::Term {
+    v1::Term {
+        id: view.id,
+        layer: view.layer.to_wire(),
+        owner_id: view.owner_id,
+        source: view.source,
+        translation: view.translation,
+        category: view.category,
+        description: view.description,
+        locked: view.locked,
+        accepted: view.accepted,
+        origin: view.origin.to_wire(),
     }
 }
 
@@ -23,14 +136,344 @@ impl dragoman_proto::Memory for MemoryService {
         request: Request<StatusRequest>,
     ) -> Result<Response<RoleStatus>, Status> {
         self.credential.verify(&request)?;
-        let db = dragoman_model::db::ping(&self.db).await;
+        let health = self.backend.health().await;
         Ok(Response::new(RoleStatus {
             role: "memory".into(),
-            ok: db.is_ok(),
-            detail: db
-                .err()
-                .map(|e| format!("database: {e}"))
-                .unwrap_or_default(),
+            ok: health.is_ok(),
+            detail: health.err().map(|e| e.to_string()).unwrap_or_default(),
         }))
+    }
+
+    async fn plan_analysis(
+        &self,
+        request: Request<v1::PlanAnalysisRequest>,
+    ) -> Result<Response<v1::AnalysisPlan>, Status> {
+        self.credential.verify(&request)?;
+        let ask = request.into_inner();
+        let plan = self
+            .backend
+            .plan_analysis(&ask.project_id, &ask.chapter_ids)
+            .await?;
+        Ok(Response::new(v1::AnalysisPlan {
+            passages: plan
+                .passages
+                .into_iter()
+                .map(|p| v1::PassageText {
+                    id: p.id,
+                    text: p.text,
+                })
+                .collect(),
+            done: count(plan.done),
+            recalled: count(plan.recalled),
+            total: count(plan.total),
+        }))
+    }
+
+    async fn record_analysis(
+        &self,
+        request: Request<v1::RecordAnalysisRequest>,
+    ) -> Result<Response<v1::RecordAnalysisResponse>, Status> {
+        self.credential.verify(&request)?;
+        let ask = request.into_inner();
+        let analyses: Vec<PassageExtraction> = ask.analyses.into_iter().map(extraction).collect();
+        let stored = self
+            .backend
+            .record_analysis(
+                &ask.project_id,
+                &analyses,
+                ask.reconcile,
+                quality(ask.quality),
+            )
+            .await?;
+        Ok(Response::new(v1::RecordAnalysisResponse {
+            stored: count(stored),
+        }))
+    }
+
+    async fn reconcile(
+        &self,
+        request: Request<v1::ReconcileRequest>,
+    ) -> Result<Response<v1::ReconcileResponse>, Status> {
+        self.credential.verify(&request)?;
+        let ask = request.into_inner();
+        let outcome = self
+            .backend
+            .reconcile(&ask.project_id, quality(ask.quality))
+            .await?;
+        Ok(Response::new(v1::ReconcileResponse {
+            reconciled: count(outcome.reconciled),
+            entities: count(outcome.entities),
+            terms: count(outcome.terms),
+        }))
+    }
+
+    async fn prepare_translation(
+        &self,
+        request: Request<v1::PrepareTranslationRequest>,
+    ) -> Result<Response<v1::PreparedTranslation>, Status> {
+        self.credential.verify(&request)?;
+        let ask = request.into_inner();
+        let prepared = self
+            .backend
+            .prepare_translation(&ask.project_id, &ask.passage_ids)
+            .await?;
+        Ok(Response::new(v1::PreparedTranslation {
+            passages: prepared
+                .into_iter()
+                .map(|p| v1::PreparedPassage {
+                    passage_id: p.passage_id,
+                    memory_key: p.memory_key,
+                    recalled: p.recalled,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn build_context(
+        &self,
+        request: Request<v1::ContextRequest>,
+    ) -> Result<Response<v1::BatchContext>, Status> {
+        self.credential.verify(&request)?;
+        let ask = request.into_inner();
+        let context = self
+            .backend
+            .build_context(&ask.project_id, &ask.passage_ids)
+            .await?;
+        Ok(Response::new(v1::BatchContext {
+            text: context.text,
+            tokens: count(context.tokens),
+        }))
+    }
+
+    async fn close_volume(
+        &self,
+        request: Request<v1::ProjectRef>,
+    ) -> Result<Response<v1::CloseVolumeResponse>, Status> {
+        self.credential.verify(&request)?;
+        let ask = request.into_inner();
+        let outcome = self.backend.close_volume(&ask.project_id).await?;
+        Ok(Response::new(v1::CloseVolumeResponse {
+            series_entities: count(outcome.series_entities),
+            series_terms: count(outcome.series_terms),
+        }))
+    }
+
+    async fn put_term(
+        &self,
+        request: Request<v1::PutTermRequest>,
+    ) -> Result<Response<v1::Term>, Status> {
+        let account = self.account(&request)?;
+        let ask = request.into_inner();
+        let layer = WireEnum::from_wire(ask.layer, "layer").map_err(|_| {
+            MemoryError::InvalidRequest(vec![Issue::at("body", "layer", IssueKind::Enum)])
+        })?;
+        let input = TermInput {
+            layer,
+            owner_id: ask.owner_id,
+            source: ask.source,
+            translation: ask.translation,
+            category: ask.category,
+            description: ask.description,
+            locked: ask.locked,
+            accepted: ask.accepted,
+        };
+        let stored = self.backend.put_term(account.as_deref(), &input).await?;
+        Ok(Response::new(term(stored)))
+    }
+
+    async fn terms_in_force(
+        &self,
+        request: Request<v1::ProjectRef>,
+    ) -> Result<Response<v1::TermList>, Status> {
+        let account = self.account(&request)?;
+        let ask = request.into_inner();
+        let terms = self
+            .backend
+            .terms_in_force(account.as_deref(), &ask.project_id)
+            .await?;
+        Ok(Response::new(v1::TermList {
+            terms: terms.into_iter().map(term).collect(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Fixture;
+    use dragoman_model::vocab::{ErrorCode, TermLayer};
+    use dragoman_proto::Memory;
+    use dragoman_proto::api_status::ServiceError;
+    use dragoman_proto::principal::Principal;
+
+    fn service(fx: &Fixture) -> (MemoryService, InternalCredential) {
+        let credential = InternalCredential::new("secret");
+        let service =
+            MemoryService::internal(fx.db.clone(), credential.clone(), MemorySettings::default());
+        (service, credential)
+    }
+
+    fn put(owner: &str, layer: TermLayer) -> v1::PutTermRequest {
+        v1::PutTermRequest {
+            layer: layer.to_wire(),
+            owner_id: owner.into(),
+            source: "Dark Lord".into(),
+            translation: "Seigneur".into(),
+            category: String::new(),
+            description: String::new(),
+            locked: true,
+            accepted: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_person_reaches_only_their_own_owners() {
+        let fx = Fixture::new().await;
+        let (service, credential) = service(&fx);
+        let series = fx.series("Saga").await;
+        let volume = fx.volume(&series, 1).await;
+        let person = |account: &str| Principal {
+            account_id: account.into(),
+            token_id: None,
+            admin: false,
+        };
+        let other = fx.add_account("other").await;
+
+        let refused = service
+            .put_term(credential.request(&person(&other), put(&series.id, TermLayer::Series)))
+            .await
+            .expect_err("another account's series");
+        let sent = ServiceError::from_status(&refused).expect("a refusal");
+        assert_eq!(sent.code, ErrorCode::SeriesNotFound);
+
+        let stored = service
+            .put_term(credential.request(&person(&fx.account), put(&series.id, TermLayer::Series)))
+            .await
+            .expect("own series")
+            .into_inner();
+        assert_eq!(stored.layer, TermLayer::Series.to_wire());
+        assert_eq!(
+            stored.origin,
+            dragoman_model::vocab::Origin::Human.to_wire()
+        );
+
+        let listed = service
+            .terms_in_force(credential.system_request(v1::ProjectRef {
+                project_id: volume.id.clone(),
+            }))
+            .await
+            .expect("terms")
+            .into_inner();
+        assert_eq!(listed.terms, vec![stored]);
+        let refused = service
+            .terms_in_force(credential.request(
+                &person(&other),
+                v1::ProjectRef {
+                    project_id: volume.id.clone(),
+                },
+            ))
+            .await
+            .expect_err("another account's volume");
+        assert_eq!(
+            ServiceError::from_status(&refused).map(|e| e.code),
+            Some(ErrorCode::VolumeNotFound)
+        );
+    }
+
+    #[tokio::test]
+    async fn calls_need_the_credential_and_a_layer() {
+        let fx = Fixture::new().await;
+        let (service, credential) = service(&fx);
+        let refused = service
+            .plan_analysis(Request::new(v1::PlanAnalysisRequest::default()))
+            .await
+            .expect_err("no credential");
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+
+        let mut unspecified = put("x", TermLayer::Book);
+        unspecified.layer = 0;
+        let refused = service
+            .put_term(credential.system_request(unspecified))
+            .await
+            .expect_err("no layer");
+        let sent = ServiceError::from_status(&refused).expect("a refusal");
+        assert_eq!(sent.code, ErrorCode::InvalidRequest);
+        assert_eq!(
+            sent.issues,
+            vec![Issue::at("body", "layer", IssueKind::Enum)]
+        );
+
+        let refused = service
+            .build_context(credential.system_request(v1::ContextRequest {
+                project_id: "missing".into(),
+                passage_ids: vec![],
+            }))
+            .await
+            .expect_err("no volume");
+        assert_eq!(refused.code(), tonic::Code::NotFound);
+    }
+
+    #[tokio::test]
+    async fn analyses_cross_the_wire_with_their_kinds() {
+        let fx = Fixture::new().await;
+        let (service, credential) = service(&fx);
+        let volume = fx.volume(&fx.series("Saga").await, 1).await;
+        let (chapter, passages) = fx.chapter(&volume, 1, &["Alice ran.", "Bob ran."]).await;
+        let plan = service
+            .plan_analysis(credential.system_request(v1::PlanAnalysisRequest {
+                project_id: volume.id.clone(),
+                chapter_ids: vec![chapter.id.clone()],
+            }))
+            .await
+            .expect("plan")
+            .into_inner();
+        assert_eq!((plan.total, plan.done, plan.passages.len()), (2, 0, 2));
+        let entity = |kind: i32, name: &str| v1::ExtractedEntity {
+            kind,
+            name: name.into(),
+            ..Default::default()
+        };
+        let recorded = service
+            .record_analysis(credential.system_request(v1::RecordAnalysisRequest {
+                project_id: volume.id.clone(),
+                analyses: vec![v1::PassageAnalysis {
+                    passage_id: passages[0].id.clone(),
+                    entities: vec![
+                        entity(
+                            dragoman_model::vocab::EntityKind::Character.to_wire(),
+                            "Alice",
+                        ),
+                        // A kind the wire does not name is left out.
+                        entity(0, "Nobody"),
+                    ],
+                    summary: "Alice runs.".into(),
+                    ..Default::default()
+                }],
+                reconcile: true,
+                quality: 0,
+            }))
+            .await
+            .expect("record")
+            .into_inner();
+        assert_eq!(recorded.stored, 1);
+        let reconciled = service
+            .reconcile(credential.system_request(v1::ReconcileRequest {
+                project_id: volume.id.clone(),
+                quality: Quality::High.to_wire(),
+            }))
+            .await
+            .expect("reconcile")
+            .into_inner();
+        assert_eq!((reconciled.reconciled, reconciled.entities), (0, 1));
+        let context = service
+            .build_context(credential.system_request(v1::ContextRequest {
+                project_id: volume.id.clone(),
+                passage_ids: vec![passages[1].id.clone()],
+            }))
+            .await
+            .expect("context")
+            .into_inner();
+        assert_eq!(context.text, "Before: Alice runs.");
+        assert_eq!(context.tokens, 7);
     }
 }

@@ -10,6 +10,7 @@ pub use sea_orm_migration::MigratorTrait;
 
 mod m0001_initial;
 mod m0002_book_edition;
+mod m0003_narrative_memory;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -20,6 +21,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m0001_initial::Migration),
             Box::new(m0002_book_edition::Migration),
+            Box::new(m0003_narrative_memory::Migration),
         ]
     }
 }

@@ -31,7 +31,7 @@ use sea_orm::{
 use sea_orm_migration::SchemaManager;
 use serde_json::json;
 
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 21] = [
     "accounts",
     "sessions",
     "api_tokens",
@@ -47,6 +47,12 @@ const TABLES: [&str; 15] = [
     "webhook_deliveries",
     "provider_calls",
     "settings",
+    "glossaries",
+    "terms",
+    "series_entities",
+    "narrative_entities",
+    "passage_analyses",
+    "bible_lines",
 ];
 
 /// A timestamp beyond 32 bits, to prove the columns are 64-bit.
@@ -272,6 +278,7 @@ async fn exercise(db: &DatabaseConnection) {
             human: false,
             validated: false,
             attempts: 0,
+            memory_key: Some("k".repeat(64)),
             created_at: T,
             updated_at: T,
         },

@@ -27,6 +27,7 @@ pub mod provider_input;
 pub mod server_key;
 #[cfg(test)]
 mod test_env;
+pub mod tokens;
 pub mod upload;
 pub mod vocab;
 pub mod webhook;

@@ -96,8 +96,9 @@ pub struct PipelineOptions {
     pub final_review: Option<bool>,
     #[serde(default)]
     pub priority: Option<Priority>,
-    /// Not a field of the JSON payload (spec 2.4); uploads carry it (2.5).
-    #[serde(default, skip)]
+    /// `parallel` or `strict` (spec 2.5); the JSON payload accepts it too,
+    /// like `threads`.
+    #[serde(default)]
     pub analysis_mode: Option<AnalysisMode>,
     /// 1 to 64; can only lower the volume's share of the provider capacity.
     #[serde(default)]

@@ -1,6 +1,7 @@
 //! The Pipeline service: the providers an administrator configures, the
 //! provider clients, the batch translation ladder, the worker loop that runs
 //! jobs, usage and cost, and the provider simulator.
+pub mod analysis;
 pub mod error;
 pub mod llm;
 pub mod providers;

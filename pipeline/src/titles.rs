@@ -3,14 +3,19 @@
 //! without a usable translation keeps its source text. A translated title is
 //! stored on its chapter (`translated_title`), so a resumed job never sends it
 //! again. A title that gives only the number or the kind (`Chapter 12`,
-//! `Prologue`) is not sent: exports show the display label for it.
+//! `Prologue`) is not sent: exports show the display label for it. A title
+//! the same owner already had translated between the same languages is
+//! taken from that chapter, like a passage from the translation memory.
 
 use crate::translate::PassageIn;
 use dragoman_book::numbering;
 use dragoman_model::clock;
-use dragoman_model::entities::chapter;
+use dragoman_model::entities::{chapter, project};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, JoinType, QueryFilter, QueryOrder,
+    QuerySelect, RelationTrait,
+};
 
 /// Batch item ids of titles start with this, then the chapter id.
 const TITLE_ID_PREFIX: &str = "title:";
@@ -48,6 +53,47 @@ pub async fn pending(
             })
         })
         .collect())
+}
+
+/// The languages and owner a title is translated for.
+pub struct TitleOwner<'a> {
+    pub account_id: &'a str,
+    pub source_language: &'a str,
+    pub target_language: &'a str,
+}
+
+/// Takes from `pending` the titles the same owner already had translated
+/// between the same languages and stores those translations; returns how
+/// many were taken.
+pub async fn recall(
+    db: &impl ConnectionTrait,
+    owner: &TitleOwner<'_>,
+    pending: &mut Vec<PassageIn>,
+) -> Result<usize, DbErr> {
+    let mut kept = Vec::with_capacity(pending.len());
+    let mut recalled = 0;
+    for item in pending.drain(..) {
+        let earlier = chapter::Entity::find()
+            .join(JoinType::InnerJoin, chapter::Relation::Project.def())
+            .filter(project::Column::AccountId.eq(owner.account_id))
+            .filter(project::Column::SourceLanguage.eq(owner.source_language))
+            .filter(project::Column::TargetLanguage.eq(owner.target_language))
+            .filter(chapter::Column::Title.eq(item.text.clone()))
+            .filter(chapter::Column::TranslatedTitle.is_not_null())
+            .order_by_desc(chapter::Column::UpdatedAt)
+            .one(db)
+            .await?
+            .and_then(|c| c.translated_title);
+        match (earlier, chapter_of(&item.id)) {
+            (Some(text), Some(chapter_id)) => {
+                store(db, chapter_id, text).await?;
+                recalled += 1;
+            }
+            _ => kept.push(item),
+        }
+    }
+    *pending = kept;
+    Ok(recalled)
 }
 
 /// Stores a chapter's translated title.

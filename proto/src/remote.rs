@@ -96,6 +96,14 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
 
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
     status(StatusRequest) -> RoleStatus;
+    plan_analysis(PlanAnalysisRequest) -> AnalysisPlan;
+    record_analysis(RecordAnalysisRequest) -> RecordAnalysisResponse;
+    reconcile(ReconcileRequest) -> ReconcileResponse;
+    prepare_translation(PrepareTranslationRequest) -> PreparedTranslation;
+    build_context(ContextRequest) -> BatchContext;
+    close_volume(ProjectRef) -> CloseVolumeResponse;
+    put_term(PutTermRequest) -> Term;
+    terms_in_force(ProjectRef) -> TermList;
 });
 
 #[cfg(test)]
@@ -148,6 +156,59 @@ mod tests {
             }
             tokio::time::sleep(self.delay).await;
             Ok(Response::new(RoleStatus::default()))
+        }
+
+        async fn plan_analysis(
+            &self,
+            _: Request<PlanAnalysisRequest>,
+        ) -> Result<Response<AnalysisPlan>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn record_analysis(
+            &self,
+            _: Request<RecordAnalysisRequest>,
+        ) -> Result<Response<RecordAnalysisResponse>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn reconcile(
+            &self,
+            _: Request<ReconcileRequest>,
+        ) -> Result<Response<ReconcileResponse>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn prepare_translation(
+            &self,
+            _: Request<PrepareTranslationRequest>,
+        ) -> Result<Response<PreparedTranslation>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn build_context(
+            &self,
+            _: Request<ContextRequest>,
+        ) -> Result<Response<BatchContext>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn close_volume(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<CloseVolumeResponse>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn put_term(&self, _: Request<PutTermRequest>) -> Result<Response<Term>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn terms_in_force(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<TermList>, Status> {
+            Err(Status::unimplemented("fake"))
         }
     }
 

@@ -73,6 +73,10 @@ wire_enum! {
     SeriesKind { Numbered, Continuous }
     ProjectKind { Volume, Continuous }
     VolumeStatus { Empty, Imported, Translating, Translated, Incomplete }
+    Origin { Analysis, Human }
+    TermLayer { Book, Series, Shared }
+    EntityKind { Character, Place, Organisation, Object }
+    BibleAspect { Register, Tone, Tense, Address, Style }
 }
 
 /// The payload as a `Submission` message.

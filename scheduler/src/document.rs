@@ -2,8 +2,10 @@
 //! type, progress per stage (a stage that does not run reads `skipped`), and
 //! the chapter items in reading order.
 
+use crate::analysis;
 use crate::error::SchedulerError;
 use crate::report::{is_flagged, is_translated};
+use crate::steps;
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
 use dragoman_model::vocab::{
     CallbackEvent, PassageStatus, RequestStatus, ResultFormat, Stage, WebhookState,
@@ -108,17 +110,29 @@ pub async fn build(
         Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
     };
+    let analysis = analysis::progress(db, row, &passages).await?;
     let stage_progress = |stage: Stage| -> Option<(usize, usize)> {
         match stage {
             Stage::Import => Some((1, 1)),
+            Stage::Analysis => analysis.as_ref().map(|a| (a.done, a.total)),
             Stage::Translation => Some((attempted, total)),
             Stage::Export => Some((
                 usize::from(finished && row.status != RequestStatus::Cancelled),
                 1,
             )),
-            // No analysis or review pass runs yet.
-            Stage::Analysis | Stage::Review => None,
+            // No review pass runs yet.
+            Stage::Review => None,
         }
+    };
+    // A running job analyses before it translates; the request row only
+    // knows it holds a worker, the analysis rows tell which stage it is in.
+    let analysing = row.status == RequestStatus::Running
+        && row.stage == Stage::Translation
+        && analysis.as_ref().is_some_and(|a| a.done < a.total);
+    let (stage, step) = if analysing {
+        (Stage::Analysis, steps::ANALYSING)
+    } else {
+        (row.stage, row.step.as_str())
     };
     let stages: Vec<Value> = Stage::ALL
         .iter()
@@ -174,15 +188,16 @@ pub async fn build(
         "created_at": row.created_at,
         "updated_at": row.updated_at,
         "finished_at": row.finished_at,
-        "stage": row.stage,
-        "step": row.step,
+        "stage": stage,
+        "step": step,
         "progress": {
             "segments": total,
             "translated": translated,
             "percent": percent(translated, total),
             "stages": stages,
-            "analysis": Value::Null,
+            "analysis": analysis.as_ref().map(analysis::Progress::to_json),
         },
+        "memory": analysis::memory_backend(row),
         "estimate": job_row.as_ref().and_then(|j| j.estimate.clone()),
         "error": row.error,
         "stop_reason": row.stop_reason,
@@ -272,12 +287,18 @@ mod tests {
             keys,
             ["import", "analysis", "translation", "review", "export"]
         );
-        for key in ["analysis", "review"] {
-            assert_eq!(
-                stage(&doc, key),
-                &json!({"key": key, "done": 0, "total": 0, "percent": 0, "skipped": true})
-            );
-        }
+        assert_eq!(
+            stage(&doc, "review"),
+            &json!({"key": "review", "done": 0, "total": 0, "percent": 0, "skipped": true})
+        );
+        // At quality `normal` the analysis stage runs: nothing analysed yet.
+        assert_eq!(
+            stage(&doc, "analysis"),
+            &json!({"key": "analysis", "done": 0, "total": 2, "percent": 0, "skipped": false})
+        );
+        assert_eq!(doc["progress"]["analysis"]["mode"], "parallel");
+        assert_eq!(doc["progress"]["analysis"]["done"], 0);
+        assert_eq!(doc["memory"]["answered_by"], "internal");
         assert_eq!(
             stage(&doc, "import"),
             &json!({"key": "import", "done": 1, "total": 1, "percent": 100, "skipped": false})

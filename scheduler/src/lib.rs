@@ -1,5 +1,6 @@
 //! The Scheduler service: intake and admission, request lifecycle, the fair
 //! queue, leases, quotas and budgets, series and volumes.
+pub mod analysis;
 pub mod chapters;
 pub mod document;
 pub mod error;

@@ -190,7 +190,7 @@ pub async fn build(
         "residuals": residual_items,
         "residuals_truncated": residuals.len() > MAX_RESIDUALS,
         "usage": {
-            "calls": calls.len(),
+            "calls": calls.iter().filter(|c| c.reached_provider()).count(),
             "prompt_tokens": calls.iter().map(|c| c.prompt_tokens).sum::<i64>(),
             "completion_tokens": calls.iter().map(|c| c.completion_tokens).sum::<i64>(),
             "cached_calls": calls.iter().filter(|c| c.cached).count(),

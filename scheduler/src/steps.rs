@@ -6,6 +6,8 @@
 pub const WAITING: &str = "waiting";
 /// Has its job; no worker has leased it yet.
 pub const WAITING_FOR_WORKER: &str = "waiting for a worker";
+/// A worker holds the job and analyses the book before translating it.
+pub const ANALYSING: &str = "analysing";
 /// A worker holds the job.
 pub const TRANSLATING: &str = "translating";
 /// Paused by its owner.

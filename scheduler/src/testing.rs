@@ -10,7 +10,7 @@ use dragoman_model::entities::{
 };
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::server_key::ServerKey;
-use dragoman_model::vocab::{InputKind, Priority, ProviderKind};
+use dragoman_model::vocab::{AnalysisMode, InputKind, Priority, ProviderKind};
 use dragoman_model::webhook::{WebhookPolicy, WebhookSettings};
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::Principal;
@@ -83,7 +83,10 @@ impl Fixture {
             token,
             provider,
             webhooks: WebhookPolicy::new(settings, ServerKey::generate()),
-            limits: IntakeLimits { max_chapters: 50 },
+            limits: IntakeLimits {
+                max_chapters: 50,
+                analysis_mode: AnalysisMode::Parallel,
+            },
             blobs: std::sync::Arc::new(object_store::memory::InMemory::new()),
         }
     }

@@ -87,6 +87,41 @@ impl Simulator {
             .expect("simulator /stats is JSON")
     }
 
+    /// `GET /prompts`: the prompts it served, in arrival order, each
+    /// `{n, kind, system, user}`.
+    pub async fn prompts(&self) -> Vec<Value> {
+        let answer: Value = self
+            .client
+            .get(format!("{}/prompts", self.base))
+            .send()
+            .await
+            .expect("simulator /prompts")
+            .json()
+            .await
+            .expect("simulator /prompts is JSON");
+        answer.as_array().cloned().unwrap_or_default()
+    }
+
+    /// The user messages of the translation prompts it served, parsed.
+    pub async fn translation_messages(&self) -> Vec<Value> {
+        self.messages("translation").await
+    }
+
+    /// The user messages of the analysis prompts it served, parsed.
+    pub async fn analysis_messages(&self) -> Vec<Value> {
+        self.messages("analysis").await
+    }
+
+    async fn messages(&self, kind: &str) -> Vec<Value> {
+        self.prompts()
+            .await
+            .iter()
+            .filter(|p| p["kind"] == kind)
+            .filter_map(|p| p["user"].as_str())
+            .map(|user| serde_json::from_str(user).expect("a protocol message is JSON"))
+            .collect()
+    }
+
     /// `requests` of [`Simulator::stats`].
     pub async fn requests(&self) -> u64 {
         self.stats().await["requests"]

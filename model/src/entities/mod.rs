@@ -10,17 +10,23 @@
 pub mod account;
 pub mod api_token;
 pub mod audit_log;
+pub mod bible_line;
 pub mod chapter;
+pub mod glossary;
 pub mod job;
+pub mod narrative_entity;
 pub mod passage;
+pub mod passage_analysis;
 pub mod project;
 pub mod provider;
 pub mod provider_call;
 pub mod request;
 pub mod result;
 pub mod series;
+pub mod series_entity;
 pub mod session;
 pub mod setting;
+pub mod term;
 pub mod webhook_delivery;
 
 /// Convenient aliases: `use dragoman_model::entities::prelude::*;`.

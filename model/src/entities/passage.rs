@@ -25,6 +25,10 @@ pub struct Model {
     pub human: bool,
     pub validated: bool,
     pub attempts: i32,
+    /// Translation-memory key of the stored translation: the normalized
+    /// source, the language pair and the glossary in force that it used.
+    #[sea_orm(indexed)]
+    pub memory_key: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }

@@ -58,3 +58,15 @@ impl Related<super::account::Entity> for Entity {
 }
 
 impl ActiveModelBehavior for ActiveModel {}
+
+/// The `status` of a record for a passage served from the translation
+/// memory: no provider was called, so it has no tokens and no cost, and it
+/// counts among `cached_calls`, never among provider `calls`.
+pub const MEMORY_OUTCOME: &str = "memory";
+
+impl Model {
+    /// Whether a provider was actually called.
+    pub fn reached_provider(&self) -> bool {
+        self.status != MEMORY_OUTCOME
+    }
+}

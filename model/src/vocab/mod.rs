@@ -12,6 +12,7 @@ mod macros;
 mod channel;
 mod error_code;
 mod issue;
+mod memory;
 mod options;
 mod results;
 mod scope;
@@ -20,6 +21,7 @@ mod status;
 pub use channel::Channel;
 pub use error_code::ErrorCode;
 pub use issue::{Issue, IssueKind, Loc};
+pub use memory::{BibleAspect, EntityKind, Origin, TermLayer};
 pub use options::{
     AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,
     ProjectKind, ProviderKind, Quality, SeriesKind, Split, Stage,

@@ -4,36 +4,64 @@
 //!
 //! Routes: `POST /v1/chat/completions` and `POST /chat/completions` (so both
 //! `http://host:port/v1` and `http://host:port` work as OpenAI base URLs),
-//! `POST /v1/messages` (Anthropic base URL `http://host:port`), and
-//! `GET /stats` ([`SimulatorStats`] as JSON). Keys are not checked.
+//! `POST /v1/messages` (Anthropic base URL `http://host:port`),
+//! `GET /stats` ([`SimulatorStats`] as JSON) and `GET /prompts` (the last
+//! [`PROMPTS_KEPT`] well-formed requests' prompts, oldest first, as a JSON
+//! array of [`Prompt`]: `{"n", "kind", "system", "user"}`, `kind` being
+//! `translation`, `analysis` or `other`). Keys are not checked. With
+//! `--prompt-log FILE` every such prompt is also appended to the file as a
+//! JSON line.
 //!
-//! Answers. A user message in the translation protocol of
-//! [`crate::translate`] gets `{"translations": [...]}` with a pseudo-translation
-//! of every passage ([`pseudo::pseudo_translate`]); any other user message is
-//! pseudo-translated as plain text into `sim`. Usage is the
-//! [`estimate_tokens`] of the system prompt plus the user message, and of the
-//! answer's text. A request identical to one answered before reports its
-//! whole prompt as cached, as a provider's prompt cache would. An answer
-//! longer than the request's `max_tokens` is cut there (`length` /
-//! `max_tokens`).
+//! Answers. A user message in the analysis protocol of [`crate::analysis`]
+//! (`"task": "analysis"`) gets `{"analyses": [...]}`, a deterministic
+//! reading of each passage (see `analysis.rs`: names, all-capitals terms,
+//! tense and register, first words and first sentence). A user message in
+//! the translation protocol of [`crate::translate`] gets
+//! `{"translations": [...]}` with a pseudo-translation of every passage
+//! ([`pseudo::pseudo_translate`]), except that what the request's `context`
+//! maps (its `Glossary`, `Characters` with their aliases, and `Places and
+//! things` lines, `source => rendering`) is written as that rendering,
+//! verbatim, wherever the source occurs as a whole word outside
+//! placeholders, longest source first; without a match the answer is the
+//! plain pseudo-translation. Any other user message is pseudo-translated as
+//! plain text into `sim`. Usage is the [`estimate_tokens`] of the system
+//! prompt plus the user message, and of the answer's text. A request
+//! identical to one answered before reports its whole prompt as cached, as a
+//! provider's prompt cache would. An answer longer than the request's
+//! `max_tokens` is cut there (`length` / `max_tokens`).
 //!
-//! Faults. For every well-formed request, in arrival order, one seeded RNG
-//! draws the same number of values, and the first fault whose draw falls
-//! under its rate applies, in this order: 429 with `Retry-After`, 500, hang
-//! (no answer until the client gives up or the server shuts down), a
-//! malformed JSON body, truncated content (the translation JSON cut in the
-//! middle), a refusal, a dropped placeholder in one passage. Each rate is
+//! Transport faults. For every well-formed request, in arrival order, one
+//! seeded RNG draws the same number of values, and the first fault whose
+//! draw falls under its rate applies, in this order: 429 with `Retry-After`,
+//! 500, hang (no answer until the client gives up or the server shuts down),
+//! a malformed JSON body, truncated content (the answer's JSON cut in the
+//! middle), a refusal, a dropped placeholder in one passage (translation
+//! answers only; elsewhere the request is answered normally). Each rate is
 //! thus the chance of its fault among the requests the earlier ones spared;
 //! with a given seed and request order the faults are always the same.
+//!
+//! Content faults, in translation answers only: name drift, glossary
+//! violation, untranslated passage, wrong language (see `translation.rs`),
+//! each in one passage of the answer when its draw falls under its rate.
+//! They come from a second RNG, seeded from the seed and drawing the same
+//! number of values for every well-formed translation request, so turning
+//! them on never changes which transport faults a seed gives. A content
+//! fault does not change a request's outcome: it is counted apart in
+//! [`SimulatorStats`].
 
+mod analysis;
+mod context;
+mod prompts;
 mod protocol;
 pub mod pseudo;
+mod translation;
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -49,8 +77,12 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::translate::{PassageIn, estimate_tokens};
+use crate::analysis::{AnalysisMessage, TASK};
+use crate::translate::estimate_tokens;
+use prompts::PromptLog;
+pub use prompts::{KEPT as PROMPTS_KEPT, Prompt};
 use protocol::{Usage, Wire};
+use translation::{ContentFaults, Job};
 
 /// Latency and faults of a simulated provider.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
@@ -85,10 +117,29 @@ pub struct SimulatorConfig {
     /// Share of requests refused by the model.
     #[arg(long = "rate-refusal", value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
     pub rate_refusal: f64,
+    /// Share of translation answers where one passage renders a character's
+    /// name another way than the context says.
+    #[arg(long = "rate-name-drift", value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    pub rate_name_drift: f64,
+    /// Share of translation answers where one passage ignores a glossary
+    /// entry of the context.
+    #[arg(long = "rate-glossary-violation", value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    pub rate_glossary_violation: f64,
+    /// Share of translation answers where one passage comes back untranslated.
+    #[arg(long = "rate-untranslated", value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    pub rate_untranslated: f64,
+    /// Share of translation answers where one passage comes back in another
+    /// language (`xx`).
+    #[arg(long = "rate-wrong-language", value_name = "RATE", default_value_t = 0.0, value_parser = parse_rate)]
+    pub rate_wrong_language: f64,
+    /// Appends the prompt of every well-formed request to this file, one JSON
+    /// object a line.
+    #[arg(long = "prompt-log", value_name = "FILE")]
+    pub prompt_log: Option<PathBuf>,
 }
 
 impl Default for SimulatorConfig {
-    /// No latency, no faults, seed 0, `Retry-After: 1`.
+    /// No latency, no faults, seed 0, `Retry-After: 1`, no prompt log file.
     fn default() -> Self {
         SimulatorConfig {
             latency: Duration::ZERO,
@@ -101,6 +152,11 @@ impl Default for SimulatorConfig {
             rate_truncated: 0.0,
             rate_drop_placeholder: 0.0,
             rate_refusal: 0.0,
+            rate_name_drift: 0.0,
+            rate_glossary_violation: 0.0,
+            rate_untranslated: 0.0,
+            rate_wrong_language: 0.0,
+            prompt_log: None,
         }
     }
 }
@@ -121,9 +177,18 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 /// What the simulator has served. Every completion request counts in
 /// `requests` and in exactly one of `bad_requests`, `ok`, `cut_at_max_tokens`,
 /// `rate_limited`, `server_errors`, `hangs`, `malformed`, `truncated`,
-/// `refusals`, `dropped_placeholders`; `cached` counts answers whose prompt
-/// was reported cached.
+/// `refusals`, `dropped_placeholders` (the exclusive outcomes, see
+/// [`SimulatorStats::outcomes`]).
+///
+/// The other counters are not outcomes and overlap them: `cached` counts
+/// answers whose prompt was reported cached; `analyses` the answers in the
+/// analysis protocol (whole, cut or truncated); `name_drifts`,
+/// `glossary_violations`, `untranslated` and `wrong_language` the content
+/// faults in translation answers that went out whole, so a request carrying
+/// one still counts as `ok` (or `dropped_placeholders`), and one answer may
+/// carry several.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SimulatorStats {
     pub requests: u64,
     pub openai: u64,
@@ -139,6 +204,11 @@ pub struct SimulatorStats {
     pub refusals: u64,
     pub dropped_placeholders: u64,
     pub cached: u64,
+    pub analyses: u64,
+    pub name_drifts: u64,
+    pub glossary_violations: u64,
+    pub untranslated: u64,
+    pub wrong_language: u64,
 }
 
 impl SimulatorStats {
@@ -164,11 +234,17 @@ const CACHE_ENTRIES: usize = 100_000;
 /// A hanging request gives up after this long even if nobody stops the server.
 const HANG_LIMIT: Duration = Duration::from_secs(3600);
 
+/// Mixed into the seed for the content faults' RNG, so that its draws are
+/// unrelated to the transport faults' ones.
+const CONTENT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
+
 struct Shared {
     config: SimulatorConfig,
     rng: Mutex<StdRng>,
+    content_rng: Mutex<StdRng>,
     stats: Mutex<SimulatorStats>,
     seen: Mutex<HashSet<u64>>,
+    prompts: PromptLog,
     stopping: watch::Receiver<bool>,
 }
 
@@ -218,6 +294,23 @@ impl Shared {
             .map_or(Fault::None, |((_, fault), _)| *fault)
     }
 
+    /// Draws the content faults of a translation request, from their own
+    /// RNG and always the same number of values, so that the draws of
+    /// [`Shared::draw`] are the same whatever the content rates.
+    fn draw_content(&self) -> ContentFaults {
+        let c = &self.config;
+        let mut rng = lock(&self.content_rng);
+        let rolls: [f64; 4] = std::array::from_fn(|_| rng.r#gen::<f64>());
+        let picks: [u64; 4] = std::array::from_fn(|_| rng.r#gen::<u64>());
+        let on = |i: usize, rate: f64| (rolls[i] < rate).then_some(picks[i]);
+        ContentFaults {
+            name_drift: on(0, c.rate_name_drift),
+            glossary_violation: on(1, c.rate_glossary_violation),
+            untranslated: on(2, c.rate_untranslated),
+            wrong_language: on(3, c.rate_wrong_language),
+        }
+    }
+
     /// True when the same prompt was answered before; remembers it.
     fn cached(&self, system: &str, user: &str) -> bool {
         let mut h = DefaultHasher::new();
@@ -231,47 +324,33 @@ impl Shared {
     }
 }
 
-/// The translation protocol's user message, as far as the simulator needs it.
-#[derive(Deserialize)]
-struct Job {
-    target_language: String,
-    passages: Vec<PassageIn>,
+/// A user message, read in the protocol it is in.
+enum Message {
+    Translation(Job),
+    Analysis(AnalysisMessage),
+    Other,
 }
 
-/// The pseudo-translated answer to a user message, with one placeholder
-/// dropped when `drop` says so and a passage has one; the flag tells whether
-/// one was dropped.
-fn translate_message(user: &str, drop: Option<u64>) -> (String, bool) {
-    let Ok(job) = serde_json::from_str::<Job>(user) else {
-        return (pseudo::pseudo_translate(user, "sim"), false);
-    };
-    let mut texts: Vec<String> = job
-        .passages
-        .iter()
-        .map(|p| pseudo::pseudo_translate(&p.text, &job.target_language))
-        .collect();
-    let mut dropped = false;
-    if let Some(pick) = drop {
-        let candidates: Vec<usize> = (0..texts.len())
-            .filter(|&i| pseudo::drop_placeholder(&texts[i]).is_some())
-            .collect();
-        if !candidates.is_empty() {
-            let len = u64::try_from(candidates.len()).unwrap_or(u64::MAX);
-            let i = candidates[usize::try_from(pick % len).unwrap_or(0)];
-            if let Some(t) = pseudo::drop_placeholder(&texts[i]) {
-                texts[i] = t;
-                dropped = true;
-            }
+impl Message {
+    fn read(user: &str) -> Message {
+        if let Ok(m) = serde_json::from_str::<AnalysisMessage>(user)
+            && m.task == TASK
+        {
+            return Message::Analysis(m);
+        }
+        match serde_json::from_str::<Job>(user) {
+            Ok(job) => Message::Translation(job),
+            Err(_) => Message::Other,
         }
     }
-    let translations: Vec<serde_json::Value> = job
-        .passages
-        .iter()
-        .zip(texts)
-        .map(|(p, text)| serde_json::json!({"id": p.id, "text": text}))
-        .collect();
-    let answer = serde_json::json!({ "translations": translations });
-    (answer.to_string(), dropped)
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Message::Translation(_) => "translation",
+            Message::Analysis(_) => "analysis",
+            Message::Other => "other",
+        }
+    }
 }
 
 /// The longest prefix of `text` whose estimate stays within `max` tokens.
@@ -316,6 +395,10 @@ async fn stats(State(shared): State<Arc<Shared>>) -> Response {
     axum::Json(stats).into_response()
 }
 
+async fn prompt_log(State(shared): State<Arc<Shared>>) -> Response {
+    axum::Json(shared.prompts.recent()).into_response()
+}
+
 async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
     let mut n = 0;
     shared.count(|s| {
@@ -334,7 +417,18 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
             return json_response(StatusCode::BAD_REQUEST, body);
         }
     };
+    let message = Message::read(&request.user);
+    shared.prompts.record(Prompt {
+        n,
+        kind: message.kind().to_owned(),
+        system: request.system.clone(),
+        user: request.user.clone(),
+    });
     let fault = shared.draw();
+    let content = match message {
+        Message::Translation(_) => shared.draw_content(),
+        _ => ContentFaults::default(),
+    };
     if fault == Fault::Hang {
         shared.count(|s| s.hangs += 1);
         let mut stopping = shared.stopping.clone();
@@ -400,26 +494,44 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         Fault::DropPlaceholder(pick) => Some(pick),
         _ => None,
     };
-    let (full, dropped) = translate_message(&request.user, drop);
-    let mut content = full.as_str();
+    let (full, applied) = match &message {
+        Message::Translation(job) => translation::answer(job, drop, &content),
+        Message::Analysis(m) => {
+            shared.count(|s| s.analyses += 1);
+            (analysis::answer(m), translation::Applied::default())
+        }
+        Message::Other => (
+            pseudo::pseudo_translate(&request.user, "sim"),
+            translation::Applied::default(),
+        ),
+    };
+    let mut text = full.as_str();
     let mut cut = false;
     if fault == Fault::Truncated {
-        content = cut_in_half(content);
+        text = cut_in_half(text);
         cut = true;
         shared.count(|s| s.truncated += 1);
     } else if let Some(max) = request.max_tokens
-        && u64::try_from(estimate_tokens(content)).unwrap_or(u64::MAX) > max
+        && u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX) > max
     {
-        content = cut_to_tokens(content, max);
+        text = cut_to_tokens(text, max);
         cut = true;
         shared.count(|s| s.cut_at_max_tokens += 1);
-    } else if dropped {
-        shared.count(|s| s.dropped_placeholders += 1);
     } else {
-        shared.count(|s| s.ok += 1);
+        shared.count(|s| {
+            if applied.dropped_placeholder {
+                s.dropped_placeholders += 1;
+            } else {
+                s.ok += 1;
+            }
+            s.name_drifts += u64::from(applied.name_drift);
+            s.glossary_violations += u64::from(applied.glossary_violation);
+            s.untranslated += u64::from(applied.untranslated);
+            s.wrong_language += u64::from(applied.wrong_language);
+        });
     }
-    usage.completion = u64::try_from(estimate_tokens(content)).unwrap_or(u64::MAX);
-    let body = protocol::answer(wire, n, &request.model, Some(content), cut, &usage);
+    usage.completion = u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX);
+    let body = protocol::answer(wire, n, &request.model, Some(text), cut, &usage);
     json_response(StatusCode::OK, body)
 }
 
@@ -429,19 +541,28 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/chat/completions", post(openai))
         .route("/v1/messages", post(anthropic))
         .route("/stats", get(stats))
+        .route("/prompts", get(prompt_log))
         .with_state(shared)
 }
 
-fn shared(config: SimulatorConfig) -> (Arc<Shared>, watch::Sender<bool>) {
+/// The state of a simulator keeping the last `prompts_kept` prompts; fails
+/// when the prompt log file cannot be opened.
+fn shared(
+    config: SimulatorConfig,
+    prompts_kept: usize,
+) -> io::Result<(Arc<Shared>, watch::Sender<bool>)> {
     let (stop, stopping) = watch::channel(false);
+    let prompts = PromptLog::open(prompts_kept, config.prompt_log.as_deref())?;
     let shared = Arc::new(Shared {
         rng: Mutex::new(StdRng::seed_from_u64(config.seed)),
+        content_rng: Mutex::new(StdRng::seed_from_u64(config.seed ^ CONTENT_SEED)),
         config,
         stats: Mutex::new(SimulatorStats::default()),
         seen: Mutex::new(HashSet::new()),
+        prompts,
         stopping,
     });
-    (shared, stop)
+    Ok((shared, stop))
 }
 
 async fn run(
@@ -462,13 +583,14 @@ async fn run(
 }
 
 /// Serves the simulator on `listener` until `shutdown` completes, then ends
-/// hanging requests and waits for the others. Prints nothing.
+/// hanging requests and waits for the others. Prints nothing. Fails at once
+/// when the prompt log file cannot be opened.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: SimulatorConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let (shared, stop) = shared(config);
+    let (shared, stop) = shared(config, PROMPTS_KEPT)?;
     run(listener, shared, stop, shutdown).await
 }
 
@@ -484,9 +606,17 @@ pub struct RunningSimulator {
 impl RunningSimulator {
     /// Binds `127.0.0.1:0` and serves there.
     pub async fn start(config: SimulatorConfig) -> io::Result<RunningSimulator> {
+        Self::start_keeping(config, PROMPTS_KEPT).await
+    }
+
+    /// [`RunningSimulator::start`] keeping the last `prompts_kept` prompts.
+    async fn start_keeping(
+        config: SimulatorConfig,
+        prompts_kept: usize,
+    ) -> io::Result<RunningSimulator> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let (shared, stop_hangs) = shared(config);
+        let (shared, stop_hangs) = shared(config, prompts_kept)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(run(listener, shared.clone(), stop_hangs, async move {
             let _ = stopped.await;
@@ -518,6 +648,11 @@ impl RunningSimulator {
         lock(&self.shared.stats).clone()
     }
 
+    /// The last prompts served, oldest first (what `GET /prompts` answers).
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.shared.prompts.recent()
+    }
+
     /// Stops serving and waits for the server to end.
     pub async fn stop(mut self) -> io::Result<()> {
         if let Some(stop) = self.stop.take() {
@@ -542,6 +677,7 @@ impl Drop for RunningSimulator {
 mod tests {
     use super::*;
     use clap::Parser;
+    use serde_json::{Value, json};
 
     #[derive(Parser)]
     struct Cli {
@@ -563,13 +699,36 @@ mod tests {
             "0.2",
             "--rate-drop-placeholder",
             "1",
+            "--rate-name-drift",
+            "0.1",
+            "--rate-glossary-violation",
+            "0.2",
+            "--rate-untranslated",
+            "0.3",
+            "--rate-wrong-language",
+            "0.4",
+            "--prompt-log",
+            "/tmp/prompts.jsonl",
         ])
         .unwrap();
         assert_eq!(cli.config.latency, Duration::from_millis(15));
         assert_eq!(cli.config.seed, 7);
         assert_eq!(cli.config.rate_429, 0.2);
         assert_eq!(cli.config.rate_drop_placeholder, 1.0);
+        assert_eq!(cli.config.rate_name_drift, 0.1);
+        assert_eq!(cli.config.rate_glossary_violation, 0.2);
+        assert_eq!(cli.config.rate_untranslated, 0.3);
+        assert_eq!(cli.config.rate_wrong_language, 0.4);
+        assert_eq!(
+            cli.config.prompt_log,
+            Some(PathBuf::from("/tmp/prompts.jsonl"))
+        );
         assert!(Cli::try_parse_from(["x", "--rate-500", "1.5"]).is_err());
+        assert!(Cli::try_parse_from(["x", "--rate-untranslated", "-0.1"]).is_err());
+    }
+
+    fn state(config: &SimulatorConfig) -> Arc<Shared> {
+        shared(config.clone(), PROMPTS_KEPT).expect("state").0
     }
 
     #[test]
@@ -583,7 +742,7 @@ mod tests {
             ..SimulatorConfig::default()
         };
         let draws = |config: &SimulatorConfig| {
-            let (s, _stop) = shared(config.clone());
+            let s = state(config);
             (0..50).map(|_| s.draw()).collect::<Vec<_>>()
         };
         let a = draws(&config);
@@ -593,24 +752,110 @@ mod tests {
         assert_ne!(a, draws(&other));
     }
 
+    /// The transport faults seed 7 gave before the content faults existed;
+    /// scripted runs and tests rely on them.
     #[test]
-    fn answers_translate_every_passage() {
-        let user = r#"{"source_language":"en","target_language":"fr","context":null,
-            "passages":[{"id":"a","text":"Hi ⟦1/⟧"},{"id":"b","text":"no"}]}"#;
-        let (answer, dropped) = translate_message(user, None);
-        assert!(!dropped);
-        let parsed = crate::translate::parse_answer(&answer).unwrap();
-        assert_eq!(
-            parsed,
-            vec![
-                ("a".into(), "[fr] Hí ⟦1/⟧".into()),
-                ("b".into(), "[fr] nó".into())
-            ]
-        );
-        let (answer, dropped) = translate_message(user, Some(5));
-        assert!(dropped);
-        assert!(answer.contains("[fr] Hí \""));
-        assert_eq!(translate_message("Hello", None).0, "[sim] Hélló");
+    fn transport_draws_keep_their_sequence_whatever_the_content_faults() {
+        use Fault::*;
+        let expected = [
+            RateLimited,
+            Malformed,
+            None,
+            Truncated,
+            Malformed,
+            DropPlaceholder(7462447079380153359),
+            Malformed,
+            None,
+            RateLimited,
+            Refusal,
+            Hang,
+            Hang,
+            None,
+            RateLimited,
+            None,
+            Malformed,
+            None,
+            Server,
+            DropPlaceholder(7491468990417403850),
+            Hang,
+            None,
+            None,
+            None,
+            Malformed,
+        ];
+        let old = SimulatorConfig {
+            seed: 7,
+            rate_429: 0.1,
+            rate_500: 0.1,
+            rate_hang: 0.1,
+            rate_malformed: 0.1,
+            rate_truncated: 0.1,
+            rate_refusal: 0.1,
+            rate_drop_placeholder: 0.3,
+            ..SimulatorConfig::default()
+        };
+        let with_content = SimulatorConfig {
+            rate_name_drift: 1.0,
+            rate_glossary_violation: 0.5,
+            rate_untranslated: 0.5,
+            rate_wrong_language: 1.0,
+            ..old.clone()
+        };
+        for config in [old, with_content] {
+            let s = state(&config);
+            let draws: Vec<Fault> = (0..expected.len())
+                .map(|i| {
+                    if i % 2 == 0 {
+                        s.draw_content();
+                    }
+                    s.draw()
+                })
+                .collect();
+            assert_eq!(draws, expected);
+        }
+    }
+
+    #[test]
+    fn content_draws_follow_their_rates() {
+        let off = state(&SimulatorConfig::default());
+        assert!((0..100).all(|_| off.draw_content() == ContentFaults::default()));
+        let on = SimulatorConfig {
+            seed: 3,
+            rate_name_drift: 1.0,
+            rate_glossary_violation: 1.0,
+            rate_untranslated: 1.0,
+            rate_wrong_language: 1.0,
+            ..SimulatorConfig::default()
+        };
+        let s = state(&on);
+        let draws: Vec<ContentFaults> = (0..100).map(|_| s.draw_content()).collect();
+        assert!(draws.iter().all(|d| d.name_drift.is_some()
+            && d.glossary_violation.is_some()
+            && d.untranslated.is_some()
+            && d.wrong_language.is_some()));
+        let again = state(&on);
+        assert!(draws.iter().all(|d| *d == again.draw_content()));
+        let half = SimulatorConfig {
+            rate_untranslated: 0.5,
+            ..SimulatorConfig::default()
+        };
+        let s = state(&half);
+        let hits = (0..1000)
+            .filter(|_| s.draw_content().untranslated.is_some())
+            .count();
+        assert!((350..650).contains(&hits), "{hits}");
+    }
+
+    #[test]
+    fn messages_are_told_apart_by_protocol() {
+        let analysis = crate::analysis::analysis_message("en", "fr", &[]);
+        assert_eq!(Message::read(&analysis).kind(), "analysis");
+        let translation =
+            r#"{"source_language":"en","target_language":"fr","context":null,"passages":[]}"#;
+        assert_eq!(Message::read(translation).kind(), "translation");
+        let other_task = analysis.replace("\"analysis\"", "\"summary\"");
+        assert_eq!(Message::read(&other_task).kind(), "translation");
+        assert_eq!(Message::read("Hello").kind(), "other");
     }
 
     #[test]
@@ -618,5 +863,277 @@ mod tests {
         assert_eq!(cut_to_tokens("abcdefg", 2), "abcdef");
         assert_eq!(cut_to_tokens("ééé", 2), "éé");
         assert_eq!(cut_in_half("abcd"), "ab");
+    }
+
+    /// POSTs an OpenAI chat-completions request and returns the answer's
+    /// status and body.
+    async fn chat(sim: &RunningSimulator, user: &str) -> (u16, Value) {
+        let body = json!({
+            "model": "m",
+            "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": user}],
+        });
+        post(sim, "/v1/chat/completions", &body).await
+    }
+
+    async fn post(sim: &RunningSimulator, path: &str, body: &Value) -> (u16, Value) {
+        let response = reqwest::Client::new()
+            .post(format!("http://{}{path}", sim.addr()))
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    fn content(answer: &Value) -> &str {
+        answer["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or_default()
+    }
+
+    fn analysis_user() -> String {
+        crate::analysis::analysis_message(
+            "en",
+            "fr",
+            &[crate::translate::PassageIn {
+                id: "p1".into(),
+                text: "Then Alice (Ally) met ⟦1/⟧Bob near the WARPCORE.".into(),
+            }],
+        )
+    }
+
+    fn translation_user(context: Option<&str>, text: &str) -> String {
+        json!({
+            "source_language": "en", "target_language": "fr", "context": context,
+            "passages": [{"id": "p1", "text": text}],
+        })
+        .to_string()
+    }
+
+    #[tokio::test]
+    async fn analysis_requests_get_analyses_in_both_protocols() {
+        let sim = RunningSimulator::start(SimulatorConfig {
+            rate_drop_placeholder: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        let user = analysis_user();
+        let (status, answer) = chat(&sim, &user).await;
+        assert_eq!(status, 200);
+        let items = crate::analysis::parse_analysis_answer(content(&answer)).expect("analyses");
+        assert_eq!(items.len(), 1);
+        let names: Vec<&str> = items[0]
+            .1
+            .entities
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        assert_eq!(names, ["Alice", "Bob"]);
+        assert!(answer["usage"]["completion_tokens"].as_u64() > Some(0));
+        let (status, answer) = post(
+            &sim,
+            "/v1/messages",
+            &json!({"model": "m", "max_tokens": 4000, "system": "S",
+                    "messages": [{"role": "user", "content": user}]}),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(crate::analysis::parse_analysis_answer(text).is_ok());
+        // A cut analysis is still an analysis answer, and still one outcome.
+        let (_, answer) = post(
+            &sim,
+            "/v1/chat/completions",
+            &json!({"model": "m", "max_tokens": 5,
+                    "messages": [{"role": "user", "content": user}]}),
+        )
+        .await;
+        assert_eq!(answer["choices"][0]["finish_reason"], "length");
+        let stats = sim.stats();
+        assert_eq!(stats.analyses, 3);
+        assert_eq!(
+            (
+                stats.ok,
+                stats.cut_at_max_tokens,
+                stats.dropped_placeholders
+            ),
+            (2, 1, 0),
+            "placeholders are never dropped from analyses"
+        );
+        assert_eq!(stats.outcomes(), stats.requests);
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn transport_faults_apply_to_analyses() {
+        let sim = RunningSimulator::start(SimulatorConfig {
+            rate_truncated: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        let (status, answer) = chat(&sim, &analysis_user()).await;
+        assert_eq!(status, 200);
+        assert!(crate::analysis::parse_analysis_answer(content(&answer)).is_err());
+        sim.stop().await.expect("stop");
+        let sim = RunningSimulator::start(SimulatorConfig {
+            rate_500: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        assert_eq!(chat(&sim, &analysis_user()).await.0, 500);
+        let stats = sim.stats();
+        assert_eq!((stats.server_errors, stats.analyses), (1, 0));
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn content_faults_are_counted_apart_from_outcomes() {
+        let context = "Glossary:\n- warp core => cœur de distorsion\n\
+            Characters:\n- Alice => Alicia";
+        let passages = [
+            "Then Alice spoke.",
+            "The warp core hummed.",
+            "Rain fell.",
+            "Snow fell.",
+        ];
+        let user = json!({
+            "source_language": "en", "target_language": "fr", "context": context,
+            "passages": passages.iter().enumerate()
+                .map(|(i, t)| json!({"id": format!("p{i}"), "text": t}))
+                .collect::<Vec<_>>(),
+        })
+        .to_string();
+        let all = SimulatorConfig {
+            rate_name_drift: 1.0,
+            rate_glossary_violation: 1.0,
+            rate_untranslated: 1.0,
+            rate_wrong_language: 1.0,
+            ..SimulatorConfig::default()
+        };
+        for (config, faulty) in [(all, true), (SimulatorConfig::default(), false)] {
+            let sim = RunningSimulator::start(config).await.expect("start");
+            let (_, answer) = chat(&sim, &user).await;
+            let texts: Vec<String> = crate::translate::parse_answer(content(&answer))
+                .expect("translations")
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect();
+            assert_eq!(
+                texts.contains(&"Rain fell.".to_owned())
+                    || texts.contains(&"Snow fell.".to_owned()),
+                faulty
+            );
+            assert_eq!(texts.iter().any(|t| t.starts_with("[xx] ")), faulty);
+            assert_eq!(texts.iter().any(|t| t.contains("ALICE")), faulty);
+            assert_eq!(
+                !texts.iter().any(|t| t.contains("cœur de distorsion")),
+                faulty
+            );
+            // The analysis protocol never carries content faults.
+            chat(&sim, &analysis_user()).await;
+            let stats = sim.stats();
+            let expected = u64::from(faulty);
+            assert_eq!(
+                (
+                    stats.name_drifts,
+                    stats.glossary_violations,
+                    stats.untranslated,
+                    stats.wrong_language
+                ),
+                (expected, expected, expected, expected)
+            );
+            assert_eq!(stats.ok, 2);
+            assert_eq!(stats.outcomes(), stats.requests);
+            sim.stop().await.expect("stop");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_context_is_rendered_verbatim_over_http() {
+        let sim = RunningSimulator::start(SimulatorConfig::default())
+            .await
+            .expect("start");
+        let context = "Characters:\n- Alice => Alicia; aliases: Ally\nBefore: Alice sat.";
+        let (_, answer) = chat(&sim, &translation_user(Some(context), "Ally saw ⟦1/⟧Bob.")).await;
+        let texts = crate::translate::parse_answer(content(&answer)).expect("translations");
+        assert_eq!(texts[0].1, "[fr] Alicia sáw ⟦1/⟧Bób.");
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn prompts_are_listed_bounded_in_order_and_appended_to_the_log_file() {
+        let path = std::env::temp_dir().join(format!(
+            "dragoman-sim-prompts-{}-{:?}.jsonl",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        let sim = RunningSimulator::start_keeping(
+            SimulatorConfig {
+                prompt_log: Some(path.clone()),
+                rate_429: 0.5,
+                seed: 4,
+                ..SimulatorConfig::default()
+            },
+            3,
+        )
+        .await
+        .expect("start");
+        // A request that is not well-formed is not a prompt.
+        assert_eq!(post(&sim, "/v1/chat/completions", &json!({})).await.0, 400);
+        let users = [
+            translation_user(None, "one"),
+            analysis_user(),
+            "Hello".to_owned(),
+            translation_user(None, "four"),
+            analysis_user(),
+        ];
+        for user in &users {
+            chat(&sim, user).await;
+        }
+        let prompts: Vec<Prompt> = reqwest::get(format!("http://{}/prompts", sim.addr()))
+            .await
+            .expect("GET /prompts")
+            .json()
+            .await
+            .expect("a JSON array of prompts");
+        let seen: Vec<(u64, &str, &str)> = prompts
+            .iter()
+            .map(|p| (p.n, p.kind.as_str(), p.user.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (4, "other", "Hello"),
+                (5, "translation", users[3].as_str()),
+                (6, "analysis", users[4].as_str()),
+            ]
+        );
+        assert!(prompts.iter().all(|p| p.system == "S"));
+        assert_eq!(sim.prompts(), prompts);
+        sim.stop().await.expect("stop");
+        let logged: Vec<Prompt> = std::fs::read_to_string(&path)
+            .expect("prompt log file")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect();
+        let _ = std::fs::remove_file(&path);
+        let ns: Vec<u64> = logged.iter().map(|p| p.n).collect();
+        assert_eq!(ns, [2, 3, 4, 5, 6]);
+        assert_eq!(logged[1].kind, "analysis");
+        assert_eq!(logged[0].user, users[0]);
+    }
+
+    #[tokio::test]
+    async fn an_unwritable_prompt_log_fails_the_start() {
+        let config = SimulatorConfig {
+            prompt_log: Some(PathBuf::from("/nonexistent-dir/prompts.jsonl")),
+            ..SimulatorConfig::default()
+        };
+        assert!(RunningSimulator::start(config).await.is_err());
     }
 }

@@ -21,15 +21,21 @@ struct AnswerItem {
     text: String,
 }
 
-/// Reads the model's answer into (id, text) pairs. Tolerates a code fence and
-/// text around the JSON object.
-pub fn parse_answer(text: &str) -> Result<Vec<(String, String)>, String> {
+/// A model's answer without the code fence it may be wrapped in.
+pub(crate) fn json_body(text: &str) -> &str {
     let mut body = text.trim();
     if let Some(rest) = body.strip_prefix("```") {
         // Drop the fence line (```json) and the closing fence.
         body = rest.split_once('\n').map_or("", |(_, r)| r);
         body = body.trim_end().strip_suffix("```").unwrap_or(body).trim();
     }
+    body
+}
+
+/// Reads the model's answer into (id, text) pairs. Tolerates a code fence and
+/// text around the JSON object.
+pub fn parse_answer(text: &str) -> Result<Vec<(String, String)>, String> {
+    let body = json_body(text);
     let parsed = serde_json::from_str::<Answer>(body).or_else(|first| {
         match (body.find('{'), body.rfind('}')) {
             (Some(a), Some(b)) if a < b => serde_json::from_str::<Answer>(&body[a..=b]),

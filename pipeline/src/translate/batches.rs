@@ -4,17 +4,7 @@
 use super::job::PassageIn;
 use super::prompt::SYSTEM_PROMPT;
 
-/// Estimated tokens of a text: ASCII characters / 3, rounded up, plus one per
-/// other character. Real tokenizers give about 4 ASCII characters per token
-/// and 1 to 3 other characters (accented, Cyrillic, CJK, the placeholder
-/// brackets) per token, so the estimate errs on the high side: a batch
-/// planned with it fits the budget for every provider. The simulator reports
-/// usage with the same estimate.
-pub fn estimate_tokens(text: &str) -> usize {
-    let ascii = text.bytes().filter(u8::is_ascii).count();
-    let other = text.chars().filter(|c| !c.is_ascii()).count();
-    ascii.div_ceil(3) + other
-}
+pub use dragoman_model::tokens::estimate_tokens;
 
 /// Tokens of the JSON wrapping of one passage in the user message
 /// (`{"id":"","text":""},` is 20 characters).
@@ -78,14 +68,6 @@ mod tests {
             .iter()
             .map(|b| b.iter().map(|p| p.id.as_str()).collect())
             .collect()
-    }
-
-    #[test]
-    fn estimate_counts_ascii_by_threes_and_others_by_one() {
-        assert_eq!(estimate_tokens(""), 0);
-        assert_eq!(estimate_tokens("abcd"), 2);
-        assert_eq!(estimate_tokens("⟦1/⟧"), 3);
-        assert_eq!(estimate_tokens("日本"), 2);
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod placeholders;
 mod prompt;
 mod retry;
 
+pub(crate) use answer::json_body;
 pub use answer::parse_answer;
 pub use batches::{
     PASSAGE_OVERHEAD_TOKENS, estimate_tokens, passage_tokens, plan_batches, prompt_overhead_tokens,

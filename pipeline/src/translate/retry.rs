@@ -28,7 +28,7 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// The delays of one request's retries: exponential from `base_delay`,
     /// with jitter so that workers hit by the same outage do not retry in step.
-    pub(super) fn backoff(&self) -> ExponentialBackoff {
+    pub(crate) fn backoff(&self) -> ExponentialBackoff {
         ExponentialBuilder::new()
             .with_min_delay(self.base_delay)
             .with_max_delay(self.max_delay)
@@ -41,7 +41,7 @@ impl RetryPolicy {
     /// The wait before the next attempt: the provider's `Retry-After` when it
     /// gave one, else the next backoff step; never more than `max_delay`
     /// (jitter may push a step past it).
-    pub(super) fn delay(
+    pub(crate) fn delay(
         &self,
         backoff: &mut ExponentialBackoff,
         retry_after: Option<Duration>,

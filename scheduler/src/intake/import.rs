@@ -305,6 +305,7 @@ async fn insert_passages(
                 human: Set(work.human),
                 validated: Set(work.validated),
                 attempts: Set(0),
+                memory_key: Set(None),
                 created_at: Set(now),
                 updated_at: Set(now),
             }

@@ -27,7 +27,8 @@ use dragoman_model::entities::{passage, project, request};
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::upload::{self as upload_rules, UploadedFile};
 use dragoman_model::vocab::{
-    CallbackEvent, InputKind, Issue, IssueKind, RequestStatus, ResultFormat, Stage, VolumeStatus,
+    AnalysisMode, CallbackEvent, InputKind, Issue, IssueKind, RequestStatus, ResultFormat, Stage,
+    VolumeStatus,
 };
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_model::{clock, ids};
@@ -42,11 +43,14 @@ use sea_orm::{
 };
 use serde_json::{Value, json};
 
-/// Limits of intake (spec 8).
+/// Limits (spec 8) and installation defaults of intake.
 #[derive(Debug, Clone)]
 pub struct IntakeLimits {
     /// `API_MAX_CHAPTERS`.
     pub max_chapters: usize,
+    /// `ANALYSIS_MODE`: the analysis mode of a request that does not choose
+    /// one, on a volume that does not either.
+    pub analysis_mode: AnalysisMode,
 }
 
 /// Attempts at storing a request that lost a race on a unique index.
@@ -206,7 +210,7 @@ pub async fn submit(
     if let Some(original) = &admitted.submitted.original {
         keep_original(blobs, original).await?;
     }
-    let stored = store_with_retries(db, &admitted).await;
+    let stored = store_with_retries(db, &admitted, limits.analysis_mode).await;
     if stored.is_err()
         && let Some(original) = &admitted.submitted.original
     {
@@ -265,6 +269,7 @@ enum Stored {
 async fn store_with_retries(
     db: &DatabaseConnection,
     admitted: &Admitted,
+    analysis_mode: AnalysisMode,
 ) -> Result<Stored, SchedulerError> {
     // Two writers can race past the checks above (PostgreSQL runs them side
     // by side): the loser hits a unique index, and the next attempt finds
@@ -281,7 +286,7 @@ async fn store_with_retries(
             txn.rollback().await?;
             return Ok(Stored::Replay(original));
         }
-        let stored = match store(&txn, admitted).await {
+        let stored = match store(&txn, admitted, analysis_mode).await {
             Ok(row) => txn
                 .commit()
                 .await
@@ -324,6 +329,7 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
 async fn store(
     txn: &DatabaseTransaction,
     admitted: &Admitted,
+    default_analysis_mode: AnalysisMode,
 ) -> Result<request::Model, SchedulerError> {
     let now = clock::now();
     let payload = &admitted.submitted.payload;
@@ -363,6 +369,12 @@ async fn store(
         "final_review": pipeline.final_review.unwrap_or(true),
         "output_format": payload.output.format.unwrap_or(default_format(admitted.submitted.input)),
         "analysis_mode": pipeline.analysis_mode,
+        // The mode the analysis stage runs in: the request's, else the
+        // volume's, else the installation's.
+        "analysis_mode_in_force": pipeline
+            .analysis_mode
+            .or(volume.analysis_mode)
+            .unwrap_or(default_analysis_mode),
         "threads": pipeline.threads,
         "quality": pipeline.quality.unwrap_or_default(),
         "context_backend": pipeline.context_backend.unwrap_or_default(),

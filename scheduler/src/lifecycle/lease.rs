@@ -10,7 +10,9 @@ use crate::error::SchedulerError;
 use crate::steps;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, api_token, job, project, request};
-use dragoman_model::vocab::{InputKind, JobStatus, Quality, RequestStatus, ResultFormat, Stage};
+use dragoman_model::vocab::{
+    AnalysisMode, InputKind, JobStatus, Quality, RequestStatus, ResultFormat, Stage,
+};
 use dragoman_proto::v1::JobTicket;
 use dragoman_proto::wire::WireEnum;
 use sea_orm::sea_query::{Expr, ExprTrait};
@@ -74,6 +76,16 @@ fn quality(row: &request::Model) -> Quality {
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default()
+}
+
+/// The analysis mode intake settled for the request (the request's, the
+/// volume's or the installation's choice).
+pub fn analysis_mode(row: &request::Model) -> AnalysisMode {
+    row.options
+        .get("analysis_mode_in_force")
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or(AnalysisMode::Parallel)
 }
 
 /// A job is free to lease when it waits for a worker, or when its lease
@@ -210,6 +222,7 @@ pub async fn lease(
             chapter_ids: row.chapter_ids(),
             announce_chapters: row.wants_chapter_events(),
             quality: quality(&row).to_wire(),
+            analysis_mode: analysis_mode(&row).to_wire(),
             deliver_epub: row.input == InputKind::Epub
                 && row.options.get("output_format").and_then(|f| f.as_str())
                     == Some(ResultFormat::Epub.as_str()),

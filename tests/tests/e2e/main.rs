@@ -9,6 +9,7 @@ mod books;
 mod cluster;
 mod envelope;
 mod lifecycle;
+mod memory;
 mod providers;
 mod recovery;
 mod requests;

@@ -1,29 +1,40 @@
 //! The worker loop of the pipeline role: leases jobs from the scheduler,
-//! keeps the lease alive with heartbeats, translates the request's passages
-//! that have no stored translation yet (so a job resumed after a crash never
-//! sends a translated passage again), records every provider call, then
-//! finishes the job. The ticket carries what the job needs; the scheduler
-//! ends the request and delivery stores its result, each off that event.
+//! keeps the lease alive with heartbeats, runs the analysis stage (unless
+//! the quality is `fast`), takes what the translation memory already has,
+//! translates the request's passages that have no stored translation yet
+//! (so a job resumed after a crash never sends a translated passage again),
+//! each batch with its context from the memory service, records every
+//! provider call, has the volume's memory enrich its series', then finishes
+//! the job. The ticket carries what the job needs; the scheduler ends the
+//! request and delivery stores its result, each off that event.
+
+mod analysis_stage;
+mod recall;
+mod slots;
+
+pub use recall::MEMORY_OUTCOME;
 
 use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
 use crate::titles;
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
+use analysis_stage::{AnalysisRun, memory_unavailable};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call};
-use dragoman_model::vocab::{Channel, ErrorCode, JobOutcome, PassageStatus};
+use dragoman_model::vocab::{AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality};
 use dragoman_model::{clock, ids};
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::{
-    AnnounceChaptersRequest, FinishJobRequest, HeartbeatRequest, JobTicket, LeaseJobRequest,
-    RequestRef,
+    AnnounceChaptersRequest, ContextRequest, FinishJobRequest, HeartbeatRequest, JobTicket,
+    LeaseJobRequest, ProjectRef, RequestRef,
 };
 use dragoman_proto::wire::WireEnum;
-use dragoman_proto::{Delivery, Scheduler};
+use dragoman_proto::{Delivery, Memory, Scheduler};
 use futures::StreamExt;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
 };
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -53,6 +64,7 @@ pub struct Worker {
     pub coordination: Arc<dyn Coordination>,
     pub scheduler: Arc<dyn Scheduler>,
     pub delivery: Arc<dyn Delivery>,
+    pub memory: Arc<dyn Memory>,
     pub credential: InternalCredential,
     pub config: WorkerConfig,
 }
@@ -239,6 +251,9 @@ impl Worker {
     ) -> Result<(), Stop> {
         let db_error = |e: sea_orm::DbErr| Stop::Failed(format!("database: {e}"));
         let announces = ticket.announce_chapters;
+        let quality = Quality::from_wire(ticket.quality, "quality").unwrap_or_default();
+        let mode = AnalysisMode::from_wire(ticket.analysis_mode, "analysis_mode")
+            .unwrap_or(AnalysisMode::Parallel);
         let todo = passage::Entity::find()
             .filter(passage::Column::ChapterId.is_in(ticket.chapter_ids.clone()))
             .filter(passage::Column::Translation.is_null())
@@ -248,11 +263,19 @@ impl Worker {
             .all(&self.db)
             .await
             .map_err(db_error)?;
-        let titles = titles::pending(&self.db, &ticket.chapter_ids)
+        let mut titles = titles::pending(&self.db, &ticket.chapter_ids)
             .await
             .map_err(db_error)?;
-        if todo.is_empty() && titles.is_empty() {
-            return Ok(());
+        let owner = titles::TitleOwner {
+            account_id: &ticket.account_id,
+            source_language: &ticket.source_language,
+            target_language: &ticket.target_language,
+        };
+        let recalled_titles = titles::recall(&self.db, &owner, &mut titles)
+            .await
+            .map_err(db_error)?;
+        if todo.is_empty() && titles.is_empty() && recalled_titles == 0 {
+            return self.close_volume(ticket).await;
         }
         let provider = provider::Entity::find_by_id(ticket.provider_id.clone())
             .one(&self.db)
@@ -260,15 +283,34 @@ impl Worker {
             .map_err(db_error)?
             .ok_or_else(|| Stop::Failed("provider_missing".into()))?;
         let client = Arc::new(self.client(&provider)?);
+        let capacity = usize::try_from(provider.capacity).unwrap_or(1).max(1);
+        if quality != Quality::Fast && !todo.is_empty() {
+            let run = AnalysisRun {
+                client: &client,
+                ticket,
+                provider: &provider,
+                capacity,
+                quality,
+            };
+            self.analysis_stage(&run, mode, &lost).await?;
+        }
+        let recall = self
+            .recall(ticket, &provider, &todo, recalled_titles)
+            .await?;
+        let keys = Arc::new(recall.keys);
         let passages: Vec<PassageIn> = titles
             .into_iter()
-            .chain(todo.iter().map(|p| PassageIn {
-                id: p.id.clone(),
-                text: p.source.clone(),
-            }))
+            .chain(
+                todo.iter()
+                    .filter(|p| !recall.recalled.contains(&p.id))
+                    .map(|p| PassageIn {
+                        id: p.id.clone(),
+                        text: p.source.clone(),
+                    }),
+            )
             .collect();
-        // The budget is the whole prompt's; passages get what the fixed part
-        // of the prompt leaves.
+        // The budget is the whole prompt's but the context's, which has its
+        // own; passages get what the fixed part of the prompt leaves.
         let overhead = translate::prompt_overhead_tokens(
             &ticket.source_language,
             &ticket.target_language,
@@ -277,17 +319,17 @@ impl Worker {
         let budget = self.config.batch_tokens.saturating_sub(overhead).max(64);
         let batches = translate::plan_batches(&passages, budget);
         let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
-        let capacity = usize::try_from(provider.capacity).unwrap_or(1).max(1);
         let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
             let client = client.clone();
             let ticket = ticket.clone();
             let provider = provider.clone();
             let lost = lost.clone();
+            let keys = keys.clone();
             async move {
                 if *lost.borrow() {
                     return Err(Stop::Released);
                 }
-                self.run_batch(&client, &ticket, &provider, capacity, batch)
+                self.run_batch(&client, &ticket, &provider, capacity, batch, &keys)
                     .await
             }
         }))
@@ -307,7 +349,46 @@ impl Worker {
         if announces {
             self.announce(ticket).await;
         }
+        self.close_volume(ticket).await
+    }
+
+    /// The volume's memory enriches its series' once its passages are
+    /// translated, so the next volume in reading order receives it.
+    async fn close_volume(&self, ticket: &JobTicket) -> Result<(), Stop> {
+        self.memory
+            .close_volume(self.credential.system_request(ProjectRef {
+                project_id: ticket.project_id.clone(),
+            }))
+            .await
+            .map_err(|s| memory_unavailable(ticket, &s))?;
         Ok(())
+    }
+
+    /// The context of one batch from the memory service; titles have none
+    /// of their own, so a batch of titles only goes without.
+    async fn context(
+        &self,
+        ticket: &JobTicket,
+        batch: &[PassageIn],
+    ) -> Result<Option<String>, Stop> {
+        let passage_ids: Vec<String> = batch
+            .iter()
+            .filter(|p| titles::chapter_of(&p.id).is_none())
+            .map(|p| p.id.clone())
+            .collect();
+        if passage_ids.is_empty() {
+            return Ok(None);
+        }
+        let context = self
+            .memory
+            .build_context(self.credential.system_request(ContextRequest {
+                project_id: ticket.project_id.clone(),
+                passage_ids,
+            }))
+            .await
+            .map_err(|s| memory_unavailable(ticket, &s))?
+            .into_inner();
+        Ok((!context.text.is_empty()).then_some(context.text))
     }
 
     /// Has delivery queue a `chapters.translated` batch of the chapters
@@ -348,9 +429,8 @@ impl Worker {
         .map_err(|e| Stop::Failed(format!("provider client: {e:?}")))
     }
 
-    /// Takes one of the provider's capacity slots (shared by every worker of
-    /// the installation through expiring leases, so a crashed worker's slot
-    /// comes back), translates the batch and stores what came back.
+    /// Takes one of the provider's capacity slots, translates the batch
+    /// with its context and stores what came back with its memory key.
     async fn run_batch(
         &self,
         client: &LlmClient,
@@ -358,45 +438,22 @@ impl Worker {
         provider: &provider::Model,
         capacity: usize,
         batch: Vec<PassageIn>,
+        keys: &HashMap<String, String>,
     ) -> Result<(), Stop> {
-        let holder = ids::new_id();
-        let slot_ttl = Duration::from_secs(
-            u64::try_from(self.config.lease_seconds)
-                .unwrap_or(30)
-                .max(1)
-                * 4,
-        );
-        let slot = loop {
-            let mut taken = None;
-            for index in 0..capacity {
-                let key = format!("provider:{}:slot:{index}", provider.id);
-                if self
-                    .coordination
-                    .lease_acquire(&key, &holder, slot_ttl)
-                    .await
-                    .unwrap_or(false)
-                {
-                    taken = Some(key);
-                    break;
-                }
-            }
-            match taken {
-                Some(key) => break key,
-                None => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        };
+        let context = self.context(ticket, &batch).await?;
+        let slot = self.take_slot(provider, capacity).await;
         let job = TranslateJob {
             source_language: ticket.source_language.clone(),
             target_language: ticket.target_language.clone(),
             passages: batch,
-            context: None,
+            context,
         };
         let mut calls: Vec<CallRecord> = Vec::new();
         let outcomes = translate::translate(client, &job, &self.config.retry, &mut |record| {
             calls.push(record)
         })
         .await;
-        let _ = self.coordination.lease_release(&slot, &holder).await;
+        self.release_slot(slot).await;
         self.record_calls(ticket, provider, calls).await?;
         let now = clock::now();
         for outcome in outcomes {
@@ -422,6 +479,7 @@ impl Worker {
                     model.translation = Set(Some(text));
                     model.status = Set(PassageStatus::Ok);
                     model.last_error = Set(None);
+                    model.memory_key = Set(keys.get(&outcome.id).cloned());
                 }
                 Err(residual) => {
                     model.status = Set(PassageStatus::SourceRetained);

@@ -1,0 +1,714 @@
+//! The context of one translation batch: what the memory knows that the
+//! batch's passages need, as text cut to the context token budget.
+//!
+//! The text has this exact form (the provider simulator reads it; keep it
+//! stable). Sections appear only when they have lines; lines are joined by
+//! `\n`, with no trailing newline; empty when nothing applies.
+//!
+//! ```text
+//! Glossary:
+//! - <source> => <translation> (locked)
+//! - <source> => <translation>
+//! Characters:
+//! - <name> => <target_name>; aliases: <a>, <b>; <gender>; address: <address>
+//! Places and things:
+//! - <name> => <target_name>
+//! Style:
+//! - <aspect>: <text>
+//! Before: <summaries>
+//! ```
+//!
+//! * Glossary: the terms in force that occur in the batch (case-insensitive,
+//!   word boundaries), locked ones first, then by source.
+//! * Characters: the book's characters whose name or an alias occurs in the
+//!   batch (case-sensitive, word boundaries), and the series' characters
+//!   that occur and this volume has not met yet. A character linked to its
+//!   series identity shows the series' target name (the canonical one).
+//!   Empty parts are left out (` => ` too when there is no target name).
+//!   Most mentioned first, then by name.
+//! * Places and things: the other kinds, the same way.
+//! * Style: the volume's Bible lines, and the series' for an aspect the
+//!   volume has none of; a person's lines first, then by aspect.
+//! * Before: the summaries of the (up to) two passages right before the
+//!   batch in reading order.
+//!
+//! Over budget, whole lines go (never half a line), last ones first, in
+//! this order: Before, places and things, style, unlocked terms,
+//! characters, locked terms. A section whose lines all went loses its
+//! heading too.
+
+use crate::domain::BatchContext;
+use crate::entities::{aliases, union_aliases};
+use crate::error::MemoryResult;
+use crate::glossary;
+use crate::normalize::{Haystack, match_key};
+use crate::store::{self, CHUNK};
+use dragoman_model::entities::{
+    bible_line, chapter, narrative_entity, passage, project, series, series_entity, term,
+};
+use dragoman_model::tokens::estimate_tokens;
+use dragoman_model::vocab::{BibleAspect, EntityKind, Origin};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use std::collections::HashSet;
+
+/// The lines of a context, by section, before rendering.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextParts {
+    pub locked_terms: Vec<String>,
+    pub terms: Vec<String>,
+    pub characters: Vec<String>,
+    pub places: Vec<String>,
+    pub style: Vec<String>,
+    /// The summaries, joined.
+    pub before: Option<String>,
+}
+
+impl ContextParts {
+    pub fn render(&self) -> String {
+        let mut out: Vec<String> = Vec::new();
+        let mut section = |title: &str, lines: &[&String]| {
+            if !lines.is_empty() {
+                out.push(format!("{title}:"));
+                out.extend(lines.iter().map(|l| format!("- {l}")));
+            }
+        };
+        let glossary: Vec<&String> = self.locked_terms.iter().chain(&self.terms).collect();
+        section("Glossary", &glossary);
+        section("Characters", &self.characters.iter().collect::<Vec<_>>());
+        section("Places and things", &self.places.iter().collect::<Vec<_>>());
+        section("Style", &self.style.iter().collect::<Vec<_>>());
+        if let Some(before) = &self.before {
+            out.push(format!("Before: {before}"));
+        }
+        out.join("\n")
+    }
+
+    /// Drops one line, the least needed one; `false` when none is left.
+    fn drop_one(&mut self) -> bool {
+        if self.before.take().is_some() {
+            return true;
+        }
+        for lines in [
+            &mut self.places,
+            &mut self.style,
+            &mut self.terms,
+            &mut self.characters,
+            &mut self.locked_terms,
+        ] {
+            if lines.pop().is_some() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The text within `budget` estimated tokens.
+    pub fn cut(mut self, budget: usize) -> BatchContext {
+        loop {
+            let text = self.render();
+            let tokens = estimate_tokens(&text);
+            if tokens <= budget {
+                return BatchContext { text, tokens };
+            }
+            if !self.drop_one() {
+                return BatchContext::default();
+            }
+        }
+    }
+}
+
+/// A term's glossary line.
+pub fn term_line(term: &term::Model) -> String {
+    if term.locked {
+        format!("{} => {} (locked)", term.source, term.translation)
+    } else {
+        format!("{} => {}", term.source, term.translation)
+    }
+}
+
+/// What a character or thing shows, whichever memory it comes from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sheet {
+    pub kind: Option<EntityKind>,
+    pub name: String,
+    pub target_name: Option<String>,
+    pub aliases: Vec<String>,
+    pub gender: Option<String>,
+    pub address: Option<String>,
+    pub mentions: i32,
+}
+
+fn present(text: &Option<String>) -> Option<&str> {
+    text.as_deref().map(str::trim).filter(|t| !t.is_empty())
+}
+
+impl Sheet {
+    fn head(&self) -> String {
+        match present(&self.target_name) {
+            Some(target) => format!("{} => {target}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    pub fn character_line(&self) -> String {
+        let mut parts = vec![self.head()];
+        if !self.aliases.is_empty() {
+            parts.push(format!("aliases: {}", self.aliases.join(", ")));
+        }
+        if let Some(gender) = present(&self.gender) {
+            parts.push(gender.to_owned());
+        }
+        if let Some(address) = present(&self.address) {
+            parts.push(format!("address: {address}"));
+        }
+        parts.join("; ")
+    }
+
+    pub fn thing_line(&self) -> String {
+        self.head()
+    }
+
+    fn occurs_in(&self, texts: &[Haystack]) -> bool {
+        std::iter::once(&self.name)
+            .chain(&self.aliases)
+            .any(|name| texts.iter().any(|t| t.contains(name)))
+    }
+}
+
+/// A book entity's sheet, completed by its series identity when linked.
+fn book_sheet(entity: &narrative_entity::Model, identity: Option<&series_entity::Model>) -> Sheet {
+    let mut list = aliases(&entity.aliases);
+    let mut target_name = entity.target_name.clone();
+    let mut gender = entity.gender.clone();
+    let mut address = entity.address.clone();
+    if let Some(identity) = identity {
+        let series_aliases = aliases(&identity.aliases);
+        union_aliases(
+            &entity.name_key,
+            &mut list,
+            std::iter::once(&identity.name).chain(&series_aliases),
+        );
+        if present(&identity.target_name).is_some() {
+            target_name = identity.target_name.clone();
+        }
+        crate::entities::fill(&mut gender, identity.gender.as_deref());
+        crate::entities::fill(&mut address, identity.address.as_deref());
+    }
+    Sheet {
+        kind: Some(entity.kind),
+        name: entity.name.clone(),
+        target_name,
+        aliases: list,
+        gender,
+        address,
+        mentions: entity.mentions,
+    }
+}
+
+fn series_sheet(identity: &series_entity::Model) -> Sheet {
+    Sheet {
+        kind: Some(identity.kind),
+        name: identity.name.clone(),
+        target_name: identity.target_name.clone(),
+        aliases: aliases(&identity.aliases),
+        gender: identity.gender.clone(),
+        address: identity.address.clone(),
+        mentions: 0,
+    }
+}
+
+/// The style lines: the volume's, and the series' for aspects the volume
+/// has none of; a person's first, then by aspect.
+pub fn style_lines(volume: &[bible_line::Model], series: &[bible_line::Model]) -> Vec<String> {
+    let mut lines: Vec<&bible_line::Model> = volume.iter().collect();
+    let covered: HashSet<BibleAspect> = volume.iter().map(|l| l.aspect).collect();
+    lines.extend(series.iter().filter(|l| !covered.contains(&l.aspect)));
+    lines.sort_by_key(|l| {
+        (
+            l.origin != Origin::Human,
+            BibleAspect::ALL.iter().position(|a| *a == l.aspect),
+            l.created_at,
+            l.id.clone(),
+        )
+    });
+    lines
+        .into_iter()
+        .filter(|l| !l.text.trim().is_empty())
+        .map(|l| format!("{}: {}", l.aspect, l.text.trim()))
+        .collect()
+}
+
+/// The context of the volume's passages `passage_ids` (in reading order),
+/// within `budget` tokens.
+pub async fn build(
+    db: &impl ConnectionTrait,
+    volume: &project::Model,
+    series: &series::Model,
+    passage_ids: &[String],
+    budget: usize,
+) -> MemoryResult<BatchContext> {
+    let mut batch: Vec<passage::Model> = Vec::new();
+    for chunk in passage_ids.chunks(CHUNK) {
+        batch.extend(
+            passage::Entity::find()
+                .filter(passage::Column::Id.is_in(chunk.iter().cloned()))
+                .filter(passage::Column::ProjectId.eq(volume.id.as_str()))
+                .all(db)
+                .await?,
+        );
+    }
+    batch.sort_by_key(|p| passage_ids.iter().position(|id| id == &p.id));
+    if batch.is_empty() || budget == 0 {
+        return Ok(BatchContext::default());
+    }
+    let folded: Vec<Haystack> = batch
+        .iter()
+        .map(|p| Haystack::new(&p.source, false))
+        .collect();
+    let exact: Vec<Haystack> = batch
+        .iter()
+        .map(|p| Haystack::new(&p.source, true))
+        .collect();
+
+    let mut parts = ContextParts::default();
+    let in_force = glossary::load_in_force(db, volume, series).await?;
+    let mut used: Vec<&term::Model> = in_force
+        .iter()
+        .filter(|t| folded.iter().any(|text| text.contains(&t.source)))
+        .collect();
+    used.sort_by(|a, b| (!a.locked, &a.source).cmp(&(!b.locked, &b.source)));
+    for term in used {
+        let line = term_line(term);
+        if term.locked {
+            parts.locked_terms.push(line);
+        } else {
+            parts.terms.push(line);
+        }
+    }
+
+    let entities = narrative_entity::Entity::find()
+        .filter(narrative_entity::Column::ProjectId.eq(volume.id.as_str()))
+        .all(db)
+        .await?;
+    let identities = series_entity::Entity::find()
+        .filter(series_entity::Column::SeriesId.eq(series.id.as_str()))
+        .all(db)
+        .await?;
+    let linked: HashSet<&str> = entities
+        .iter()
+        .filter_map(|e| e.series_entity_id.as_deref())
+        .collect();
+    let mut sheets: Vec<Sheet> = entities
+        .iter()
+        .map(|e| {
+            let identity = e
+                .series_entity_id
+                .as_deref()
+                .and_then(|id| identities.iter().find(|s| s.id == id));
+            book_sheet(e, identity)
+        })
+        .chain(
+            identities
+                .iter()
+                .filter(|s| !linked.contains(s.id.as_str()))
+                .map(series_sheet),
+        )
+        .filter(|sheet| sheet.occurs_in(&exact))
+        .collect();
+    sheets.sort_by(|a, b| {
+        (b.mentions, match_key(&a.name), &a.name).cmp(&(a.mentions, match_key(&b.name), &b.name))
+    });
+    for sheet in &sheets {
+        if sheet.kind == Some(EntityKind::Character) {
+            parts.characters.push(sheet.character_line());
+        } else {
+            parts.places.push(sheet.thing_line());
+        }
+    }
+
+    let volume_lines = bible_line::Entity::find()
+        .filter(bible_line::Column::ProjectId.eq(volume.id.as_str()))
+        .all(db)
+        .await?;
+    let series_lines = bible_line::Entity::find()
+        .filter(bible_line::Column::SeriesId.eq(series.id.as_str()))
+        .all(db)
+        .await?;
+    parts.style = style_lines(&volume_lines, &series_lines);
+
+    if let Some(first) = batch.first() {
+        parts.before = before(db, volume, first).await?;
+    }
+    Ok(parts.cut(budget))
+}
+
+/// The summaries of the (up to) two passages right before `first` in the
+/// volume's reading order, joined by a space.
+async fn before(
+    db: &impl ConnectionTrait,
+    volume: &project::Model,
+    first: &passage::Model,
+) -> MemoryResult<Option<String>> {
+    const WANTED: u64 = 2;
+    let chapters = chapter::Entity::find()
+        .filter(chapter::Column::ProjectId.eq(volume.id.as_str()))
+        .order_by_desc(chapter::Column::Position)
+        .order_by_desc(chapter::Column::Id)
+        .all(db)
+        .await?;
+    let Some(at) = chapters.iter().position(|c| c.id == first.chapter_id) else {
+        return Ok(None);
+    };
+    let mut previous: Vec<passage::Model> = Vec::new();
+    for (i, chapter) in chapters.iter().enumerate().skip(at) {
+        let mut query =
+            passage::Entity::find().filter(passage::Column::ChapterId.eq(chapter.id.as_str()));
+        if i == at {
+            query = query.filter(passage::Column::Position.lt(first.position));
+        }
+        let need = WANTED - previous.len() as u64;
+        previous.extend(
+            sea_orm::QuerySelect::limit(
+                query
+                    .order_by_desc(passage::Column::Position)
+                    .order_by_desc(passage::Column::Id),
+                need,
+            )
+            .all(db)
+            .await?,
+        );
+        if previous.len() as u64 >= WANTED {
+            break;
+        }
+    }
+    previous.reverse();
+    let ids: Vec<String> = previous.iter().map(|p| p.id.clone()).collect();
+    let rows = store::analyses_of_passages(db, &ids).await?;
+    let summaries: Vec<String> = ids
+        .iter()
+        .filter_map(|id| rows.get(id))
+        .map(|row| store::extraction_of(row).summary.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    Ok((!summaries.is_empty()).then(|| summaries.join(" ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts() -> ContextParts {
+        ContextParts {
+            locked_terms: vec!["Dark Lord => Seigneur des Ténèbres (locked)".into()],
+            terms: vec!["mana => mana".into()],
+            characters: vec!["Rin => Rine; aliases: Lady R; female; address: vous".into()],
+            places: vec!["Castle => Château".into()],
+            style: vec!["register: literary".into()],
+            before: Some("Rin arrived. She slept.".into()),
+        }
+    }
+
+    #[test]
+    fn the_format_is_stable() {
+        assert_eq!(
+            parts().render(),
+            "Glossary:\n\
+             - Dark Lord => Seigneur des Ténèbres (locked)\n\
+             - mana => mana\n\
+             Characters:\n\
+             - Rin => Rine; aliases: Lady R; female; address: vous\n\
+             Places and things:\n\
+             - Castle => Château\n\
+             Style:\n\
+             - register: literary\n\
+             Before: Rin arrived. She slept."
+        );
+        assert_eq!(ContextParts::default().render(), "");
+    }
+
+    #[test]
+    fn character_lines_leave_out_empty_parts() {
+        let sheet = Sheet {
+            kind: Some(EntityKind::Character),
+            name: "Rin".into(),
+            ..Sheet::default()
+        };
+        assert_eq!(sheet.character_line(), "Rin");
+        let sheet = Sheet {
+            target_name: Some("Rine".into()),
+            address: Some("tu".into()),
+            ..sheet
+        };
+        assert_eq!(sheet.character_line(), "Rin => Rine; address: tu");
+    }
+
+    #[test]
+    fn the_cut_keeps_the_budget_and_drops_by_priority() {
+        let full = parts().cut(10_000);
+        assert_eq!(full.text, parts().render());
+        assert_eq!(full.tokens, estimate_tokens(&full.text));
+
+        let mut budgets: Vec<usize> = (0..=full.tokens).collect();
+        budgets.reverse();
+        let mut last_lines = usize::MAX;
+        for budget in budgets {
+            let cut = parts().cut(budget);
+            assert!(cut.tokens <= budget, "budget {budget}");
+            assert_eq!(cut.tokens, estimate_tokens(&cut.text));
+            // Only whole lines of the full text remain.
+            for line in cut.text.lines() {
+                assert!(full.text.lines().any(|l| l == line), "{line}");
+            }
+            let lines = cut.text.lines().count();
+            assert!(lines <= last_lines);
+            last_lines = lines;
+        }
+
+        // Just under the full size: the summaries go first.
+        let cut = parts().cut(full.tokens - 1);
+        assert!(!cut.text.contains("Before:"));
+        assert!(cut.text.contains("Castle"));
+
+        // With room for the locked term alone, that is what remains.
+        let locked = "Glossary:\n- Dark Lord => Seigneur des Ténèbres (locked)";
+        let cut = parts().cut(estimate_tokens(locked));
+        assert_eq!(cut.text, locked);
+
+        // Characters outlast unlocked terms, style and places.
+        let keep = "Glossary:\n- Dark Lord => Seigneur des Ténèbres (locked)\n\
+                    Characters:\n- Rin => Rine; aliases: Lady R; female; address: vous";
+        let cut = parts().cut(estimate_tokens(keep));
+        assert_eq!(cut.text, keep);
+
+        assert_eq!(parts().cut(0), BatchContext::default());
+    }
+
+    #[test]
+    fn style_falls_back_to_the_series_per_aspect_people_first() {
+        let line = |aspect, origin, text: &str, project: bool| bible_line::Model {
+            id: text.into(),
+            project_id: project.then(|| "v".into()),
+            series_id: (!project).then(|| "s".into()),
+            aspect,
+            text: text.into(),
+            origin,
+            passage_id: None,
+            evidence: None,
+            created_at: 0,
+        };
+        let volume = vec![
+            line(BibleAspect::Tense, Origin::Analysis, "past", true),
+            line(BibleAspect::Tone, Origin::Human, "dry", true),
+        ];
+        let series = vec![
+            line(BibleAspect::Tense, Origin::Human, "present", false),
+            line(BibleAspect::Register, Origin::Analysis, "literary", false),
+        ];
+        assert_eq!(
+            style_lines(&volume, &series),
+            vec!["tone: dry", "register: literary", "tense: past"]
+        );
+    }
+}
+
+#[cfg(test)]
+mod build_tests {
+    use crate::backend::{InternalBackend, MemoryBackend, MemorySettings};
+    use crate::domain::{Extraction, TermInput};
+    use crate::testing::{Fixture, analysis, character, entity, found, note, proposal};
+    use dragoman_model::entities::passage;
+    use dragoman_model::tokens::estimate_tokens;
+    use dragoman_model::vocab::{BibleAspect, EntityKind, Quality, TermLayer};
+
+    const TEXTS: [&str; 4] = [
+        "Alice (Ally) arrived at the Castle.",
+        "Ally met Bob near the Tower.",
+        "The Dark Lord waited; an ally came.",
+        "Nobody came.",
+    ];
+
+    async fn story(fx: &Fixture) -> (String, Vec<passage::Model>) {
+        let series = fx.series("Saga").await;
+        let volume = fx.volume(&series, 1).await;
+        let (_, passages) = fx.chapter(&volume, 1, &TEXTS).await;
+        let mut alice = character("Alice", &["Ally"], Some("Alicia"));
+        alice.gender = Some("female".into());
+        alice.address = Some("vous".into());
+        let analyses = vec![
+            analysis(
+                &passages[0],
+                Extraction {
+                    style: vec![note(BibleAspect::Tense, "past")],
+                    ..found(
+                        vec![
+                            alice,
+                            entity(EntityKind::Place, "Castle", &[], Some("Château")),
+                        ],
+                        vec![proposal("Castle", "château")],
+                        "Alice arrives.",
+                    )
+                },
+            ),
+            analysis(
+                &passages[1],
+                found(
+                    vec![
+                        character("Bob", &[], None),
+                        entity(EntityKind::Place, "Tower", &[], Some("Tour")),
+                    ],
+                    vec![],
+                    "Ally meets Bob.",
+                ),
+            ),
+            analysis(&passages[2], found(vec![], vec![], "A lord waits.")),
+            analysis(&passages[3], found(vec![], vec![], "")),
+        ];
+        fx.backend
+            .record_analysis(&volume.id, &analyses, true, Quality::Normal)
+            .await
+            .expect("record");
+        for (source, translation, locked) in [
+            ("Dark Lord", "Seigneur des Ténèbres", true),
+            ("Tower", "Tour", false),
+            ("harbour", "port", true),
+        ] {
+            fx.backend
+                .put_term(
+                    None,
+                    &TermInput {
+                        layer: TermLayer::Series,
+                        owner_id: series.id.clone(),
+                        source: source.into(),
+                        translation: translation.into(),
+                        category: String::new(),
+                        description: String::new(),
+                        locked,
+                        accepted: true,
+                    },
+                )
+                .await
+                .expect("term");
+        }
+        (volume.id, passages)
+    }
+
+    fn ids(passages: &[passage::Model]) -> Vec<String> {
+        passages.iter().map(|p| p.id.clone()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_context_holds_what_occurs_in_the_batch() {
+        let fx = Fixture::with_settings(MemorySettings {
+            context_tokens: 10_000,
+        })
+        .await;
+        let (volume, passages) = story(&fx).await;
+        let context = fx
+            .backend
+            .build_context(&volume, &ids(&passages[1..3]))
+            .await
+            .expect("context");
+        assert_eq!(
+            context.text,
+            "Glossary:\n\
+             - Dark Lord => Seigneur des Ténèbres (locked)\n\
+             - Tower => Tour\n\
+             Characters:\n\
+             - Alice => Alicia; aliases: Ally; female; address: vous\n\
+             - Bob\n\
+             Places and things:\n\
+             - Tower => Tour\n\
+             Style:\n\
+             - tense: past\n\
+             Before: Alice arrives."
+        );
+        assert_eq!(context.tokens, estimate_tokens(&context.text));
+
+        // "an ally" is not Ally: names match with their case.
+        let context = fx
+            .backend
+            .build_context(&volume, &ids(&passages[2..3]))
+            .await
+            .expect("context");
+        assert!(!context.text.contains("Characters:"), "{}", context.text);
+        assert!(
+            context
+                .text
+                .ends_with("Before: Alice arrives. Ally meets Bob.")
+        );
+
+        // Nothing applies: only the style and what came before.
+        let context = fx
+            .backend
+            .build_context(&volume, &ids(&passages[3..]))
+            .await
+            .expect("context");
+        assert_eq!(
+            context.text,
+            "Style:\n- tense: past\nBefore: Ally meets Bob. A lord waits."
+        );
+    }
+
+    #[tokio::test]
+    async fn before_reaches_back_into_the_previous_chapter() {
+        let fx = Fixture::new().await;
+        let volume = fx.volume(&fx.series("Saga").await, 1).await;
+        // Inserted out of reading order: positions decide.
+        let (_, second) = fx.chapter(&volume, 2, &["Dawn came.", "Noon came."]).await;
+        let (_, first) = fx.chapter(&volume, 1, &["One.", "Two.", "Three."]).await;
+        let analyses: Vec<_> = first
+            .iter()
+            .chain(&second)
+            .zip(["S1.", "S2.", "S3.", "S4.", "S5."])
+            .map(|(p, summary)| analysis(p, found(vec![], vec![], summary)))
+            .collect();
+        fx.backend
+            .record_analysis(&volume.id, &analyses, true, Quality::Normal)
+            .await
+            .expect("record");
+        let context = fx
+            .backend
+            .build_context(&volume.id, &ids(&second))
+            .await
+            .expect("context");
+        assert_eq!(context.text, "Before: S2. S3.");
+        let context = fx
+            .backend
+            .build_context(&volume.id, &ids(&second[1..]))
+            .await
+            .expect("context");
+        assert_eq!(context.text, "Before: S3. S4.");
+        let context = fx
+            .backend
+            .build_context(&volume.id, &ids(&first[..1]))
+            .await
+            .expect("context");
+        assert_eq!(context.text, "");
+    }
+
+    #[tokio::test]
+    async fn a_context_is_cut_to_its_budget_keeping_locked_terms_last() {
+        let fx = Fixture::new().await;
+        let (volume, passages) = story(&fx).await;
+        let locked = "Glossary:\n- Dark Lord => Seigneur des Ténèbres (locked)";
+        let small = InternalBackend::new(
+            fx.db.clone(),
+            MemorySettings {
+                context_tokens: estimate_tokens(locked) + 5,
+            },
+        );
+        let context = small
+            .build_context(&volume, &ids(&passages[1..3]))
+            .await
+            .expect("context");
+        assert_eq!(context.text, locked);
+        assert!(context.tokens <= estimate_tokens(locked) + 5);
+
+        let none = InternalBackend::new(fx.db.clone(), MemorySettings { context_tokens: 3 });
+        let context = none
+            .build_context(&volume, &ids(&passages[1..3]))
+            .await
+            .expect("context");
+        assert_eq!((context.text.as_str(), context.tokens), ("", 0));
+    }
+}

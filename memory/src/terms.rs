@@ -1,0 +1,284 @@
+//! A person's terms: decisions in a volume, a series or a shared glossary,
+//! and the terms in force for a volume as callers read them.
+
+use crate::domain::{TermInput, TermView};
+use crate::error::{MemoryError, MemoryResult};
+use crate::glossary;
+use crate::normalize::{match_key, normalize_text};
+use crate::store;
+use dragoman_model::entities::{glossary as glossary_entity, project, series, term};
+use dragoman_model::vocab::{Issue, IssueKind, Origin, TermLayer};
+use dragoman_model::{clock, ids};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use serde_json::json;
+
+/// Length bounds, in characters after trimming.
+const SOURCE_MAX: usize = 200;
+const TRANSLATION_MAX: usize = 500;
+const CATEGORY_MAX: usize = 100;
+const DESCRIPTION_MAX: usize = 4000;
+
+/// The located problems of a term decision (never its values).
+pub fn validate(input: &TermInput) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    let mut length = |field: &str, text: &str, min: usize, max: usize| {
+        let count = text.trim().chars().count();
+        if count < min {
+            issues.push(
+                Issue::at("body", field, IssueKind::StringTooShort).with_ctx(json!({"min": min})),
+            );
+        } else if count > max {
+            issues.push(
+                Issue::at("body", field, IssueKind::StringTooLong).with_ctx(json!({"max": max})),
+            );
+        }
+    };
+    length("source", &input.source, 1, SOURCE_MAX);
+    length("translation", &input.translation, 1, TRANSLATION_MAX);
+    length("category", &input.category, 0, CATEGORY_MAX);
+    length("description", &input.description, 0, DESCRIPTION_MAX);
+    issues
+}
+
+/// Checks that the owner the decision names exists (and belongs to
+/// `account` when given).
+async fn check_owner(
+    db: &impl ConnectionTrait,
+    layer: TermLayer,
+    owner_id: &str,
+    account: Option<&str>,
+) -> MemoryResult<()> {
+    let owned = |owner: &str| account.is_none_or(|a| owner == a);
+    match layer {
+        TermLayer::Book => {
+            store::volume(db, owner_id, account).await?;
+        }
+        TermLayer::Series => {
+            let found = series::Entity::find_by_id(owner_id.to_owned())
+                .one(db)
+                .await?;
+            if !found.is_some_and(|s| owned(&s.account_id)) {
+                return Err(MemoryError::SeriesNotFound);
+            }
+        }
+        TermLayer::Shared => {
+            let found = glossary_entity::Entity::find_by_id(owner_id.to_owned())
+                .one(db)
+                .await?;
+            if !found.is_some_and(|g| owned(&g.account_id)) {
+                return Err(MemoryError::GlossaryNotFound);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn owner_column(layer: TermLayer) -> term::Column {
+    match layer {
+        TermLayer::Book => term::Column::ProjectId,
+        TermLayer::Series => term::Column::SeriesId,
+        TermLayer::Shared => term::Column::GlossaryId,
+    }
+}
+
+/// Stores a person's term: a new one, or the owner's term of the same
+/// source made a person's decision.
+pub async fn put(
+    db: &impl ConnectionTrait,
+    account: Option<&str>,
+    input: &TermInput,
+) -> MemoryResult<TermView> {
+    let issues = validate(input);
+    if !issues.is_empty() {
+        return Err(MemoryError::InvalidRequest(issues));
+    }
+    check_owner(db, input.layer, &input.owner_id, account).await?;
+    let source = normalize_text(&input.source);
+    let key = match_key(&source);
+    let now = clock::now();
+    let held = term::Entity::find()
+        .filter(term::Column::Layer.eq(input.layer))
+        .filter(owner_column(input.layer).eq(input.owner_id.as_str()))
+        .filter(term::Column::SourceKey.eq(key.as_str()))
+        .one(db)
+        .await?;
+    let exists = held.is_some();
+    let mut model = match held {
+        Some(held) => held.into(),
+        None => term::ActiveModel {
+            id: Set(ids::new_id()),
+            layer: Set(input.layer),
+            project_id: Set((input.layer == TermLayer::Book).then(|| input.owner_id.clone())),
+            series_id: Set((input.layer == TermLayer::Series).then(|| input.owner_id.clone())),
+            glossary_id: Set((input.layer == TermLayer::Shared).then(|| input.owner_id.clone())),
+            proposed_by: Set(None),
+            passage_id: Set(None),
+            evidence: Set(None),
+            occurrences: Set(0),
+            created_at: Set(now),
+            ..Default::default()
+        },
+    };
+    model.source = Set(source);
+    model.source_key = Set(key);
+    model.translation = Set(input.translation.trim().to_owned());
+    model.category = Set(input.category.trim().to_owned());
+    model.description = Set(input.description.trim().to_owned());
+    model.locked = Set(input.locked);
+    model.accepted = Set(input.accepted);
+    model.origin = Set(Origin::Human);
+    model.updated_at = Set(now);
+    let stored = if exists {
+        model.update(db).await?
+    } else {
+        model.insert(db).await?
+    };
+    Ok(TermView::from(&stored))
+}
+
+/// The terms in force for the volume, sorted by source.
+pub async fn in_force(
+    db: &impl ConnectionTrait,
+    volume: &project::Model,
+) -> MemoryResult<Vec<TermView>> {
+    let series = store::series_of(db, volume).await?;
+    Ok(glossary::load_in_force(db, volume, &series)
+        .await?
+        .iter()
+        .map(TermView::from)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::MemoryBackend;
+    use crate::error::MemoryError;
+    use crate::testing::Fixture;
+
+    fn decision(layer: TermLayer, owner: &str, source: &str, translation: &str) -> TermInput {
+        TermInput {
+            layer,
+            owner_id: owner.into(),
+            source: source.into(),
+            translation: translation.into(),
+            category: "name".into(),
+            description: String::new(),
+            locked: true,
+            accepted: true,
+        }
+    }
+
+    #[test]
+    fn lengths_are_checked_after_trimming_and_located() {
+        let mut input = decision(TermLayer::Book, "v", "   ", "x");
+        input.translation = "é".repeat(501);
+        input.category = "c".repeat(101);
+        input.description = "d".repeat(4001);
+        let issues = validate(&input);
+        let found: Vec<(serde_json::Value, IssueKind)> = issues
+            .iter()
+            .map(|i| (serde_json::Value::from(i.loc.clone()), i.kind))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (json!(["body", "source"]), IssueKind::StringTooShort),
+                (json!(["body", "translation"]), IssueKind::StringTooLong),
+                (json!(["body", "category"]), IssueKind::StringTooLong),
+                (json!(["body", "description"]), IssueKind::StringTooLong),
+            ]
+        );
+        let ok = decision(TermLayer::Book, "v", &"s".repeat(200), &"t".repeat(500));
+        assert!(validate(&ok).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_decision_is_stored_once_per_owner_and_source() {
+        let fx = Fixture::new().await;
+        let series = fx.series("Saga").await;
+        let volume = fx.volume(&series, 1).await;
+        let first = fx
+            .backend
+            .put_term(
+                None,
+                &decision(TermLayer::Series, &series.id, "Dark  Lord", "Seigneur"),
+            )
+            .await
+            .expect("put");
+        assert_eq!(first.source, "Dark Lord");
+        assert_eq!(first.origin, Origin::Human);
+        assert_eq!(first.owner_id, series.id);
+        let second = fx
+            .backend
+            .put_term(
+                None,
+                &decision(TermLayer::Series, &series.id, "dark lord", "Maître"),
+            )
+            .await
+            .expect("put again");
+        assert_eq!(second.id, first.id);
+        assert_eq!(second.translation, "Maître");
+        fx.backend
+            .put_term(
+                None,
+                &decision(TermLayer::Book, &volume.id, "Apple", "pomme"),
+            )
+            .await
+            .expect("book term");
+        let in_force = fx
+            .backend
+            .terms_in_force(None, &volume.id)
+            .await
+            .expect("terms");
+        let sources: Vec<&str> = in_force.iter().map(|t| t.source.as_str()).collect();
+        assert_eq!(sources, vec!["Apple", "dark lord"]);
+    }
+
+    #[tokio::test]
+    async fn owners_must_exist_and_belong_to_the_acting_account() {
+        let fx = Fixture::new().await;
+        let series = fx.series("Saga").await;
+        let volume = fx.volume(&series, 1).await;
+        let other = fx.add_account("other").await;
+        let cases = [
+            (TermLayer::Book, volume.id.as_str(), "volume_not_found"),
+            (TermLayer::Series, series.id.as_str(), "series_not_found"),
+            (TermLayer::Shared, "no-such-glossary", "glossary_not_found"),
+        ];
+        for (layer, owner, code) in cases {
+            let refused = fx
+                .backend
+                .put_term(Some(&other), &decision(layer, owner, "a", "b"))
+                .await
+                .expect_err("another account's owner");
+            let sent = dragoman_proto::api_status::ServiceError::from(refused);
+            assert_eq!(sent.code.code(), code);
+        }
+        assert!(matches!(
+            fx.backend
+                .put_term(None, &decision(TermLayer::Series, "nope", "a", "b"))
+                .await,
+            Err(MemoryError::SeriesNotFound)
+        ));
+        assert!(matches!(
+            fx.backend.terms_in_force(Some(&other), &volume.id).await,
+            Err(MemoryError::VolumeNotFound)
+        ));
+        assert!(
+            fx.backend
+                .put_term(
+                    Some(&fx.account),
+                    &decision(TermLayer::Series, &series.id, "a", "b")
+                )
+                .await
+                .is_ok()
+        );
+        assert!(matches!(
+            fx.backend
+                .put_term(None, &decision(TermLayer::Series, &series.id, "", "b"))
+                .await,
+            Err(MemoryError::InvalidRequest(issues)) if issues.len() == 1
+        ));
+    }
+}

@@ -1,0 +1,147 @@
+//! Analysing a batch of passages: the whole batch with retries, then each
+//! passage the answer left out alone, then a failed analysis for what still
+//! gives nothing (stored as failed, so a resumed job does not pay for it
+//! again; the passage is translated without what it would have added).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use dragoman_proto::v1::PassageAnalysis;
+
+use super::protocol::{ANALYSIS_SYSTEM_PROMPT, analysis_message, parse_analysis_answer};
+use crate::llm::{LlmClient, clip};
+use crate::translate::{CallRecord, MAX_COMPLETION_TOKENS, PassageIn, RetryPolicy, passage_tokens};
+
+/// The languages of a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Languages<'a> {
+    pub source: &'a str,
+    pub target: &'a str,
+}
+
+/// `max_tokens` of an analysis answer: three times the passages' estimate
+/// (lists of names, terms and evidence quote the text) plus room for the
+/// JSON, capped.
+fn max_tokens_for(passages: &[PassageIn]) -> u32 {
+    let tokens: usize = passages.iter().map(passage_tokens).sum();
+    u32::try_from(tokens.saturating_mul(3).saturating_add(512))
+        .unwrap_or(MAX_COMPLETION_TOKENS)
+        .min(MAX_COMPLETION_TOKENS)
+}
+
+/// What one request with its retries gave: the analyses it read (by id), or
+/// nothing when it kept failing or was refused.
+async fn request(
+    client: &LlmClient,
+    languages: Languages<'_>,
+    passages: &[PassageIn],
+    policy: &RetryPolicy,
+    on_call: &mut (dyn FnMut(CallRecord) + Send),
+) -> HashMap<String, PassageAnalysis> {
+    let user = analysis_message(languages.source, languages.target, passages);
+    let mut backoff = policy.backoff();
+    let attempts = policy.max_attempts.max(1);
+    for attempt in 1..=attempts {
+        let started = Instant::now();
+        let result = client
+            .complete(ANALYSIS_SYSTEM_PROMPT, &user, max_tokens_for(passages))
+            .await;
+        let mut record = CallRecord {
+            passages: passages.len(),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cached: false,
+            cost: client.cost(0, 0),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            outcome: String::new(),
+            error: String::new(),
+        };
+        let (retry, retry_after, found) = match result {
+            Err(e) => {
+                record.outcome = e.outcome().into();
+                record.error = e.to_string();
+                (e.is_retryable(), e.retry_after(), None)
+            }
+            Ok(completion) => {
+                record.prompt_tokens = completion.prompt_tokens;
+                record.completion_tokens = completion.completion_tokens;
+                record.cached = completion.cached;
+                record.cost = client.cost(completion.prompt_tokens, completion.completion_tokens);
+                if completion.refusal {
+                    record.outcome = "refused".into();
+                    record.error = format!("refused: {}", clip(&completion.text, 300));
+                    (false, None, None)
+                } else {
+                    match parse_analysis_answer(&completion.text) {
+                        Err(e) => {
+                            record.outcome = "malformed".into();
+                            record.error = e;
+                            (true, None, None)
+                        }
+                        Ok(items) => {
+                            record.outcome = "ok".into();
+                            (false, None, Some(items))
+                        }
+                    }
+                }
+            }
+        };
+        on_call(record);
+        if let Some(items) = found {
+            // A single passage's answer is taken whatever id the model wrote.
+            if let ([one], [(_, analysis)]) = (passages, items.as_slice()) {
+                let mut analysis = analysis.clone();
+                analysis.passage_id = one.id.clone();
+                return HashMap::from([(one.id.clone(), analysis)]);
+            }
+            let mut by_id = HashMap::new();
+            for (id, analysis) in items {
+                by_id.entry(id).or_insert(analysis);
+            }
+            return by_id;
+        }
+        if !retry || attempt == attempts {
+            break;
+        }
+        tokio::time::sleep(policy.delay(&mut backoff, retry_after)).await;
+    }
+    HashMap::new()
+}
+
+/// Analyses one batch: one analysis per passage, in the order given; a
+/// passage that no attempt analysed comes back with `failed` set.
+pub async fn analyse(
+    client: &LlmClient,
+    languages: Languages<'_>,
+    passages: &[PassageIn],
+    policy: &RetryPolicy,
+    on_call: &mut (dyn FnMut(CallRecord) + Send),
+) -> Vec<PassageAnalysis> {
+    if passages.is_empty() {
+        return Vec::new();
+    }
+    let mut found = request(client, languages, passages, policy, &mut *on_call).await;
+    if passages.len() > 1 {
+        for passage in passages {
+            if found.contains_key(&passage.id) {
+                continue;
+            }
+            let alone = std::slice::from_ref(passage);
+            found.extend(request(client, languages, alone, policy, &mut *on_call).await);
+        }
+    }
+    passages
+        .iter()
+        .map(|p| match found.remove(&p.id) {
+            Some(mut analysis) => {
+                analysis.passage_id = p.id.clone();
+                analysis
+            }
+            None => PassageAnalysis {
+                passage_id: p.id.clone(),
+                failed: true,
+                ..PassageAnalysis::default()
+            },
+        })
+        .collect()
+}

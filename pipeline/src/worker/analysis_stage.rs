@@ -1,0 +1,146 @@
+//! The analysis stage of a job: the passages the memory service says are
+//! still to analyse go to the model in batches, each batch's analyses are
+//! handed to the memory service as soon as they come back (so a job resumed
+//! after a crash analyses and pays for no passage twice), and the memory
+//! merges them into the book's memory in reading order.
+//!
+//! `parallel` runs batches side by side within the provider's capacity and
+//! the volume's threads, then has the whole volume reconciled in reading
+//! order; `strict` runs one batch after the other and has each merged as it
+//! comes. Both give the same memory when the analyses do not depend on
+//! their neighbours.
+
+use dragoman_model::entities::provider;
+use dragoman_model::vocab::{AnalysisMode, Quality};
+use dragoman_proto::v1::{JobTicket, PlanAnalysisRequest, ReconcileRequest, RecordAnalysisRequest};
+use dragoman_proto::wire::WireEnum;
+use futures::StreamExt;
+use tokio::sync::watch;
+
+use super::{Stop, Worker};
+use crate::analysis::{self, ANALYSIS_SYSTEM_PROMPT, Languages};
+use crate::llm::LlmClient;
+use crate::translate::{CallRecord, PassageIn, estimate_tokens, plan_batches};
+
+/// What one analysis run needs besides the batch.
+pub(super) struct AnalysisRun<'a> {
+    pub client: &'a LlmClient,
+    pub ticket: &'a JobTicket,
+    pub provider: &'a provider::Model,
+    pub capacity: usize,
+    pub quality: Quality,
+}
+
+impl Worker {
+    pub(super) async fn analysis_stage(
+        &self,
+        run: &AnalysisRun<'_>,
+        mode: AnalysisMode,
+        lost: &watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let ticket = run.ticket;
+        let plan = self
+            .memory
+            .plan_analysis(self.credential.system_request(PlanAnalysisRequest {
+                project_id: ticket.project_id.clone(),
+                chapter_ids: ticket.chapter_ids.clone(),
+            }))
+            .await
+            .map_err(|s| memory_unavailable(ticket, &s))?
+            .into_inner();
+        let passages: Vec<PassageIn> = plan
+            .passages
+            .into_iter()
+            .map(|p| PassageIn {
+                id: p.id,
+                text: p.text,
+            })
+            .collect();
+        let overhead = estimate_tokens(ANALYSIS_SYSTEM_PROMPT)
+            + estimate_tokens(&ticket.source_language)
+            + estimate_tokens(&ticket.target_language)
+            + 32;
+        let budget = self.config.batch_tokens.saturating_sub(overhead).max(64);
+        let batches = plan_batches(&passages, budget);
+        match mode {
+            AnalysisMode::Strict => {
+                for batch in batches {
+                    if *lost.borrow() {
+                        return Err(Stop::Released);
+                    }
+                    self.analyse_batch(run, batch, true).await?;
+                }
+            }
+            AnalysisMode::Parallel => {
+                let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
+                let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
+                    let lost = lost.clone();
+                    async move {
+                        if *lost.borrow() {
+                            return Err(Stop::Released);
+                        }
+                        self.analyse_batch(run, batch, false).await
+                    }
+                }))
+                .buffer_unordered(threads);
+                while let Some(outcome) = runs.next().await {
+                    outcome?;
+                }
+            }
+        }
+        if *lost.borrow() {
+            return Err(Stop::Released);
+        }
+        self.memory
+            .reconcile(self.credential.system_request(ReconcileRequest {
+                project_id: ticket.project_id.clone(),
+                quality: run.quality.to_wire(),
+            }))
+            .await
+            .map_err(|s| memory_unavailable(ticket, &s))?;
+        Ok(())
+    }
+
+    /// Analyses one batch in a capacity slot and hands the analyses to the
+    /// memory service, with the calls recorded before.
+    async fn analyse_batch(
+        &self,
+        run: &AnalysisRun<'_>,
+        batch: Vec<PassageIn>,
+        reconcile: bool,
+    ) -> Result<(), Stop> {
+        let ticket = run.ticket;
+        let slot = self.take_slot(run.provider, run.capacity).await;
+        let mut calls: Vec<CallRecord> = Vec::new();
+        let analyses = analysis::analyse(
+            run.client,
+            Languages {
+                source: &ticket.source_language,
+                target: &ticket.target_language,
+            },
+            &batch,
+            &self.config.retry,
+            &mut |record| calls.push(record),
+        )
+        .await;
+        self.release_slot(slot).await;
+        self.record_calls(ticket, run.provider, calls).await?;
+        self.memory
+            .record_analysis(self.credential.system_request(RecordAnalysisRequest {
+                project_id: ticket.project_id.clone(),
+                analyses,
+                reconcile,
+                quality: run.quality.to_wire(),
+            }))
+            .await
+            .map_err(|s| memory_unavailable(ticket, &s))?;
+        Ok(())
+    }
+}
+
+/// A memory service that cannot be reached releases the job: its lease
+/// expires and it is tried again, rather than translated without its memory.
+pub(super) fn memory_unavailable(ticket: &JobTicket, status: &tonic::Status) -> Stop {
+    tracing::warn!(job = %ticket.job_id, error = %status, "the memory service failed; the job is tried again");
+    Stop::Released
+}
