@@ -6,7 +6,10 @@
 //!
 //! Every row carries its provenance (`origin`, the passage it rests on and
 //! the words of the text it rests on). Book rows cascade with their volume,
-//! series rows with their series, shared terms with their glossary.
+//! series rows with their series, shared terms with their glossary. A
+//! passage's analysis outlives the passage (a replaced chapter's passages
+//! are new rows): it stays the owner's analysis of that text, so the same
+//! text is never analysed and paid for again.
 
 use sea_orm_migration::{prelude::*, schema::*};
 
@@ -393,12 +396,6 @@ impl MigrationTrait for Migration {
                     .col(boolean(PassageAnalyses::Reconciled))
                     .col(boolean(PassageAnalyses::Failed))
                     .col(big_integer(PassageAnalyses::CreatedAt))
-                    .foreign_key(&mut fk(
-                        "fk_passage_analyses_passage_id",
-                        (PassageAnalyses::Table, PassageAnalyses::PassageId),
-                        (Passages::Table, Passages::Id),
-                        Cascade,
-                    ))
                     .foreign_key(&mut fk(
                         "fk_passage_analyses_project_id",
                         (PassageAnalyses::Table, PassageAnalyses::ProjectId),

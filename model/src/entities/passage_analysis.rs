@@ -1,6 +1,8 @@
 //! `passage_analyses`: what the analysis stage found in each passage, kept
 //! so that a passage is analysed once (a job resumed after a crash skips
 //! it) and so that the same text of the same owner is never paid for again.
+//! A row outlives its passage (no foreign key to it): a replaced chapter's
+//! unchanged paragraphs take their earlier analysis back by source key.
 
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -245,6 +245,8 @@ struct Work {
     status: PassageStatus,
     human: bool,
     validated: bool,
+    /// The translation memory key the translation was stored under.
+    memory_key: Option<String>,
 }
 
 impl Work {
@@ -254,6 +256,7 @@ impl Work {
             status: PassageStatus::Pending,
             human: false,
             validated: false,
+            memory_key: None,
         }
     }
 
@@ -263,6 +266,7 @@ impl Work {
             status: p.status,
             human: p.human,
             validated: p.validated,
+            memory_key: p.memory_key.clone(),
         }
     }
 
@@ -305,7 +309,7 @@ async fn insert_passages(
                 human: Set(work.human),
                 validated: Set(work.validated),
                 attempts: Set(0),
-                memory_key: Set(None),
+                memory_key: Set(work.memory_key),
                 created_at: Set(now),
                 updated_at: Set(now),
             }

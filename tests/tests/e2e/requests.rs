@@ -154,6 +154,22 @@ const DETAIL: &[(&str, Ty)] = &[
     ("/chapter_events/failed", Ty::Int),
     ("/chapter_events/waiting_chapters", Ty::Int),
     ("/chapter_events/error", Ty::Str),
+    // Which memory backend answers (docs/decisions.md, "Narrative memory").
+    ("/memory", Ty::Obj),
+    ("/memory/backend", Ty::Str),
+    ("/memory/answered_by", Ty::Str),
+    ("/memory/note", Ty::Str),
+];
+
+/// `progress.analysis` while the analysis stage runs or has run.
+const ANALYSIS: &[(&str, Ty)] = &[
+    ("/mode", Ty::Str),
+    ("/done", Ty::Int),
+    ("/total", Ty::Int),
+    ("/percent", Ty::Int),
+    ("/failed", Ty::Int),
+    ("/entities", Ty::Int),
+    ("/terms", Ty::Int),
 ];
 
 const STAGE: &[(&str, Ty)] = &[
@@ -359,12 +375,21 @@ pub(crate) fn check_document(doc: &Value) {
     table.extend_from_slice(DETAIL);
     check_types("status document", doc, &table);
     check_exact_keys("status document", doc, &table);
-    // No analysis step ran and no estimate was made at job start.
-    assert_eq!(
-        doc["progress"]["analysis"],
-        Value::Null,
-        "progress.analysis"
-    );
+    // The analysis stage reports itself when it runs (quality other than
+    // `fast`, and not import only), and is null otherwise; no estimate is
+    // made at job start yet.
+    let analysis = &doc["progress"]["analysis"];
+    if doc["options"]["start"] == false {
+        assert_eq!(analysis, &Value::Null, "an import has no analysis: {doc}");
+    }
+    if !analysis.is_null() {
+        check_types("progress.analysis", analysis, ANALYSIS);
+        check_exact_keys("progress.analysis", analysis, ANALYSIS);
+        assert!(
+            ["parallel", "strict"].contains(&analysis["mode"].as_str().unwrap_or("")),
+            "{analysis}"
+        );
+    }
     assert_eq!(doc["estimate"], Value::Null, "estimate");
     let stages: Vec<&str> = doc["progress"]["stages"]
         .as_array()
@@ -1001,7 +1026,8 @@ fn result_paragraphs(result: &Value, external_id: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn volumes_append_and_replace_chapters() {
-    // One passage per call, so calls count the passages sent.
+    // One passage per call, so calls count the passages sent: each new
+    // passage is analysed once and translated once (quality `normal`).
     let api = Api::builder(Backend::Sqlite)
         .env("DRAGOMAN_BATCH_TOKENS", "1")
         .start()
@@ -1035,7 +1061,7 @@ async fn volumes_append_and_replace_chapters() {
     let first_id = first["request_id"].as_str().expect("id").to_owned();
     let done = api.wait_final(&first_id, MINUTE).await;
     assert_eq!(done["status"], "completed");
-    assert_eq!(api.simulator.requests().await, 6);
+    assert_eq!(api.simulator.requests().await, 12);
     let before = api.result(&first_id, "format=json").await.expect(200);
 
     // The same chapters unchanged plus a new one: only the new one is sent.
@@ -1063,8 +1089,12 @@ async fn volumes_append_and_replace_chapters() {
         .expect("chapter 3")["chapter_id"]
         .clone();
     assert_eq!(done["chapters"]["new"], json!([new_id]));
-    assert_eq!(api.simulator.requests().await, 9, "only chapter 3 was sent");
-    assert_eq!(done["report"]["usage"]["calls"], 3);
+    assert_eq!(
+        api.simulator.requests().await,
+        18,
+        "only chapter 3 was sent"
+    );
+    assert_eq!(done["report"]["usage"]["calls"], 6);
     let statuses: Vec<&str> = done["report"]["chapter_map"]
         .as_array()
         .expect("chapter_map")
@@ -1104,7 +1134,7 @@ async fn volumes_append_and_replace_chapters() {
     assert_eq!(done["chapters"]["replaced"], 1);
     assert_eq!(done["chapters"]["unchanged"], 1);
     assert_eq!(done["chapters"]["created"], 0);
-    assert_eq!(api.simulator.requests().await, 10, "one changed paragraph");
+    assert_eq!(api.simulator.requests().await, 20, "one changed paragraph");
     let after = api.result(&third_id, "format=json").await.expect(200);
     let old = result_paragraphs(&before, "ch-2");
     let new = result_paragraphs(&after, "ch-2");
