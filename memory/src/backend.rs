@@ -68,13 +68,26 @@ pub trait MemoryBackend: Send + Sync {
         passage_ids: &[String],
     ) -> MemoryResult<Vec<PreparedPassage>>;
 
-    /// The context of one batch (passages in reading order), within the
-    /// context token budget.
+    /// The contexts of some batches of one volume (each batch's passages
+    /// in reading order), each within the context token budget, in the
+    /// order given.
+    async fn build_contexts(
+        &self,
+        project_id: &str,
+        batches: &[Vec<String>],
+    ) -> MemoryResult<Vec<BatchContext>>;
+
+    /// The context of one batch.
     async fn build_context(
         &self,
         project_id: &str,
         passage_ids: &[String],
-    ) -> MemoryResult<BatchContext>;
+    ) -> MemoryResult<BatchContext> {
+        let mut contexts = self
+            .build_contexts(project_id, &[passage_ids.to_vec()])
+            .await?;
+        Ok(contexts.pop().unwrap_or_default())
+    }
 
     /// The volume's memory enriches its series'.
     async fn close_volume(&self, project_id: &str) -> MemoryResult<CloseOutcome>;
@@ -183,21 +196,23 @@ impl MemoryBackend for InternalBackend {
         translation_memory::prepare(&self.db, &volume, &series, passage_ids).await
     }
 
-    async fn build_context(
+    async fn build_contexts(
         &self,
         project_id: &str,
-        passage_ids: &[String],
-    ) -> MemoryResult<BatchContext> {
+        batches: &[Vec<String>],
+    ) -> MemoryResult<Vec<BatchContext>> {
         let volume = store::volume(&self.db, project_id, None).await?;
         let series = store::series_of(&self.db, &volume).await?;
-        context::build(
-            &self.db,
-            &volume,
-            &series,
-            passage_ids,
-            self.settings.context_tokens,
-        )
-        .await
+        let snapshot = context::Snapshot::load(&self.db, &volume, &series).await?;
+        let mut contexts = Vec::with_capacity(batches.len());
+        for passage_ids in batches {
+            contexts.push(
+                snapshot
+                    .build(&self.db, &volume, passage_ids, self.settings.context_tokens)
+                    .await?,
+            );
+        }
+        Ok(contexts)
     }
 
     async fn close_volume(&self, project_id: &str) -> MemoryResult<CloseOutcome> {

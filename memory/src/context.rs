@@ -41,7 +41,7 @@ use crate::domain::BatchContext;
 use crate::entities::{aliases, union_aliases};
 use crate::error::MemoryResult;
 use crate::glossary;
-use crate::normalize::{Haystack, match_key};
+use crate::normalize::{Haystack, match_key, normalize_text};
 use crate::store::{self, CHUNK};
 use dragoman_model::entities::{
     bible_line, chapter, narrative_entity, passage, project, series, series_entity, term,
@@ -167,12 +167,6 @@ impl Sheet {
     pub fn thing_line(&self) -> String {
         self.head()
     }
-
-    fn occurs_in(&self, texts: &[Haystack]) -> bool {
-        std::iter::once(&self.name)
-            .chain(&self.aliases)
-            .any(|name| texts.iter().any(|t| t.contains(name)))
-    }
 }
 
 /// A book entity's sheet, completed by its series identity when linked.
@@ -238,108 +232,136 @@ pub fn style_lines(volume: &[bible_line::Model], series: &[bible_line::Model]) -
         .collect()
 }
 
-/// The context of the volume's passages `passage_ids` (in reading order),
-/// within `budget` tokens.
-pub async fn build(
-    db: &impl ConnectionTrait,
-    volume: &project::Model,
-    series: &series::Model,
-    passage_ids: &[String],
-    budget: usize,
-) -> MemoryResult<BatchContext> {
-    let mut batch: Vec<passage::Model> = Vec::new();
-    for chunk in passage_ids.chunks(CHUNK) {
-        batch.extend(
-            passage::Entity::find()
-                .filter(passage::Column::Id.is_in(chunk.iter().cloned()))
-                .filter(passage::Column::ProjectId.eq(volume.id.as_str()))
-                .all(db)
-                .await?,
-        );
-    }
-    batch.sort_by_key(|p| passage_ids.iter().position(|id| id == &p.id));
-    if batch.is_empty() || budget == 0 {
-        return Ok(BatchContext::default());
-    }
-    let folded: Vec<Haystack> = batch
-        .iter()
-        .map(|p| Haystack::new(&p.source, false))
-        .collect();
-    let exact: Vec<Haystack> = batch
-        .iter()
-        .map(|p| Haystack::new(&p.source, true))
-        .collect();
+/// What the contexts of a volume's batches are made of, loaded once for
+/// all of them: the memory does not change while a volume is translated.
+pub struct Snapshot {
+    in_force: Vec<term::Model>,
+    /// Every sheet, with the names it is found by in its text's form.
+    sheets: Vec<(Sheet, Vec<String>)>,
+    style: Vec<String>,
+}
 
-    let mut parts = ContextParts::default();
-    let in_force = glossary::load_in_force(db, volume, series).await?;
-    let mut used: Vec<&term::Model> = in_force
-        .iter()
-        .filter(|t| folded.iter().any(|text| text.contains(&t.source)))
-        .collect();
-    used.sort_by(|a, b| (!a.locked, &a.source).cmp(&(!b.locked, &b.source)));
-    for term in used {
-        let line = term_line(term);
-        if term.locked {
-            parts.locked_terms.push(line);
-        } else {
-            parts.terms.push(line);
-        }
-    }
-
-    let entities = narrative_entity::Entity::find()
-        .filter(narrative_entity::Column::ProjectId.eq(volume.id.as_str()))
-        .all(db)
-        .await?;
-    let identities = series_entity::Entity::find()
-        .filter(series_entity::Column::SeriesId.eq(series.id.as_str()))
-        .all(db)
-        .await?;
-    let linked: HashSet<&str> = entities
-        .iter()
-        .filter_map(|e| e.series_entity_id.as_deref())
-        .collect();
-    let mut sheets: Vec<Sheet> = entities
-        .iter()
-        .map(|e| {
-            let identity = e
-                .series_entity_id
-                .as_deref()
-                .and_then(|id| identities.iter().find(|s| s.id == id));
-            book_sheet(e, identity)
+impl Snapshot {
+    pub async fn load(
+        db: &impl ConnectionTrait,
+        volume: &project::Model,
+        series: &series::Model,
+    ) -> MemoryResult<Snapshot> {
+        let in_force = glossary::load_in_force(db, volume, series).await?;
+        let entities = narrative_entity::Entity::find()
+            .filter(narrative_entity::Column::ProjectId.eq(volume.id.as_str()))
+            .all(db)
+            .await?;
+        let identities = series_entity::Entity::find()
+            .filter(series_entity::Column::SeriesId.eq(series.id.as_str()))
+            .all(db)
+            .await?;
+        let linked: HashSet<&str> = entities
+            .iter()
+            .filter_map(|e| e.series_entity_id.as_deref())
+            .collect();
+        let mut sheets: Vec<Sheet> = entities
+            .iter()
+            .map(|e| {
+                let identity = e
+                    .series_entity_id
+                    .as_deref()
+                    .and_then(|id| identities.iter().find(|s| s.id == id));
+                book_sheet(e, identity)
+            })
+            .chain(
+                identities
+                    .iter()
+                    .filter(|s| !linked.contains(s.id.as_str()))
+                    .map(series_sheet),
+            )
+            .collect();
+        sheets.sort_by(|a, b| {
+            (b.mentions, match_key(&a.name), &a.name).cmp(&(
+                a.mentions,
+                match_key(&b.name),
+                &b.name,
+            ))
+        });
+        let sheets = sheets
+            .into_iter()
+            .map(|sheet| {
+                let names = std::iter::once(&sheet.name)
+                    .chain(&sheet.aliases)
+                    .map(|n| normalize_text(n))
+                    .collect();
+                (sheet, names)
+            })
+            .collect();
+        let volume_lines = bible_line::Entity::find()
+            .filter(bible_line::Column::ProjectId.eq(volume.id.as_str()))
+            .all(db)
+            .await?;
+        let series_lines = bible_line::Entity::find()
+            .filter(bible_line::Column::SeriesId.eq(series.id.as_str()))
+            .all(db)
+            .await?;
+        Ok(Snapshot {
+            in_force,
+            sheets,
+            style: style_lines(&volume_lines, &series_lines),
         })
-        .chain(
-            identities
-                .iter()
-                .filter(|s| !linked.contains(s.id.as_str()))
-                .map(series_sheet),
-        )
-        .filter(|sheet| sheet.occurs_in(&exact))
-        .collect();
-    sheets.sort_by(|a, b| {
-        (b.mentions, match_key(&a.name), &a.name).cmp(&(a.mentions, match_key(&b.name), &b.name))
-    });
-    for sheet in &sheets {
-        if sheet.kind == Some(EntityKind::Character) {
-            parts.characters.push(sheet.character_line());
-        } else {
-            parts.places.push(sheet.thing_line());
+    }
+
+    /// The context of the volume's passages `passage_ids` (in reading
+    /// order), within `budget` tokens.
+    pub async fn build(
+        &self,
+        db: &impl ConnectionTrait,
+        volume: &project::Model,
+        passage_ids: &[String],
+        budget: usize,
+    ) -> MemoryResult<BatchContext> {
+        let mut batch: Vec<passage::Model> = Vec::new();
+        for chunk in passage_ids.chunks(CHUNK) {
+            batch.extend(
+                passage::Entity::find()
+                    .filter(passage::Column::Id.is_in(chunk.iter().cloned()))
+                    .filter(passage::Column::ProjectId.eq(volume.id.as_str()))
+                    .all(db)
+                    .await?,
+            );
         }
-    }
+        batch.sort_by_key(|p| passage_ids.iter().position(|id| id == &p.id));
+        if batch.is_empty() || budget == 0 {
+            return Ok(BatchContext::default());
+        }
+        // The batch searched as one text, each name or term in its form.
+        let folded = Haystack::of_all(batch.iter().map(|p| p.source.as_str()), false);
+        let exact = Haystack::of_all(batch.iter().map(|p| p.source.as_str()), true);
 
-    let volume_lines = bible_line::Entity::find()
-        .filter(bible_line::Column::ProjectId.eq(volume.id.as_str()))
-        .all(db)
-        .await?;
-    let series_lines = bible_line::Entity::find()
-        .filter(bible_line::Column::SeriesId.eq(series.id.as_str()))
-        .all(db)
-        .await?;
-    parts.style = style_lines(&volume_lines, &series_lines);
-
-    if let Some(first) = batch.first() {
-        parts.before = before(db, volume, first).await?;
+        let mut parts = ContextParts::default();
+        let mut used: Vec<&term::Model> = glossary::occurring(&self.in_force, &folded);
+        used.sort_by(|a, b| (!a.locked, &a.source).cmp(&(!b.locked, &b.source)));
+        for term in used {
+            let line = term_line(term);
+            if term.locked {
+                parts.locked_terms.push(line);
+            } else {
+                parts.terms.push(line);
+            }
+        }
+        for (sheet, names) in &self.sheets {
+            if !names.iter().any(|n| exact.contains_normalized(n)) {
+                continue;
+            }
+            if sheet.kind == Some(EntityKind::Character) {
+                parts.characters.push(sheet.character_line());
+            } else {
+                parts.places.push(sheet.thing_line());
+            }
+        }
+        parts.style = self.style.clone();
+        if let Some(first) = batch.first() {
+            parts.before = before(db, volume, first).await?;
+        }
+        Ok(parts.cut(budget))
     }
-    Ok(parts.cut(budget))
 }
 
 /// The summaries of the (up to) two passages right before `first` in the

@@ -123,9 +123,13 @@ pub async fn load_in_force(
 }
 
 /// The terms among `terms` whose source occurs in the text
-/// (case-insensitively, on word boundaries).
+/// (case-insensitively, on word boundaries); `text` is a case-insensitive
+/// haystack, so the terms' `source_key` is searched as it is.
 pub fn occurring<'a>(terms: &'a [term::Model], text: &Haystack) -> Vec<&'a term::Model> {
-    terms.iter().filter(|t| text.contains(&t.source)).collect()
+    terms
+        .iter()
+        .filter(|t| text.contains_normalized(&t.source_key))
+        .collect()
 }
 
 #[cfg(test)]

@@ -95,6 +95,9 @@ fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// Joins the texts of [`Haystack::of_all`].
+const TEXT_SEPARATOR: &str = "\u{1F}";
+
 /// A text prepared once for many [`occurs_in`] checks.
 pub struct Haystack {
     text: String,
@@ -111,6 +114,34 @@ impl Haystack {
             },
             case_sensitive,
         }
+    }
+
+    /// Several texts searched as one: a word or phrase occurs when it
+    /// occurs in one of them (the separator is neither a space nor a word
+    /// character, so no phrase spans two texts and boundaries hold).
+    pub fn of_all<'a>(texts: impl IntoIterator<Item = &'a str>, case_sensitive: bool) -> Self {
+        let normal: Vec<String> = texts
+            .into_iter()
+            .map(|t| {
+                if case_sensitive {
+                    normalize_text(t)
+                } else {
+                    match_key(t)
+                }
+            })
+            .collect();
+        Self {
+            text: normal.join(TEXT_SEPARATOR),
+            case_sensitive,
+        }
+    }
+
+    /// Whether a needle already in this haystack's form (a [`match_key`]
+    /// for a case-insensitive haystack) appears as a word or phrase: the
+    /// form of a term's `source_key`, without normalizing it again for
+    /// every text.
+    pub fn contains_normalized(&self, needle: &str) -> bool {
+        occurs_in(&self.text, needle)
     }
 
     /// Whether `needle` appears in the text as a word or phrase.

@@ -229,19 +229,25 @@ impl dragoman_proto::Memory for MemoryService {
         }))
     }
 
-    async fn build_context(
+    async fn build_contexts(
         &self,
         request: Request<v1::ContextRequest>,
-    ) -> Result<Response<v1::BatchContext>, Status> {
+    ) -> Result<Response<v1::BatchContexts>, Status> {
         self.credential.verify(&request)?;
         let ask = request.into_inner();
-        let context = self
+        let batches: Vec<Vec<String>> = ask.batches.into_iter().map(|b| b.passage_ids).collect();
+        let contexts = self
             .backend
-            .build_context(&ask.project_id, &ask.passage_ids)
+            .build_contexts(&ask.project_id, &batches)
             .await?;
-        Ok(Response::new(v1::BatchContext {
-            text: context.text,
-            tokens: count(context.tokens),
+        Ok(Response::new(v1::BatchContexts {
+            contexts: contexts
+                .into_iter()
+                .map(|context| v1::BatchContext {
+                    text: context.text,
+                    tokens: count(context.tokens),
+                })
+                .collect(),
         }))
     }
 
@@ -404,9 +410,9 @@ mod tests {
         );
 
         let refused = service
-            .build_context(credential.system_request(v1::ContextRequest {
+            .build_contexts(credential.system_request(v1::ContextRequest {
                 project_id: "missing".into(),
-                passage_ids: vec![],
+                batches: vec![],
             }))
             .await
             .expect_err("no volume");
@@ -465,15 +471,28 @@ mod tests {
             .expect("reconcile")
             .into_inner();
         assert_eq!((reconciled.reconciled, reconciled.entities), (0, 1));
-        let context = service
-            .build_context(credential.system_request(v1::ContextRequest {
+        let contexts = service
+            .build_contexts(credential.system_request(v1::ContextRequest {
                 project_id: volume.id.clone(),
-                passage_ids: vec![passages[1].id.clone()],
+                batches: vec![
+                    v1::ContextBatch {
+                        passage_ids: vec![passages[1].id.clone()],
+                    },
+                    v1::ContextBatch {
+                        passage_ids: vec![passages[0].id.clone()],
+                    },
+                ],
             }))
             .await
             .expect("context")
-            .into_inner();
-        assert_eq!(context.text, "Before: Alice runs.");
-        assert_eq!(context.tokens, 7);
+            .into_inner()
+            .contexts;
+        assert_eq!(contexts.len(), 2, "one context per batch, in order");
+        assert_eq!(contexts[0].text, "Before: Alice runs.");
+        assert_eq!(contexts[0].tokens, 7);
+        assert_eq!(
+            contexts[1].text, "Characters:\n- Alice",
+            "the first passage names Alice and has nothing before it"
+        );
     }
 }

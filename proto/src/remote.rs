@@ -100,7 +100,7 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
     record_analysis(RecordAnalysisRequest) -> RecordAnalysisResponse;
     reconcile(ReconcileRequest) -> ReconcileResponse;
     prepare_translation(PrepareTranslationRequest) -> PreparedTranslation;
-    build_context(ContextRequest) -> BatchContext;
+    build_contexts(ContextRequest) -> BatchContexts;
     close_volume(ProjectRef) -> CloseVolumeResponse;
     put_term(PutTermRequest) -> Term;
     terms_in_force(ProjectRef) -> TermList;
@@ -186,10 +186,10 @@ mod tests {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn build_context(
+        async fn build_contexts(
             &self,
             _: Request<ContextRequest>,
-        ) -> Result<Response<BatchContext>, Status> {
+        ) -> Result<Response<BatchContexts>, Status> {
             Err(Status::unimplemented("fake"))
         }
 

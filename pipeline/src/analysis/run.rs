@@ -19,12 +19,15 @@ pub struct Languages<'a> {
     pub target: &'a str,
 }
 
-/// `max_tokens` of an analysis answer: three times the passages' estimate
-/// (lists of names, terms and evidence quote the text) plus room for the
-/// JSON, capped.
+/// How many times its passages' tokens an analysis answer may take: lists
+/// of names, terms and evidence quote the text, with JSON around them.
+pub const ANSWER_FACTOR: usize = 4;
+
+/// `max_tokens` of an analysis answer: [`ANSWER_FACTOR`] times the
+/// passages' estimate plus room for the JSON, capped.
 fn max_tokens_for(passages: &[PassageIn]) -> u32 {
     let tokens: usize = passages.iter().map(passage_tokens).sum();
-    u32::try_from(tokens.saturating_mul(3).saturating_add(512))
+    u32::try_from(tokens.saturating_mul(ANSWER_FACTOR).saturating_add(1024))
         .unwrap_or(MAX_COMPLETION_TOKENS)
         .min(MAX_COMPLETION_TOKENS)
 }

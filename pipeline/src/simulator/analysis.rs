@@ -49,7 +49,7 @@ const STOP: [&str; 25] = [
 ];
 
 /// Longest evidence of an entity or a term, in characters.
-const EVIDENCE_CHARS: usize = 120;
+const EVIDENCE_CHARS: usize = 60;
 
 /// Longest event, in characters.
 const EVENT_CHARS: usize = 80;

@@ -20,7 +20,9 @@ use tokio::sync::watch;
 use super::{Stop, Worker};
 use crate::analysis::{self, ANALYSIS_SYSTEM_PROMPT, Languages};
 use crate::llm::LlmClient;
-use crate::translate::{CallRecord, PassageIn, estimate_tokens, plan_batches};
+use crate::translate::{
+    CallRecord, MAX_COMPLETION_TOKENS, PassageIn, estimate_tokens, plan_batches,
+};
 
 /// What one analysis run needs besides the batch.
 pub(super) struct AnalysisRun<'a> {
@@ -60,7 +62,16 @@ impl Worker {
             + estimate_tokens(&ticket.source_language)
             + estimate_tokens(&ticket.target_language)
             + 32;
-        let budget = self.config.batch_tokens.saturating_sub(overhead).max(64);
+        // An analysis answer is longer than its passages: a batch is sized so
+        // that its answer fits the largest completion providers give.
+        let answer_room =
+            (MAX_COMPLETION_TOKENS as usize).saturating_sub(1024) / analysis::ANSWER_FACTOR;
+        let budget = self
+            .config
+            .batch_tokens
+            .saturating_sub(overhead)
+            .min(answer_room)
+            .max(64);
         let batches = plan_batches(&passages, budget);
         match mode {
             AnalysisMode::Strict => {

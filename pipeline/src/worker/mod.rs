@@ -25,8 +25,8 @@ use dragoman_model::{clock, ids};
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::{
-    AnnounceChaptersRequest, ContextRequest, FinishJobRequest, HeartbeatRequest, JobTicket,
-    LeaseJobRequest, ProjectRef, RequestRef,
+    AnnounceChaptersRequest, ContextBatch, ContextRequest, FinishJobRequest, HeartbeatRequest,
+    JobTicket, LeaseJobRequest, ProjectRef, RequestRef,
 };
 use dragoman_proto::wire::WireEnum;
 use dragoman_proto::{Delivery, Memory, Scheduler};
@@ -67,6 +67,17 @@ pub struct Worker {
     pub memory: Arc<dyn Memory>,
     pub credential: InternalCredential,
     pub config: WorkerConfig,
+}
+
+/// Batches whose contexts one call to the memory service builds.
+const CONTEXT_CHUNK: usize = 200;
+
+/// One translation batch with what it is sent with and stored under.
+struct BatchWork<'a> {
+    passages: Vec<PassageIn>,
+    context: Option<String>,
+    /// Memory key of each passage.
+    keys: &'a HashMap<String, String>,
 }
 
 /// Why a job stopped before its end.
@@ -318,22 +329,29 @@ impl Worker {
         );
         let budget = self.config.batch_tokens.saturating_sub(overhead).max(64);
         let batches = translate::plan_batches(&passages, budget);
+        let contexts = self.contexts(ticket, &batches).await?;
         let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
-        let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
-            let client = client.clone();
-            let ticket = ticket.clone();
-            let provider = provider.clone();
-            let lost = lost.clone();
-            let keys = keys.clone();
-            async move {
-                if *lost.borrow() {
-                    return Err(Stop::Released);
+        let mut runs =
+            futures::stream::iter(batches.into_iter().zip(contexts).map(|(batch, context)| {
+                let client = client.clone();
+                let ticket = ticket.clone();
+                let provider = provider.clone();
+                let lost = lost.clone();
+                let keys = keys.clone();
+                async move {
+                    if *lost.borrow() {
+                        return Err(Stop::Released);
+                    }
+                    let work = BatchWork {
+                        passages: batch,
+                        context,
+                        keys: &keys,
+                    };
+                    self.run_batch(&client, &ticket, &provider, capacity, work)
+                        .await
                 }
-                self.run_batch(&client, &ticket, &provider, capacity, batch, &keys)
-                    .await
-            }
-        }))
-        .buffer_unordered(threads);
+            }))
+            .buffer_unordered(threads);
         let mut announced_at = Instant::now();
         while let Some(outcome) = runs.next().await {
             outcome?;
@@ -364,31 +382,43 @@ impl Worker {
         Ok(())
     }
 
-    /// The context of one batch from the memory service; titles have none
-    /// of their own, so a batch of titles only goes without.
-    async fn context(
+    /// The context of each batch from the memory service, asked for all of
+    /// them at once (the memory does not change while they run); titles
+    /// have none of their own, so a batch of titles only goes without.
+    async fn contexts(
         &self,
         ticket: &JobTicket,
-        batch: &[PassageIn],
-    ) -> Result<Option<String>, Stop> {
-        let passage_ids: Vec<String> = batch
-            .iter()
-            .filter(|p| titles::chapter_of(&p.id).is_none())
-            .map(|p| p.id.clone())
-            .collect();
-        if passage_ids.is_empty() {
-            return Ok(None);
+        batches: &[Vec<PassageIn>],
+    ) -> Result<Vec<Option<String>>, Stop> {
+        let mut contexts = Vec::with_capacity(batches.len());
+        for chunk in batches.chunks(CONTEXT_CHUNK) {
+            let asked: Vec<ContextBatch> = chunk
+                .iter()
+                .map(|batch| ContextBatch {
+                    passage_ids: batch
+                        .iter()
+                        .filter(|p| titles::chapter_of(&p.id).is_none())
+                        .map(|p| p.id.clone())
+                        .collect(),
+                })
+                .collect();
+            let answer = self
+                .memory
+                .build_contexts(self.credential.system_request(ContextRequest {
+                    project_id: ticket.project_id.clone(),
+                    batches: asked,
+                }))
+                .await
+                .map_err(|s| memory_unavailable(ticket, &s))?
+                .into_inner();
+            let mut given = answer.contexts.into_iter();
+            contexts.extend(
+                chunk
+                    .iter()
+                    .map(|_| given.next().map(|c| c.text).filter(|text| !text.is_empty())),
+            );
         }
-        let context = self
-            .memory
-            .build_context(self.credential.system_request(ContextRequest {
-                project_id: ticket.project_id.clone(),
-                passage_ids,
-            }))
-            .await
-            .map_err(|s| memory_unavailable(ticket, &s))?
-            .into_inner();
-        Ok((!context.text.is_empty()).then_some(context.text))
+        Ok(contexts)
     }
 
     /// Has delivery queue a `chapters.translated` batch of the chapters
@@ -437,16 +467,15 @@ impl Worker {
         ticket: &JobTicket,
         provider: &provider::Model,
         capacity: usize,
-        batch: Vec<PassageIn>,
-        keys: &HashMap<String, String>,
+        work: BatchWork<'_>,
     ) -> Result<(), Stop> {
-        let context = self.context(ticket, &batch).await?;
+        let keys = work.keys;
         let slot = self.take_slot(provider, capacity).await;
         let job = TranslateJob {
             source_language: ticket.source_language.clone(),
             target_language: ticket.target_language.clone(),
-            passages: batch,
-            context,
+            passages: work.passages,
+            context: work.context,
         };
         let mut calls: Vec<CallRecord> = Vec::new();
         let outcomes = translate::translate(client, &job, &self.config.retry, &mut |record| {
