@@ -14,9 +14,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 latency="${1:-1000}"
 capacity="${2:-8}"
-cargo build --release -q
-bin="$PWD/target/release/dragoman"
-[ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/release/dragoman"
+# DRAGOMAN_BENCH_BIN=/path/to/dragoman measures that binary instead of a
+# fresh release build.
+if [ -n "${DRAGOMAN_BENCH_BIN:-}" ]; then
+  bin="$DRAGOMAN_BENCH_BIN"
+else
+  cargo build --release -q
+  bin="$PWD/target/release/dragoman"
+  [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/release/dragoman"
+fi
 work="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 bench/make_novel.py "$work/novel.json" "Novel" 100000 40
