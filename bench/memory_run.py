@@ -79,6 +79,8 @@ def source_of(chapters):
 
 
 novel = json.load(open(NOVEL))
+# The job may use the provider's whole capacity (a volume's share is 4 by default).
+novel["pipeline"] = {"threads": CAPACITY}
 words, tokens = source_of(novel["chapters"])
 body = json.dumps(novel).encode()
 doc, wall, served = run(lambda: call("POST", f"{API}/api/v1/translation-requests", body))
@@ -94,7 +96,7 @@ if CORPUS:
     raw = open(CORPUS, "rb").read()
     boundary = uuid.uuid4().hex
     fields = {"series": "News from Nowhere", "volume": "1", "source_language": "en",
-              "target_language": "fr", "split": "headings"}
+              "target_language": "fr", "split": "headings", "threads": str(CAPACITY)}
     parts = []
     for name, value in fields.items():
         parts.append(f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n".encode())

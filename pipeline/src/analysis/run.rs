@@ -1,7 +1,9 @@
-//! Analysing a batch of passages: the whole batch with retries, then each
-//! passage the answer left out alone, then a failed analysis for what still
-//! gives nothing (stored as failed, so a resumed job does not pay for it
-//! again; the passage is translated without what it would have added).
+//! Analysing a batch of passages: the whole batch with retries; an answer
+//! cut at `max_tokens` splits the batch in halves (the same request would
+//! only be cut again); then each passage the answer left out alone, then a
+//! failed analysis for what still gives nothing (stored as failed, so a
+//! resumed job does not pay for it again; the passage is translated without
+//! what it would have added).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -21,7 +23,7 @@ pub struct Languages<'a> {
 
 /// How many times its passages' tokens an analysis answer may take: lists
 /// of names, terms and evidence quote the text, with JSON around them.
-pub const ANSWER_FACTOR: usize = 4;
+pub const ANSWER_FACTOR: usize = 6;
 
 /// `max_tokens` of an analysis answer: [`ANSWER_FACTOR`] times the
 /// passages' estimate plus room for the JSON, capped.
@@ -32,15 +34,23 @@ fn max_tokens_for(passages: &[PassageIn]) -> u32 {
         .min(MAX_COMPLETION_TOKENS)
 }
 
-/// What one request with its retries gave: the analyses it read (by id), or
-/// nothing when it kept failing or was refused.
+/// What one request with its retries gave.
+enum Answered {
+    /// The analyses it read, by id (empty when it kept failing or was
+    /// refused).
+    Read(HashMap<String, PassageAnalysis>),
+    /// The answer was cut at `max_tokens`: the batch asks for too much.
+    Cut,
+}
+
+/// One request with its retries.
 async fn request(
     client: &LlmClient,
     languages: Languages<'_>,
     passages: &[PassageIn],
     policy: &RetryPolicy,
     on_call: &mut (dyn FnMut(CallRecord) + Send),
-) -> HashMap<String, PassageAnalysis> {
+) -> Answered {
     let user = analysis_message(languages.source, languages.target, passages);
     let mut backoff = policy.backoff();
     let attempts = policy.max_attempts.max(1);
@@ -76,6 +86,16 @@ async fn request(
                     (false, None, None)
                 } else {
                     match parse_analysis_answer(&completion.text) {
+                        Err(e) if completion.truncated => {
+                            record.outcome = "malformed".into();
+                            record.error = format!("answer cut at max_tokens: {e}");
+                            if passages.len() > 1 {
+                                on_call(record);
+                                return Answered::Cut;
+                            }
+                            // One passage cut again would only be cut again.
+                            (false, None, None)
+                        }
                         Err(e) => {
                             record.outcome = "malformed".into();
                             record.error = e;
@@ -95,20 +115,20 @@ async fn request(
             if let ([one], [(_, analysis)]) = (passages, items.as_slice()) {
                 let mut analysis = analysis.clone();
                 analysis.passage_id = one.id.clone();
-                return HashMap::from([(one.id.clone(), analysis)]);
+                return Answered::Read(HashMap::from([(one.id.clone(), analysis)]));
             }
             let mut by_id = HashMap::new();
             for (id, analysis) in items {
                 by_id.entry(id).or_insert(analysis);
             }
-            return by_id;
+            return Answered::Read(by_id);
         }
         if !retry || attempt == attempts {
             break;
         }
         tokio::time::sleep(policy.delay(&mut backoff, retry_after)).await;
     }
-    HashMap::new()
+    Answered::Read(HashMap::new())
 }
 
 /// Analyses one batch: one analysis per passage, in the order given; a
@@ -123,14 +143,33 @@ pub async fn analyse(
     if passages.is_empty() {
         return Vec::new();
     }
-    let mut found = request(client, languages, passages, policy, &mut *on_call).await;
-    if passages.len() > 1 {
-        for passage in passages {
-            if found.contains_key(&passage.id) {
-                continue;
+    let mut found = HashMap::new();
+    // Slices still to ask for; a cut answer puts back its two halves.
+    let mut todo: Vec<&[PassageIn]> = vec![passages];
+    while let Some(part) = todo.pop() {
+        match request(client, languages, part, policy, &mut *on_call).await {
+            Answered::Cut => {
+                let (first, second) = part.split_at(part.len() / 2);
+                todo.push(second);
+                todo.push(first);
             }
-            let alone = std::slice::from_ref(passage);
-            found.extend(request(client, languages, alone, policy, &mut *on_call).await);
+            Answered::Read(read) => {
+                let mut read = read;
+                if part.len() > 1 {
+                    for passage in part {
+                        if read.contains_key(&passage.id) {
+                            continue;
+                        }
+                        let alone = std::slice::from_ref(passage);
+                        if let Answered::Read(one) =
+                            request(client, languages, alone, policy, &mut *on_call).await
+                        {
+                            read.extend(one);
+                        }
+                    }
+                }
+                found.extend(read);
+            }
         }
     }
     passages
