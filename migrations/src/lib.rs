@@ -8,6 +8,7 @@ use sea_orm_migration::prelude::*;
 
 pub use sea_orm_migration::MigratorTrait;
 
+mod keys;
 mod m0001_initial;
 mod m0002_book_edition;
 mod m0003_narrative_memory;

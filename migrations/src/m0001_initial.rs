@@ -10,6 +10,7 @@
 //! optional references to providers and tokens are set to NULL; a provider with
 //! recorded calls cannot be deleted (its cost history would be lost).
 
+use crate::keys::{fk, index};
 use sea_orm_migration::{prelude::*, schema::*};
 
 /// The initial schema.
@@ -290,45 +291,6 @@ enum Settings {
 /// A string primary key (application-generated UUID, or a setting name).
 fn pk_string<T: IntoIden>(col: T) -> ColumnDef {
     string(col).primary_key().take()
-}
-
-/// A named foreign key `from_table.from_col -> to_table.id`.
-fn fk<FT, FC, TT, TC>(
-    name: &str,
-    from: (FT, FC),
-    to: (TT, TC),
-    on_delete: ForeignKeyAction,
-) -> ForeignKeyCreateStatement
-where
-    FT: IntoTableRef,
-    FC: IntoIden,
-    TT: IntoTableRef,
-    TC: IntoIden,
-{
-    ForeignKey::create()
-        .name(name)
-        .from(from.0, from.1)
-        .to(to.0, to.1)
-        .on_delete(on_delete)
-        .take()
-}
-
-/// A named (optionally unique) index over `cols` of `table`.
-fn index<T, C, I>(name: &str, table: T, cols: I, unique: bool) -> IndexCreateStatement
-where
-    T: IntoTableRef,
-    C: IntoIndexColumn,
-    I: IntoIterator<Item = C>,
-{
-    let mut stmt = Index::create();
-    stmt.name(name).table(table);
-    for col in cols {
-        stmt.col(col);
-    }
-    if unique {
-        stmt.unique();
-    }
-    stmt.take()
 }
 
 /// Every table, parents first.

@@ -11,6 +11,7 @@
 //! are new rows): it stays the owner's analysis of that text, so the same
 //! text is never analysed and paid for again.
 
+use crate::keys::{fk, index};
 use sea_orm_migration::{prelude::*, schema::*};
 
 pub struct Migration;
@@ -150,43 +151,6 @@ enum BibleLines {
     PassageId,
     Evidence,
     CreatedAt,
-}
-
-fn fk<FT, FC, TT, TC>(
-    name: &str,
-    from: (FT, FC),
-    to: (TT, TC),
-    on_delete: ForeignKeyAction,
-) -> ForeignKeyCreateStatement
-where
-    FT: IntoTableRef,
-    FC: IntoIden,
-    TT: IntoTableRef,
-    TC: IntoIden,
-{
-    ForeignKey::create()
-        .name(name)
-        .from(from.0, from.1)
-        .to(to.0, to.1)
-        .on_delete(on_delete)
-        .take()
-}
-
-fn index<T, C, I>(name: &str, table: T, cols: I, unique: bool) -> IndexCreateStatement
-where
-    T: IntoTableRef,
-    C: IntoIndexColumn,
-    I: IntoIterator<Item = C>,
-{
-    let mut stmt = Index::create();
-    stmt.name(name).table(table);
-    for col in cols {
-        stmt.col(col);
-    }
-    if unique {
-        stmt.unique();
-    }
-    stmt.take()
 }
 
 #[async_trait::async_trait]
