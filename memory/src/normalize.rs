@@ -182,6 +182,7 @@ fn occurs_in(text: &str, needle: &str) -> bool {
 }
 
 /// Whether `needle` occurs in `text`, case-insensitively or not.
+#[cfg(test)]
 pub fn occurs(text: &str, needle: &str, case_sensitive: bool) -> bool {
     Haystack::new(text, case_sensitive).contains(needle)
 }
