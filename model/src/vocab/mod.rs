@@ -14,6 +14,7 @@ mod error_code;
 mod issue;
 mod memory;
 mod options;
+mod quality;
 mod results;
 mod scope;
 mod status;
@@ -26,6 +27,7 @@ pub use options::{
     AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,
     ProjectKind, ProviderKind, Quality, SeriesKind, Split, Stage,
 };
+pub use quality::{AutopilotAction, AutopilotOutcome, Band, Severity, SignalCode};
 pub use results::{Layout, ResultFormat, ResultScope};
 pub use scope::Scope;
 pub use status::{JobOutcome, JobStatus, PassageStatus, RequestStatus, VolumeStatus, WebhookState};
