@@ -112,6 +112,18 @@ pub struct Config {
     /// Spec `ANALYSIS_MODE`: how the analysis stage runs when neither the
     /// request nor its volume chooses.
     pub analysis_mode: AnalysisMode,
+    /// `FINAL_REVIEW`: false disables the review stage for every request.
+    pub final_review: bool,
+    /// `QUALITY_REVIEW_BELOW`: passages scoring below it (0 to 100) are
+    /// checked, retried by the autopilot and counted `to_review`.
+    pub quality_review_below: i32,
+    /// `AUTOPILOT_ROUNDS`: retranslation rounds of the autopilot at most
+    /// (each quality level has its own number, capped by this; 0 turns the
+    /// rounds off, the final accept-or-retain still runs).
+    pub autopilot_rounds: u32,
+    /// `AUTOPILOT_PROVIDER`: name of the stronger provider the autopilot's
+    /// last round uses; none by default.
+    pub autopilot_provider: Option<String>,
     /// Spec `API_WEBHOOK_HOSTS` (comma-separated; empty refuses every callback).
     pub api_webhook_hosts: String,
     /// Spec `API_WEBHOOK_PRIVATE_NETWORKS` (comma-separated CIDR).
@@ -165,6 +177,10 @@ impl Default for Config {
             batch_tokens: 2000,
             context_tokens: 400,
             analysis_mode: AnalysisMode::Parallel,
+            final_review: true,
+            quality_review_below: 70,
+            autopilot_rounds: 3,
+            autopilot_provider: None,
             api_webhook_hosts: String::new(),
             api_webhook_private_networks: String::new(),
             api_webhook_max_attempts: webhook_settings::DEFAULT_MAX_ATTEMPTS,
@@ -376,6 +392,12 @@ impl Config {
                  a request travels between processes as one message",
                 self.api_max_payload_mb
             ));
+        }
+        if !(0..=100).contains(&self.quality_review_below) {
+            return Err("DRAGOMAN_QUALITY_REVIEW_BELOW must be a score from 0 to 100".into());
+        }
+        if self.autopilot_rounds > 5 {
+            return Err("DRAGOMAN_AUTOPILOT_ROUNDS must be from 0 to 5".into());
         }
         if self.grpc_timeout_seconds == 0 {
             return Err("DRAGOMAN_GRPC_TIMEOUT_SECONDS must be at least 1".into());

@@ -145,6 +145,8 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             IntakeLimits {
                 max_chapters: config.api_max_chapters,
                 analysis_mode: config.analysis_mode,
+                final_review: config.final_review,
+                review_below: config.quality_review_below,
             },
             webhooks.clone(),
             blobs.clone(),

@@ -111,6 +111,10 @@ impl World {
             validated: Set(false),
             attempts: Set(1),
             memory_key: Set(None),
+            score: Set(None),
+            signals: Set(None),
+            reviewed: Set(false),
+            autopilot_round: Set(0),
             created_at: Set(now),
             updated_at: Set(now),
         }

@@ -116,6 +116,10 @@ impl Fixture {
                     validated: Set(false),
                     attempts: Set(0),
                     memory_key: Set(None),
+                    score: Set(None),
+                    signals: Set(None),
+                    reviewed: Set(false),
+                    autopilot_round: Set(0),
                     created_at: Set(now),
                     updated_at: Set(now),
                 }

@@ -12,6 +12,7 @@ mod keys;
 mod m0001_initial;
 mod m0002_book_edition;
 mod m0003_narrative_memory;
+mod m0004_quality;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0001_initial::Migration),
             Box::new(m0002_book_edition::Migration),
             Box::new(m0003_narrative_memory::Migration),
+            Box::new(m0004_quality::Migration),
         ]
     }
 }

@@ -15,12 +15,12 @@ use std::time::Duration;
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::db::{self, backend_name, begin_write, ping};
 use dragoman_model::entities::{
-    account, api_token, audit_log, chapter, job, passage, project, provider, provider_call,
+    account, api_token, audit_log, autopilot_decision, autopilot_run, chapter, job, passage, project, provider, provider_call,
     request, result, series, session, setting, webhook_delivery,
 };
 use dragoman_model::ids::new_id;
 use dragoman_model::vocab::{
-    BudgetPeriod, CallbackEvent, InputKind, JobStatus, PassageStatus, Priority, ProjectKind,
+    AutopilotAction, AutopilotOutcome, BudgetPeriod, CallbackEvent, InputKind, JobStatus, PassageStatus, Priority, ProjectKind,
     ProviderKind, RequestStatus, ResultFormat, ResultScope, SeriesKind, Stage, VolumeStatus,
     WebhookState,
 };
@@ -31,7 +31,7 @@ use sea_orm::{
 use sea_orm_migration::SchemaManager;
 use serde_json::json;
 
-const TABLES: [&str; 21] = [
+const TABLES: [&str; 23] = [
     "accounts",
     "sessions",
     "api_tokens",
@@ -53,6 +53,8 @@ const TABLES: [&str; 21] = [
     "narrative_entities",
     "passage_analyses",
     "bible_lines",
+    "autopilot_runs",
+    "autopilot_decisions",
 ];
 
 /// A timestamp beyond 32 bits, to prove the columns are 64-bit.
@@ -279,6 +281,10 @@ async fn exercise(db: &DatabaseConnection) {
             validated: false,
             attempts: 0,
             memory_key: Some("k".repeat(64)),
+            score: Some(72),
+            signals: Some(json!([{"code": "length_ratio", "count": 1, "penalty": 20}])),
+            reviewed: true,
+            autopilot_round: 2,
             created_at: T,
             updated_at: T,
         },
@@ -314,6 +320,38 @@ async fn exercise(db: &DatabaseConnection) {
             created_at: T,
             updated_at: T,
             finished_at: None,
+        },
+        id
+    );
+    round_trip!(
+        db,
+        autopilot_run,
+        autopilot_run::Model {
+            job_id: new_id(),
+            request_id: request.id.clone(),
+            round: 2,
+            rounds: 2,
+            finished: true,
+            outcome: Some(AutopilotOutcome::Unresolved),
+            reason: Some("1 passage retained".into()),
+            updated_at: T,
+        },
+        job_id
+    );
+    round_trip!(
+        db,
+        autopilot_decision,
+        autopilot_decision::Model {
+            id: new_id(),
+            request_id: request.id.clone(),
+            job_id: new_id(),
+            passage_id: passage.id.clone(),
+            round: 1,
+            action: AutopilotAction::Retain,
+            reason: "wrong_language".into(),
+            score_before: Some(30),
+            score_after: None,
+            created_at: T,
         },
         id
     );

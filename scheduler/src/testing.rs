@@ -86,6 +86,8 @@ impl Fixture {
             limits: IntakeLimits {
                 max_chapters: 50,
                 analysis_mode: AnalysisMode::Parallel,
+                final_review: true,
+                review_below: crate::lifecycle::lease::DEFAULT_REVIEW_BELOW,
             },
             blobs: std::sync::Arc::new(object_store::memory::InMemory::new()),
         }

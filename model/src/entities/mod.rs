@@ -10,6 +10,8 @@
 pub mod account;
 pub mod api_token;
 pub mod audit_log;
+pub mod autopilot_decision;
+pub mod autopilot_run;
 pub mod bible_line;
 pub mod chapter;
 pub mod glossary;

@@ -29,6 +29,15 @@ pub struct Model {
     /// source, the language pair and the glossary in force that it used.
     #[sea_orm(indexed)]
     pub memory_key: Option<String>,
+    /// Quality score from 0 to 100 of the current translation (or of its
+    /// absence); null until the passage is scored.
+    pub score: Option<i32>,
+    /// The signals that lowered the score: `[{code, count, penalty, message}]`.
+    pub signals: Option<Json>,
+    /// The review pass has read the current translation.
+    pub reviewed: bool,
+    /// The last autopilot round that took the passage up (0: none).
+    pub autopilot_round: i32,
     pub created_at: i64,
     pub updated_at: i64,
 }

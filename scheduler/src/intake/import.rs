@@ -247,6 +247,9 @@ struct Work {
     validated: bool,
     /// The translation memory key the translation was stored under.
     memory_key: Option<String>,
+    score: Option<i32>,
+    signals: Option<serde_json::Value>,
+    reviewed: bool,
 }
 
 impl Work {
@@ -257,6 +260,9 @@ impl Work {
             human: false,
             validated: false,
             memory_key: None,
+            score: None,
+            signals: None,
+            reviewed: false,
         }
     }
 
@@ -267,6 +273,9 @@ impl Work {
             human: p.human,
             validated: p.validated,
             memory_key: p.memory_key.clone(),
+            score: p.score,
+            signals: p.signals.clone(),
+            reviewed: p.reviewed,
         }
     }
 
@@ -310,6 +319,10 @@ async fn insert_passages(
                 validated: Set(work.validated),
                 attempts: Set(0),
                 memory_key: Set(work.memory_key),
+                score: Set(work.score),
+                signals: Set(work.signals),
+                reviewed: Set(work.reviewed),
+                autopilot_round: Set(0),
                 created_at: Set(now),
                 updated_at: Set(now),
             }

@@ -51,6 +51,11 @@ pub struct IntakeLimits {
     /// `ANALYSIS_MODE`: the analysis mode of a request that does not choose
     /// one, on a volume that does not either.
     pub analysis_mode: AnalysisMode,
+    /// `FINAL_REVIEW`: whether the installation lets the review stage run.
+    pub final_review: bool,
+    /// `QUALITY_REVIEW_BELOW`: passages scoring below it are checked,
+    /// retried by the autopilot and counted `to_review`.
+    pub review_below: i32,
 }
 
 /// Attempts at storing a request that lost a race on a unique index.
@@ -210,7 +215,7 @@ pub async fn submit(
     if let Some(original) = &admitted.submitted.original {
         keep_original(blobs, original).await?;
     }
-    let stored = store_with_retries(db, &admitted, limits.analysis_mode).await;
+    let stored = store_with_retries(db, &admitted, limits).await;
     if stored.is_err()
         && let Some(original) = &admitted.submitted.original
     {
@@ -269,7 +274,7 @@ enum Stored {
 async fn store_with_retries(
     db: &DatabaseConnection,
     admitted: &Admitted,
-    analysis_mode: AnalysisMode,
+    limits: &IntakeLimits,
 ) -> Result<Stored, SchedulerError> {
     // Two writers can race past the checks above (PostgreSQL runs them side
     // by side): the loser hits a unique index, and the next attempt finds
@@ -286,7 +291,7 @@ async fn store_with_retries(
             txn.rollback().await?;
             return Ok(Stored::Replay(original));
         }
-        let stored = match store(&txn, admitted, analysis_mode).await {
+        let stored = match store(&txn, admitted, limits).await {
             Ok(row) => txn
                 .commit()
                 .await
@@ -329,7 +334,7 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
 async fn store(
     txn: &DatabaseTransaction,
     admitted: &Admitted,
-    default_analysis_mode: AnalysisMode,
+    limits: &IntakeLimits,
 ) -> Result<request::Model, SchedulerError> {
     let now = clock::now();
     let payload = &admitted.submitted.payload;
@@ -366,7 +371,10 @@ async fn store(
     let pipeline = &payload.pipeline;
     let options = json!({
         "start": start,
-        "final_review": pipeline.final_review.unwrap_or(true),
+        // Never when the installation disables it (spec 2.5).
+        "final_review": pipeline.final_review.unwrap_or(true) && limits.final_review,
+        // Kept with the request so its report reads the threshold it ran with.
+        "review_below": limits.review_below,
         "output_format": payload.output.format.unwrap_or(default_format(admitted.submitted.input)),
         "analysis_mode": pipeline.analysis_mode,
         // The mode the analysis stage runs in: the request's, else the
@@ -374,7 +382,7 @@ async fn store(
         "analysis_mode_in_force": pipeline
             .analysis_mode
             .or(volume.analysis_mode)
-            .unwrap_or(default_analysis_mode),
+            .unwrap_or(limits.analysis_mode),
         "threads": pipeline.threads,
         "quality": pipeline.quality.unwrap_or_default(),
         "context_backend": pipeline.context_backend.unwrap_or_default(),

@@ -88,6 +88,19 @@ pub fn analysis_mode(row: &request::Model) -> AnalysisMode {
         .unwrap_or(AnalysisMode::Parallel)
 }
 
+/// The score below which the request's passages are checked (settled at
+/// intake from `QUALITY_REVIEW_BELOW`).
+pub fn review_below(row: &request::Model) -> i32 {
+    row.options
+        .get("review_below")
+        .and_then(Value::as_i64)
+        .and_then(|v| i32::try_from(v).ok())
+        .unwrap_or(DEFAULT_REVIEW_BELOW)
+}
+
+/// `QUALITY_REVIEW_BELOW` when nothing sets it.
+pub const DEFAULT_REVIEW_BELOW: i32 = 70;
+
 /// A job is free to lease when it waits for a worker, or when its lease
 /// expired before its workers used up their attempts.
 fn leasable(now: i64) -> Condition {
@@ -223,6 +236,12 @@ pub async fn lease(
             announce_chapters: row.wants_chapter_events(),
             quality: quality(&row).to_wire(),
             analysis_mode: analysis_mode(&row).to_wire(),
+            final_review: row
+                .options
+                .get("final_review")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            review_below: review_below(&row),
             deliver_epub: row.input == InputKind::Epub
                 && row.options.get("output_format").and_then(|f| f.as_str())
                     == Some(ResultFormat::Epub.as_str()),
