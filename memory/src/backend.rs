@@ -4,8 +4,8 @@
 //! trait.
 
 use crate::domain::{
-    AnalysisPlan, BatchContext, CloseOutcome, PassageExtraction, PreparedPassage, ReconcileOutcome,
-    TermInput, TermView,
+    AnalysisPlan, BatchContext, CloseOutcome, PassageExtraction, PreparedPassage, QualitySheet,
+    ReconcileOutcome, TermInput, TermView,
 };
 use crate::error::MemoryResult;
 use crate::reconcile::Scope;
@@ -101,6 +101,9 @@ pub trait MemoryBackend: Send + Sync {
         account: Option<&str>,
         project_id: &str,
     ) -> MemoryResult<Vec<TermView>>;
+
+    /// The glossary in force and the characters' canonical renderings.
+    async fn quality_sheet(&self, project_id: &str) -> MemoryResult<QualitySheet>;
 }
 
 /// The memory kept in the database.
@@ -237,5 +240,13 @@ impl MemoryBackend for InternalBackend {
     ) -> MemoryResult<Vec<TermView>> {
         let volume = store::volume(&self.db, project_id, account).await?;
         terms::in_force(&self.db, &volume).await
+    }
+
+    async fn quality_sheet(&self, project_id: &str) -> MemoryResult<QualitySheet> {
+        let volume = store::volume(&self.db, project_id, None).await?;
+        let series = store::series_of(&self.db, &volume).await?;
+        Ok(context::Snapshot::load(&self.db, &volume, &series)
+            .await?
+            .quality_sheet())
     }
 }

@@ -37,7 +37,7 @@
 //! characters, locked terms. A section whose lines all went loses its
 //! heading too.
 
-use crate::domain::BatchContext;
+use crate::domain::{BatchContext, QualitySheet, SheetName};
 use crate::entities::{aliases, union_aliases};
 use crate::error::MemoryResult;
 use crate::glossary;
@@ -306,6 +306,34 @@ impl Snapshot {
             sheets,
             style: style_lines(&volume_lines, &series_lines),
         })
+    }
+
+    /// The glossary in force and the canonical renderings of the
+    /// characters, which the quality checks and the review hold every
+    /// translation of the volume to.
+    pub fn quality_sheet(&self) -> QualitySheet {
+        let mut terms: Vec<(String, String, bool)> = self
+            .in_force
+            .iter()
+            .filter(|t| !t.translation.trim().is_empty())
+            .map(|t| (t.source.clone(), t.translation.clone(), t.locked))
+            .collect();
+        terms.sort();
+        let names = self
+            .sheets
+            .iter()
+            .map(|(sheet, _)| sheet)
+            .filter(|sheet| sheet.kind == Some(EntityKind::Character))
+            .filter_map(|sheet| {
+                let rendering = present(&sheet.target_name)?;
+                Some(SheetName {
+                    name: sheet.name.clone(),
+                    aliases: sheet.aliases.clone(),
+                    rendering: rendering.to_owned(),
+                })
+            })
+            .collect();
+        QualitySheet { terms, names }
     }
 
     /// The context of the volume's passages `passage_ids` (in reading
@@ -668,6 +696,36 @@ mod build_tests {
         assert_eq!(
             context.text,
             "Style:\n- tense: past\nBefore: Ally meets Bob. A lord waits."
+        );
+    }
+
+    #[tokio::test]
+    async fn the_quality_sheet_holds_the_terms_in_force_and_the_rendered_characters() {
+        let fx = Fixture::new().await;
+        let (volume, _) = story(&fx).await;
+        let sheet = fx.backend.quality_sheet(&volume).await.expect("sheet");
+        let terms: Vec<(&str, &str, bool)> = sheet
+            .terms
+            .iter()
+            .map(|(s, t, l)| (s.as_str(), t.as_str(), *l))
+            .collect();
+        assert!(
+            terms.contains(&("Dark Lord", "Seigneur des Ténèbres", true)),
+            "{terms:?}"
+        );
+        assert!(terms.contains(&("harbour", "port", true)), "{terms:?}");
+        assert!(terms.contains(&("Tower", "Tour", false)), "{terms:?}");
+        let mut sorted = terms.clone();
+        sorted.sort();
+        assert_eq!(terms, sorted);
+        // Alice has a rendering; Bob has none, and places are not names.
+        assert_eq!(
+            sheet.names,
+            vec![crate::domain::SheetName {
+                name: "Alice".into(),
+                aliases: vec!["Ally".into()],
+                rendering: "Alicia".into(),
+            }]
         );
     }
 

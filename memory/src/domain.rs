@@ -174,3 +174,20 @@ impl From<&dragoman_model::entities::term::Model> for TermView {
         }
     }
 }
+
+/// What a volume's translations are held to: the glossary in force and the
+/// characters that have a canonical rendering.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QualitySheet {
+    /// (source, translation, locked), sorted by source.
+    pub terms: Vec<(String, String, bool)>,
+    pub names: Vec<SheetName>,
+}
+
+/// A character's names in the source and its canonical rendering.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SheetName {
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub rendering: String,
+}

@@ -301,6 +301,35 @@ impl dragoman_proto::Memory for MemoryService {
             terms: terms.into_iter().map(term).collect(),
         }))
     }
+
+    async fn quality_sheet(
+        &self,
+        request: Request<v1::ProjectRef>,
+    ) -> Result<Response<v1::QualitySheetResponse>, Status> {
+        self.credential.verify(&request)?;
+        let ask = request.into_inner();
+        let sheet = self.backend.quality_sheet(&ask.project_id).await?;
+        Ok(Response::new(v1::QualitySheetResponse {
+            terms: sheet
+                .terms
+                .into_iter()
+                .map(|(source, translation, locked)| v1::SheetTerm {
+                    source,
+                    translation,
+                    locked,
+                })
+                .collect(),
+            names: sheet
+                .names
+                .into_iter()
+                .map(|n| v1::SheetName {
+                    name: n.name,
+                    aliases: n.aliases,
+                    rendering: n.rendering,
+                })
+                .collect(),
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -104,6 +104,7 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
     close_volume(ProjectRef) -> CloseVolumeResponse;
     put_term(PutTermRequest) -> Term;
     terms_in_force(ProjectRef) -> TermList;
+    quality_sheet(ProjectRef) -> QualitySheetResponse;
 });
 
 #[cfg(test)]
@@ -208,6 +209,13 @@ mod tests {
             &self,
             _: Request<ProjectRef>,
         ) -> Result<Response<TermList>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn quality_sheet(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<QualitySheetResponse>, Status> {
             Err(Status::unimplemented("fake"))
         }
     }
