@@ -328,6 +328,8 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 },
                 call_timeout: std::time::Duration::from_secs(config.provider_timeout_seconds),
                 batch_tokens: config.batch_tokens,
+                autopilot_rounds: config.autopilot_rounds,
+                autopilot_provider: config.autopilot_provider.clone(),
             },
         });
         let stop = stop_rx.clone();

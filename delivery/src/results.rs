@@ -1,9 +1,13 @@
 //! Results of a request built from the database (spec 2.6, 4.5): the JSON
 //! document, and TXT, ZIP and bilingual EPUB through the `book` writers. A
 //! passage without a usable translation keeps its source text everywhere.
+//! A result is `complete` once the request finished with every covered
+//! chapter translated (and, for scopes `new` and `volume`, nothing flagged)
+//! and the autopilot left nothing unresolved.
 
 use crate::epub_result;
 use crate::error::DeliveryError;
+use crate::issues;
 use crate::stored::ResultStore;
 use dragoman_book::bilingual::{self, BilingualOptions, write_bilingual_epub};
 use dragoman_book::export::{write_txt, write_txt_zip};
@@ -15,8 +19,8 @@ use dragoman_book::placeholder;
 use dragoman_book::text::sha256_hex;
 use dragoman_model::entities::{chapter, passage, project, provider, request, series};
 use dragoman_model::vocab::{
-    ContextBackend, InputKind, Layout, PassageStatus, Quality, RequestStatus, ResultFormat,
-    ResultScope,
+    AutopilotOutcome, ContextBackend, InputKind, Layout, PassageStatus, Quality, RequestStatus,
+    ResultFormat, ResultScope,
 };
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
@@ -60,6 +64,15 @@ pub(crate) fn usable(p: &passage::Model) -> Option<&str> {
     p.translation
         .as_deref()
         .filter(|_| PassageStatus::USABLE.contains(&p.status))
+}
+
+/// A passage a person should look at (spec 2.6 `flagged_passages`):
+/// flagged by the checks or refused by the model, and not validated since.
+pub(crate) fn is_flagged(p: &passage::Model) -> bool {
+    matches!(
+        p.status,
+        PassageStatus::Check | PassageStatus::Error | PassageStatus::Refused
+    ) && !p.validated
 }
 
 /// The markup a passage of an uploaded book keeps: the reader's passage id
@@ -218,7 +231,17 @@ pub async fn build(
         .map(|c| c.id.clone())
         .collect();
     let finished = row.status.is_final();
-    let complete = finished && incomplete.is_empty();
+    let unresolved =
+        issues::autopilot_outcome(db, row).await? == Some(AutopilotOutcome::Unresolved);
+    // Scopes `new` and `volume` promise chapters a reader can take as they
+    // are (spec 4.5): nothing flagged left in them either.
+    let covered = match scope {
+        ResultScope::Request => incomplete.is_empty(),
+        ResultScope::New | ResultScope::Volume => {
+            incomplete.is_empty() && !loaded.passages.values().flatten().any(is_flagged)
+        }
+    };
+    let complete = finished && !unresolved && covered;
     if !finished && !query.partial {
         return Err(DeliveryError::NotReady {
             status: row.status,
@@ -416,6 +439,7 @@ async fn json_result(
         Some(id) => provider::Entity::find_by_id(id.to_owned()).one(db).await?,
         None => None,
     };
+    let retained = issues::retain_reasons(db, row).await?;
     let chapters: Vec<Value> = loaded
         .chapters
         .iter()
@@ -429,12 +453,7 @@ async fn json_result(
             let missing = ps.iter().filter(|p| usable(p).is_none()).count();
             let flagged: Vec<&str> = ps
                 .iter()
-                .filter(|p| {
-                    matches!(
-                        p.status,
-                        PassageStatus::Check | PassageStatus::Error | PassageStatus::Refused
-                    ) && !p.validated
-                })
+                .filter(|p| is_flagged(p))
                 .map(|p| p.id.as_str())
                 .collect();
             let kind = kind_of(&c.kind);
@@ -456,7 +475,7 @@ async fn json_result(
                 "position": c.position,
                 "title": c.title,
                 "translated_title": c.translated_title,
-                "complete": !ps.is_empty() && missing == 0,
+                "complete": !ps.is_empty() && missing == 0 && flagged.is_empty(),
                 "missing_segments": missing,
                 "translation": translation,
                 "source_sha256": c.source_sha256,
@@ -466,7 +485,7 @@ async fn json_result(
                     "validated": ps.iter().filter(|p| p.validated).count(),
                     "flagged": flagged.len(),
                 },
-                "issues": [],
+                "issues": issues::chapter_issues(ps, &retained),
                 "flagged_passages": flagged,
             })
         })

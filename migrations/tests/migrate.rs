@@ -15,14 +15,14 @@ use std::time::Duration;
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::db::{self, backend_name, begin_write, ping};
 use dragoman_model::entities::{
-    account, api_token, audit_log, autopilot_decision, autopilot_run, chapter, job, passage, project, provider, provider_call,
-    request, result, series, session, setting, webhook_delivery,
+    account, api_token, audit_log, autopilot_decision, autopilot_run, chapter, job, passage,
+    project, provider, provider_call, request, result, series, session, setting, webhook_delivery,
 };
 use dragoman_model::ids::new_id;
 use dragoman_model::vocab::{
-    AutopilotAction, AutopilotOutcome, BudgetPeriod, CallbackEvent, InputKind, JobStatus, PassageStatus, Priority, ProjectKind,
-    ProviderKind, RequestStatus, ResultFormat, ResultScope, SeriesKind, Stage, VolumeStatus,
-    WebhookState,
+    AutopilotAction, AutopilotOutcome, BudgetPeriod, CallbackEvent, InputKind, JobStatus,
+    PassageStatus, Priority, ProjectKind, ProviderKind, RequestStatus, ResultFormat, ResultScope,
+    SeriesKind, Stage, VolumeStatus, WebhookState,
 };
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection,

@@ -1,10 +1,13 @@
 //! The Pipeline service: the providers an administrator configures, the
-//! provider clients, the batch translation ladder, the worker loop that runs
-//! jobs, usage and cost, and the provider simulator.
+//! provider clients, the batch translation ladder, the analysis and review
+//! passes, the worker loop that runs jobs, usage and cost, and the provider
+//! simulator.
 pub mod analysis;
 pub mod error;
 pub mod llm;
 pub mod providers;
+pub mod quality;
+pub mod review;
 pub mod service;
 pub mod simulator;
 pub mod titles;

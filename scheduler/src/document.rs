@@ -1,14 +1,16 @@
 //! The status document of a request (spec 2.2): every field present with its
-//! type, progress per stage (a stage that does not run reads `skipped`), and
-//! the chapter items in reading order.
+//! type, progress per stage (a stage that does not run reads `skipped`), the
+//! stage and step a running job is in (analysis, review, autopilot), and the
+//! chapter items in reading order.
 
 use crate::analysis;
 use crate::error::SchedulerError;
-use crate::report::{is_flagged, is_translated};
+use crate::lifecycle::lease::review_below;
+use crate::report::{self, is_flagged, is_translated};
 use crate::steps;
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
 use dragoman_model::vocab::{
-    CallbackEvent, PassageStatus, RequestStatus, ResultFormat, Stage, WebhookState,
+    CallbackEvent, PassageStatus, Quality, RequestStatus, ResultFormat, Stage, WebhookState,
 };
 use dragoman_model::webhook::announced_in;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
@@ -20,15 +22,83 @@ fn percent(done: usize, total: usize) -> usize {
 }
 
 /// One entry of `progress.stages`: what a stage did, or `skipped` (0 of 0,
-/// 0 %) for a stage that does not run, so it never reads as finished.
-fn stage_entry(stage: Stage, progress: Option<(usize, usize)>) -> Value {
+/// 0 %) for a stage that does not run, so it never reads as finished. A
+/// stage whose work is not `known` yet (the review, before every passage
+/// was attempted) reads 0 % while it has nothing counted.
+fn stage_entry(stage: Stage, progress: Option<(usize, usize)>, known: bool) -> Value {
     match progress {
         Some((done, total)) => json!({
             "key": stage, "done": done, "total": total,
-            "percent": percent(done, total), "skipped": false,
+            "percent": if total == 0 && !known { 0 } else { percent(done, total) },
+            "skipped": false,
         }),
         None => json!({"key": stage, "done": 0, "total": 0, "percent": 0, "skipped": true}),
     }
+}
+
+/// A boolean option of the request, `default` when it is not stored.
+fn flag(row: &request::Model, key: &str, default: bool) -> bool {
+    row.options
+        .get(key)
+        .and_then(Value::as_bool)
+        .unwrap_or(default)
+}
+
+/// The quality the request runs at (`normal` when it named none).
+fn quality(row: &request::Model) -> Quality {
+    row.options
+        .get("quality")
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the review pass takes up, or took up, a passage at `quality`:
+/// at `high` and `maximum` every translated passage, at `normal` those the
+/// checks flagged or scored below the threshold. Like the pass itself, it
+/// leaves what a person edited or validated alone, and passages delivered
+/// in source text; counting them would keep the stage from ever finishing.
+fn in_review(p: &passage::Model, quality: Quality, review_below: i32) -> bool {
+    if p.translation.is_none() {
+        return false;
+    }
+    if p.reviewed {
+        return true;
+    }
+    if p.human
+        || p.validated
+        || !matches!(
+            p.status,
+            PassageStatus::Ok
+                | PassageStatus::Check
+                | PassageStatus::Error
+                | PassageStatus::Refused
+        )
+    {
+        return false;
+    }
+    match quality {
+        Quality::Fast => false,
+        Quality::Normal => {
+            p.status != PassageStatus::Ok || p.score.is_some_and(|s| s < review_below)
+        }
+        Quality::High | Quality::Maximum => true,
+    }
+}
+
+/// The review stage's progress (reviewed, to review); `None` when it does
+/// not run: an import-only request, no final review, or quality `fast`.
+fn review_progress(row: &request::Model, passages: &[passage::Model]) -> Option<(usize, usize)> {
+    let quality = quality(row);
+    if !flag(row, "start", true) || !flag(row, "final_review", true) || quality == Quality::Fast {
+        return None;
+    }
+    let threshold = review_below(row);
+    let taken: Vec<&passage::Model> = passages
+        .iter()
+        .filter(|p| in_review(p, quality, threshold))
+        .collect();
+    Some((taken.iter().filter(|p| p.reviewed).count(), taken.len()))
 }
 
 pub async fn build(
@@ -95,7 +165,7 @@ pub async fn build(
                 "translated": translated,
                 "validated": validated,
                 "flagged": flagged,
-                "complete": segments > 0 && translated == segments,
+                "complete": segments > 0 && translated == segments && flagged == 0,
             })
         })
         .collect();
@@ -111,6 +181,8 @@ pub async fn build(
         None => None,
     };
     let analysis = analysis::progress(db, row, &passages).await?;
+    let review = review_progress(row, &passages);
+    let autopilot = report::run_of(db, row).await?;
     let stage_progress = |stage: Stage| -> Option<(usize, usize)> {
         match stage {
             Stage::Import => Some((1, 1)),
@@ -120,8 +192,7 @@ pub async fn build(
                 usize::from(finished && row.status != RequestStatus::Cancelled),
                 1,
             )),
-            // No review pass runs yet.
-            Stage::Review => None,
+            Stage::Review => review,
         }
     };
     // A running job analyses before it translates; the request row only
@@ -129,14 +200,26 @@ pub async fn build(
     let analysing = row.status == RequestStatus::Running
         && row.stage == Stage::Translation
         && analysis.as_ref().is_some_and(|a| a.done < a.total);
-    let (stage, step) = if analysing {
-        (Stage::Analysis, steps::ANALYSING)
-    } else {
-        (row.stage, row.step.as_str())
+    let running = row.status == RequestStatus::Running;
+    // The review pass runs once every passage was attempted and before the
+    // autopilot starts; the autopilot's run tells the round it is in.
+    let reviewing = running
+        && autopilot.is_none()
+        && total > 0
+        && attempted == total
+        && review.is_some_and(|(done, taken)| done < taken);
+    let (stage, step) = match &autopilot {
+        Some(run) if running && !run.finished => (Stage::Review, steps::autopilot(run.round)),
+        _ if reviewing => (Stage::Review, steps::REVIEWING.to_owned()),
+        _ if analysing => (Stage::Analysis, steps::ANALYSING.to_owned()),
+        _ => (row.stage, row.step.clone()),
     };
     let stages: Vec<Value> = Stage::ALL
         .iter()
-        .map(|stage| stage_entry(*stage, stage_progress(*stage)))
+        .map(|stage| {
+            let known = *stage != Stage::Review || finished || attempted == total;
+            stage_entry(*stage, stage_progress(*stage), known)
+        })
         .collect();
     let stored = result::Entity::find()
         .filter(result::Column::RequestId.eq(row.id.clone()))
@@ -261,7 +344,141 @@ pub fn kind_from_key(key: &str) -> dragoman_book::model::ChapterKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lifecycle::lease;
+    use crate::report::fixtures::{edit, run, scored};
     use crate::testing::{Fixture, chapter};
+    use dragoman_model::vocab::AutopilotOutcome;
+    use sea_orm::Set;
+
+    /// A request of one chapter of `n` passages with `pipeline` options.
+    async fn request_with(
+        f: &Fixture,
+        n: usize,
+        pipeline: Value,
+    ) -> (request::Model, Vec<passage::Model>) {
+        let content = (0..n)
+            .map(|i| format!("Paragraph {i}."))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let mut body = f.body("Saga", 1, json!([chapter(1, &content)]));
+        body["pipeline"] = pipeline;
+        let row = f.accepted(&body).await;
+        let chapters = f.chapters(&row.project_id).await;
+        let passages = f.passages(&chapters[0].id).await;
+        (row, passages)
+    }
+
+    async fn document(f: &Fixture, row: &request::Model) -> Value {
+        build(&f.db, &f.request(&row.id).await)
+            .await
+            .expect("document")
+    }
+
+    /// Marks a passage as read by the review pass.
+    async fn reviewed(f: &Fixture, p: &passage::Model) -> passage::Model {
+        edit(&f.db, p, |m| m.reviewed = Set(true)).await
+    }
+
+    #[tokio::test]
+    async fn the_review_stage_counts_what_the_quality_takes_up() {
+        let f = Fixture::new().await;
+        let (row, ps) = request_with(&f, 7, json!({})).await;
+        // Good and unread: not for review at `normal`.
+        scored(&f.db, &ps[0], PassageStatus::Ok, Some(90), json!([])).await;
+        // Below the threshold, flagged, failed: to review.
+        scored(&f.db, &ps[1], PassageStatus::Ok, Some(60), json!([])).await;
+        let checked = scored(&f.db, &ps[2], PassageStatus::Check, Some(80), json!([])).await;
+        reviewed(&f, &checked).await;
+        scored(&f.db, &ps[3], PassageStatus::Error, Some(0), json!([])).await;
+        // Read already: counted as done whatever its score now.
+        let read = scored(&f.db, &ps[4], PassageStatus::Ok, Some(95), json!([])).await;
+        reviewed(&f, &read).await;
+        // A person validated it: the pass leaves it alone.
+        let validated = scored(&f.db, &ps[5], PassageStatus::Check, Some(50), json!([])).await;
+        edit(&f.db, &validated, |m| m.validated = Set(true)).await;
+        // ps[6] has no translation yet.
+        let doc = document(&f, &row).await;
+        assert_eq!(
+            stage(&doc, "review"),
+            &json!({"key": "review", "done": 2, "total": 4, "percent": 50, "skipped": false})
+        );
+
+        // At `high` every translated passage is reviewed.
+        let f = Fixture::new().await;
+        let (row, ps) = request_with(&f, 3, json!({"quality": "high"})).await;
+        let read = scored(&f.db, &ps[0], PassageStatus::Ok, Some(100), json!([])).await;
+        reviewed(&f, &read).await;
+        scored(&f.db, &ps[1], PassageStatus::Ok, Some(99), json!([])).await;
+        let doc = document(&f, &row).await;
+        assert_eq!(stage(&doc, "review")["done"], 1);
+        assert_eq!(stage(&doc, "review")["total"], 2);
+
+        // No review at `fast`, nor when the request turned it off.
+        for pipeline in [json!({"quality": "fast"}), json!({"final_review": false})] {
+            let f = Fixture::new().await;
+            let (row, ps) = request_with(&f, 1, pipeline).await;
+            scored(&f.db, &ps[0], PassageStatus::Check, Some(10), json!([])).await;
+            let doc = document(&f, &row).await;
+            assert_eq!(stage(&doc, "review")["skipped"], true, "{doc}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_running_job_reads_reviewing_then_its_autopilot_round() {
+        let f = Fixture::new().await;
+        let (row, ps) = request_with(&f, 2, json!({})).await;
+        lease(&f.db, "w1", 60).await.expect("lease").expect("a job");
+        scored(&f.db, &ps[0], PassageStatus::Ok, Some(90), json!([])).await;
+        // One passage still to translate: not reviewing yet.
+        let doc = document(&f, &row).await;
+        assert_ne!(doc["step"], steps::REVIEWING);
+
+        let low = scored(&f.db, &ps[1], PassageStatus::Check, Some(40), json!([])).await;
+        let doc = document(&f, &row).await;
+        assert_eq!(
+            (doc["stage"].clone(), doc["step"].clone()),
+            (json!("review"), json!("reviewing"))
+        );
+
+        reviewed(&f, &low).await;
+        run(&f.db, &row, 2, None, None).await;
+        let doc = document(&f, &row).await;
+        assert_eq!(doc["stage"], "review");
+        assert_eq!(doc["step"], steps::autopilot(2));
+        assert_eq!(doc["step"], "autopilot round 2");
+    }
+
+    #[tokio::test]
+    async fn a_finished_autopilot_no_longer_names_the_step() {
+        let f = Fixture::new().await;
+        let (row, ps) = request_with(&f, 1, json!({})).await;
+        lease(&f.db, "w1", 60).await.expect("lease").expect("a job");
+        // Still below the threshold and unread, but the autopilot ran: the
+        // review pass does not come back to it.
+        scored(&f.db, &ps[0], PassageStatus::Check, Some(40), json!([])).await;
+        run(&f.db, &row, 1, Some(AutopilotOutcome::Resolved), None).await;
+        let doc = document(&f, &row).await;
+        assert_ne!(doc["stage"], "review");
+    }
+
+    #[tokio::test]
+    async fn a_chapter_with_a_flagged_passage_is_not_complete() {
+        let f = Fixture::new().await;
+        let (row, ps) = request_with(&f, 2, json!({})).await;
+        scored(&f.db, &ps[0], PassageStatus::Ok, Some(90), json!([])).await;
+        let flagged = scored(&f.db, &ps[1], PassageStatus::Check, Some(60), json!([])).await;
+        let item = |doc: &Value| doc["chapters"]["items"][0].clone();
+        let doc = document(&f, &row).await;
+        assert_eq!(item(&doc)["translated"], 2);
+        assert_eq!(item(&doc)["flagged"], 1);
+        assert_eq!(item(&doc)["complete"], false);
+        // A person validated it: the chapter is complete.
+        edit(&f.db, &flagged, |m| m.validated = Set(true)).await;
+        let doc = document(&f, &row).await;
+        assert_eq!(item(&doc)["validated"], 1);
+        assert_eq!(item(&doc)["flagged"], 0);
+        assert_eq!(item(&doc)["complete"], true);
+    }
 
     fn stage<'a>(doc: &'a Value, key: &str) -> &'a Value {
         doc["progress"]["stages"]
@@ -287,9 +504,11 @@ mod tests {
             keys,
             ["import", "analysis", "translation", "review", "export"]
         );
+        // At quality `normal` the review runs; what it will take up is not
+        // known before the passages are translated.
         assert_eq!(
             stage(&doc, "review"),
-            &json!({"key": "review", "done": 0, "total": 0, "percent": 0, "skipped": true})
+            &json!({"key": "review", "done": 0, "total": 0, "percent": 0, "skipped": false})
         );
         // At quality `normal` the analysis stage runs: nothing analysed yet.
         assert_eq!(

@@ -12,3 +12,13 @@ pub const ANALYSING: &str = "analysing";
 pub const TRANSLATING: &str = "translating";
 /// Paused by its owner.
 pub const PAUSED: &str = "paused";
+/// The review pass reads the translated passages again.
+pub const REVIEWING: &str = "reviewing";
+/// The autopilot translates again the passages that still fall short; the
+/// step names its round (see [`autopilot`]).
+pub const AUTOPILOT: &str = "autopilot round";
+
+/// The step of the autopilot in `round`: "autopilot round 2".
+pub fn autopilot(round: i32) -> String {
+    format!("{AUTOPILOT} {round}")
+}

@@ -1,7 +1,7 @@
 //! The provider simulator as a separate process:
 //! `dragoman simulate-provider --listen 127.0.0.1:0 …`, started from the same
-//! binary as the service, read for its address, asked for its `/stats`, and
-//! killed on drop.
+//! binary as the service, read for its address, asked for its `/stats`,
+//! `/prompts` and `/faults`, and killed on drop.
 
 use crate::binary;
 use crate::server::START_TIMEOUT;
@@ -110,6 +110,39 @@ impl Simulator {
     /// The user messages of the analysis prompts it served, parsed.
     pub async fn analysis_messages(&self) -> Vec<Value> {
         self.messages("analysis").await
+    }
+
+    /// The user messages of the review prompts it served, parsed.
+    pub async fn review_messages(&self) -> Vec<Value> {
+        self.messages("review").await
+    }
+
+    /// `GET /faults`: the content faults and dropped placeholders it put in
+    /// translation answers that went out whole, in the order applied, as
+    /// (passage id, kind) with kind `name_drift`, `glossary_violation`,
+    /// `untranslated`, `wrong_language` or `dropped_placeholder`.
+    pub async fn faults(&self) -> Vec<(String, String)> {
+        let answer: Value = self
+            .client
+            .get(format!("{}/faults", self.base))
+            .send()
+            .await
+            .expect("simulator /faults")
+            .json()
+            .await
+            .expect("simulator /faults is JSON");
+        answer
+            .as_array()
+            .map(|faults| {
+                faults
+                    .iter()
+                    .map(|f| {
+                        let field = |name: &str| f[name].as_str().unwrap_or_default().to_owned();
+                        (field("passage_id"), field("kind"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     async fn messages(&self, kind: &str) -> Vec<Value> {

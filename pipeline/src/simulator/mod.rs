@@ -5,10 +5,15 @@
 //! Routes: `POST /v1/chat/completions` and `POST /chat/completions` (so both
 //! `http://host:port/v1` and `http://host:port` work as OpenAI base URLs),
 //! `POST /v1/messages` (Anthropic base URL `http://host:port`),
-//! `GET /stats` ([`SimulatorStats`] as JSON) and `GET /prompts` (the last
+//! `GET /stats` ([`SimulatorStats`] as JSON), `GET /prompts` (the last
 //! [`PROMPTS_KEPT`] well-formed requests' prompts, oldest first, as a JSON
 //! array of [`Prompt`]: `{"n", "kind", "system", "user"}`, `kind` being
-//! `translation`, `analysis` or `other`). Keys are not checked. With
+//! `translation`, `analysis`, `review` or `other`) and `GET /faults` (the
+//! fault ledger: the last [`FAULTS_KEPT`] content faults and dropped
+//! placeholders put in translation answers that went out whole, in the order
+//! applied, as a JSON array of [`FaultRecord`]: `{"passage_id", "kind"}`,
+//! `kind` being `name_drift`, `glossary_violation`, `untranslated`,
+//! `wrong_language` or `dropped_placeholder`). Keys are not checked. With
 //! `--prompt-log FILE` every such prompt is also appended to the file as a
 //! JSON line.
 //!
@@ -16,6 +21,11 @@
 //! (`"task": "analysis"`) gets `{"analyses": [...]}`, a deterministic
 //! reading of each passage (see `analysis.rs`: names, all-capitals terms,
 //! tense and register, first words and first sentence). A user message in
+//! the review protocol of [`crate::review`] (`"task": "review"`) gets
+//! `{"reviews": [...]}`: each translation compared with the faithful
+//! pseudo-translation of its source under the message's glossary and
+//! characters, and when they differ, that rendering as the correction with
+//! one `major` flag coded `consistency` (see `review.rs`). A user message in
 //! the translation protocol of [`crate::translate`] gets
 //! `{"translations": [...]}` with a pseudo-translation of every passage
 //! ([`pseudo::pseudo_translate`]), except that what the request's `context`
@@ -36,7 +46,8 @@
 //! 500, hang (no answer until the client gives up or the server shuts down),
 //! a malformed JSON body, truncated content (the answer's JSON cut in the
 //! middle), a refusal, a dropped placeholder in one passage (translation
-//! answers only; elsewhere the request is answered normally). Each rate is
+//! answers only; elsewhere, reviews included, the request is answered
+//! normally). Each rate is
 //! thus the chance of its fault among the requests the earlier ones spared;
 //! with a given seed and request order the faults are always the same.
 //!
@@ -45,15 +56,20 @@
 //! each in one passage of the answer when its draw falls under its rate.
 //! They come from a second RNG, seeded from the seed and drawing the same
 //! number of values for every well-formed translation request, so turning
-//! them on never changes which transport faults a seed gives. A content
-//! fault does not change a request's outcome: it is counted apart in
-//! [`SimulatorStats`].
+//! them on never changes which transport faults a seed gives. Analyses and
+//! reviews never carry them. A content fault does not change a request's
+//! outcome: it is counted apart in [`SimulatorStats`]. Every content fault
+//! and dropped placeholder of a translation answer that went out whole (not
+//! truncated, not cut at `max_tokens`) is written in the fault ledger with
+//! the passage that got it.
 
 mod analysis;
 mod context;
+mod faults;
 mod prompts;
 mod protocol;
 pub mod pseudo;
+mod review;
 mod translation;
 
 use std::collections::HashSet;
@@ -77,8 +93,11 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::analysis::{AnalysisMessage, TASK};
+use crate::analysis::AnalysisMessage;
+use crate::review::ReviewMessage;
 use crate::translate::estimate_tokens;
+use faults::FaultLedger;
+pub use faults::{FaultKind, FaultRecord, KEPT as FAULTS_KEPT};
 use prompts::PromptLog;
 pub use prompts::{KEPT as PROMPTS_KEPT, Prompt};
 use protocol::{Usage, Wire};
@@ -181,8 +200,9 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 /// [`SimulatorStats::outcomes`]).
 ///
 /// The other counters are not outcomes and overlap them: `cached` counts
-/// answers whose prompt was reported cached; `analyses` the answers in the
-/// analysis protocol (whole, cut or truncated); `name_drifts`,
+/// answers whose prompt was reported cached; `analyses` and `reviews` the
+/// answers in the analysis and review protocols (whole, cut or truncated);
+/// `name_drifts`,
 /// `glossary_violations`, `untranslated` and `wrong_language` the content
 /// faults in translation answers that went out whole, so a request carrying
 /// one still counts as `ok` (or `dropped_placeholders`), and one answer may
@@ -205,6 +225,7 @@ pub struct SimulatorStats {
     pub dropped_placeholders: u64,
     pub cached: u64,
     pub analyses: u64,
+    pub reviews: u64,
     pub name_drifts: u64,
     pub glossary_violations: u64,
     pub untranslated: u64,
@@ -245,6 +266,7 @@ struct Shared {
     stats: Mutex<SimulatorStats>,
     seen: Mutex<HashSet<u64>>,
     prompts: PromptLog,
+    faults: FaultLedger,
     stopping: watch::Receiver<bool>,
 }
 
@@ -328,15 +350,21 @@ impl Shared {
 enum Message {
     Translation(Job),
     Analysis(AnalysisMessage),
+    Review(ReviewMessage),
     Other,
 }
 
 impl Message {
     fn read(user: &str) -> Message {
         if let Ok(m) = serde_json::from_str::<AnalysisMessage>(user)
-            && m.task == TASK
+            && m.task == crate::analysis::TASK
         {
             return Message::Analysis(m);
+        }
+        if let Ok(m) = serde_json::from_str::<ReviewMessage>(user)
+            && m.task == crate::review::TASK
+        {
+            return Message::Review(m);
         }
         match serde_json::from_str::<Job>(user) {
             Ok(job) => Message::Translation(job),
@@ -348,6 +376,7 @@ impl Message {
         match self {
             Message::Translation(_) => "translation",
             Message::Analysis(_) => "analysis",
+            Message::Review(_) => "review",
             Message::Other => "other",
         }
     }
@@ -397,6 +426,10 @@ async fn stats(State(shared): State<Arc<Shared>>) -> Response {
 
 async fn prompt_log(State(shared): State<Arc<Shared>>) -> Response {
     axum::Json(shared.prompts.recent()).into_response()
+}
+
+async fn fault_ledger(State(shared): State<Arc<Shared>>) -> Response {
+    axum::Json(shared.faults.recent()).into_response()
 }
 
 async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
@@ -500,6 +533,10 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
             shared.count(|s| s.analyses += 1);
             (analysis::answer(m), translation::Applied::default())
         }
+        Message::Review(m) => {
+            shared.count(|s| s.reviews += 1);
+            (review::answer(m), translation::Applied::default())
+        }
         Message::Other => (
             pseudo::pseudo_translate(&request.user, "sim"),
             translation::Applied::default(),
@@ -519,16 +556,17 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         shared.count(|s| s.cut_at_max_tokens += 1);
     } else {
         shared.count(|s| {
-            if applied.dropped_placeholder {
+            if applied.dropped_placeholder.is_some() {
                 s.dropped_placeholders += 1;
             } else {
                 s.ok += 1;
             }
-            s.name_drifts += u64::from(applied.name_drift);
-            s.glossary_violations += u64::from(applied.glossary_violation);
-            s.untranslated += u64::from(applied.untranslated);
-            s.wrong_language += u64::from(applied.wrong_language);
+            s.name_drifts += u64::from(applied.name_drift.is_some());
+            s.glossary_violations += u64::from(applied.glossary_violation.is_some());
+            s.untranslated += u64::from(applied.untranslated.is_some());
+            s.wrong_language += u64::from(applied.wrong_language.is_some());
         });
+        shared.faults.record(applied.records());
     }
     usage.completion = u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX);
     let body = protocol::answer(wire, n, &request.model, Some(text), cut, &usage);
@@ -542,6 +580,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/messages", post(anthropic))
         .route("/stats", get(stats))
         .route("/prompts", get(prompt_log))
+        .route("/faults", get(fault_ledger))
         .with_state(shared)
 }
 
@@ -560,6 +599,7 @@ fn shared(
         stats: Mutex::new(SimulatorStats::default()),
         seen: Mutex::new(HashSet::new()),
         prompts,
+        faults: FaultLedger::new(FAULTS_KEPT),
         stopping,
     });
     Ok((shared, stop))
@@ -651,6 +691,11 @@ impl RunningSimulator {
     /// The last prompts served, oldest first (what `GET /prompts` answers).
     pub fn prompts(&self) -> Vec<Prompt> {
         self.shared.prompts.recent()
+    }
+
+    /// The fault ledger, oldest first (what `GET /faults` answers).
+    pub fn faults(&self) -> Vec<FaultRecord> {
+        self.shared.faults.recent()
     }
 
     /// Stops serving and waits for the server to end.
@@ -855,6 +900,10 @@ mod tests {
         assert_eq!(Message::read(translation).kind(), "translation");
         let other_task = analysis.replace("\"analysis\"", "\"summary\"");
         assert_eq!(Message::read(&other_task).kind(), "translation");
+        let review = review_user("Alice ran.", "[fr] Alicia rán.");
+        assert_eq!(Message::read(&review).kind(), "review");
+        let other_task = review.replace("\"review\"", "\"summary\"");
+        assert_eq!(Message::read(&other_task).kind(), "other");
         assert_eq!(Message::read("Hello").kind(), "other");
     }
 
@@ -899,6 +948,26 @@ mod tests {
             &[crate::translate::PassageIn {
                 id: "p1".into(),
                 text: "Then Alice (Ally) met ⟦1/⟧Bob near the WARPCORE.".into(),
+            }],
+        )
+    }
+
+    fn review_user(source: &str, translation: &str) -> String {
+        crate::review::review_message(
+            crate::analysis::Languages {
+                source: "en",
+                target: "fr",
+            },
+            &[],
+            &[crate::review::ReviewName {
+                name: "Alice".into(),
+                aliases: vec![],
+                rendering: "Alicia".into(),
+            }],
+            &[crate::review::ReviewPassage {
+                id: "p1".into(),
+                source: source.into(),
+                translation: translation.into(),
             }],
         )
     }
@@ -1050,6 +1119,143 @@ mod tests {
             assert_eq!(stats.outcomes(), stats.requests);
             sim.stop().await.expect("stop");
         }
+    }
+
+    #[tokio::test]
+    async fn review_requests_get_reviews_without_faults() {
+        let sim = RunningSimulator::start(SimulatorConfig {
+            rate_drop_placeholder: 1.0,
+            rate_name_drift: 1.0,
+            rate_untranslated: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        let faithful = review_user("Alice ⟦1/⟧ran.", "[fr] Alicia ⟦1/⟧rán.");
+        let drifted = review_user("Alice ⟦1/⟧ran.", "[fr] ALICE ⟦1/⟧rán.");
+        let (status, answer) = chat(&sim, &faithful).await;
+        assert_eq!(status, 200);
+        let items = crate::review::parse_review_answer(content(&answer)).expect("reviews");
+        assert_eq!(items.len(), 1);
+        assert_eq!(
+            (items[0].correction.as_deref(), items[0].flags.len()),
+            (None, 0)
+        );
+        let (_, answer) = post(
+            &sim,
+            "/v1/messages",
+            &json!({"model": "m", "max_tokens": 4000, "system": "S",
+                    "messages": [{"role": "user", "content": drifted}]}),
+        )
+        .await;
+        let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+        let items = crate::review::parse_review_answer(text).expect("reviews");
+        assert_eq!(items[0].correction.as_deref(), Some("[fr] Alicia ⟦1/⟧rán."));
+        assert_eq!(items[0].flags[0].code, "consistency");
+        let stats = sim.stats();
+        assert_eq!(stats.reviews, 2);
+        assert_eq!(
+            (
+                stats.ok,
+                stats.dropped_placeholders,
+                stats.name_drifts,
+                stats.untranslated
+            ),
+            (2, 0, 0, 0),
+            "reviews carry neither dropped placeholders nor content faults"
+        );
+        assert!(sim.faults().is_empty());
+        let kinds: Vec<String> = sim.prompts().into_iter().map(|p| p.kind).collect();
+        assert_eq!(kinds, ["review", "review"]);
+        sim.stop().await.expect("stop");
+        // Transport faults apply as to any request.
+        let sim = RunningSimulator::start(SimulatorConfig {
+            rate_truncated: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        let (status, answer) = chat(&sim, &faithful).await;
+        assert_eq!(status, 200);
+        assert!(crate::review::parse_review_answer(content(&answer)).is_err());
+        assert_eq!((sim.stats().truncated, sim.stats().reviews), (1, 1));
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn the_fault_ledger_names_each_faulty_passage_in_order() {
+        let context = "Glossary:\n- warp core => cœur de distorsion\n\
+            Characters:\n- Alice => Alicia";
+        let user = |first: usize| {
+            let passages = [
+                "Then Alice spoke ⟦1/⟧.",
+                "The warp core hummed.",
+                "Rain fell.",
+                "Snow fell.",
+            ];
+            json!({
+                "source_language": "en", "target_language": "fr", "context": context,
+                "passages": passages.iter().enumerate()
+                    .map(|(i, t)| json!({"id": format!("c{first}.p{i}"), "text": t}))
+                    .collect::<Vec<_>>(),
+            })
+            .to_string()
+        };
+        let sim = RunningSimulator::start(SimulatorConfig {
+            rate_name_drift: 1.0,
+            rate_glossary_violation: 1.0,
+            rate_untranslated: 1.0,
+            rate_wrong_language: 1.0,
+            rate_drop_placeholder: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        chat(&sim, &user(1)).await;
+        // Cut at max_tokens: its faults never reached anyone.
+        post(
+            &sim,
+            "/v1/chat/completions",
+            &json!({"model": "m", "max_tokens": 5,
+                    "messages": [{"role": "user", "content": user(2)}]}),
+        )
+        .await;
+        chat(&sim, &user(3)).await;
+        let served: Vec<FaultRecord> = reqwest::get(format!("http://{}/faults", sim.addr()))
+            .await
+            .expect("GET /faults")
+            .json()
+            .await
+            .expect("a JSON array of faults");
+        assert_eq!(served, sim.faults());
+        let ledger: Vec<(&str, FaultKind)> = served
+            .iter()
+            .map(|f| (f.passage_id.as_str(), f.kind))
+            .collect();
+        assert_eq!(ledger.len(), 10, "{ledger:?}");
+        for (answer, chapter) in ledger.chunks(5).zip(["c1.", "c3."]) {
+            assert!(
+                answer.iter().all(|(id, _)| id.starts_with(chapter)),
+                "{answer:?}"
+            );
+            let kinds: Vec<FaultKind> = answer.iter().map(|(_, k)| *k).collect();
+            assert_eq!(
+                kinds,
+                [
+                    FaultKind::NameDrift,
+                    FaultKind::GlossaryViolation,
+                    FaultKind::Untranslated,
+                    FaultKind::WrongLanguage,
+                    FaultKind::DroppedPlaceholder,
+                ]
+            );
+        }
+        let stats = sim.stats();
+        assert_eq!(
+            (stats.dropped_placeholders, stats.cut_at_max_tokens),
+            (2, 1)
+        );
+        sim.stop().await.expect("stop");
     }
 
     #[tokio::test]

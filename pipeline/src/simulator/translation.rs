@@ -18,12 +18,14 @@
 //!
 //! A faulty rendering that comes out the same as the faithful one does not
 //! count as applied. The dropped placeholder, drawn with the transport
-//! faults, comes last.
+//! faults, comes last. The answer says which passage got each fault, for the
+//! fault ledger (`faults.rs`).
 
 use serde::Deserialize;
 
 use super::analysis;
 use super::context::{self, Entry, Kind};
+use super::faults::{FaultKind, FaultRecord};
 use super::pseudo;
 use crate::translate::PassageIn;
 
@@ -46,14 +48,36 @@ pub(super) struct ContentFaults {
     pub wrong_language: Option<u64>,
 }
 
-/// Which faults an answer carries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Which faults an answer carries: for each, the id of the passage that
+/// got it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Applied {
-    pub dropped_placeholder: bool,
-    pub name_drift: bool,
-    pub glossary_violation: bool,
-    pub untranslated: bool,
-    pub wrong_language: bool,
+    pub dropped_placeholder: Option<String>,
+    pub name_drift: Option<String>,
+    pub glossary_violation: Option<String>,
+    pub untranslated: Option<String>,
+    pub wrong_language: Option<String>,
+}
+
+impl Applied {
+    /// The faults as the ledger keeps them, in the order they were applied.
+    pub fn records(&self) -> Vec<FaultRecord> {
+        [
+            (&self.name_drift, FaultKind::NameDrift),
+            (&self.glossary_violation, FaultKind::GlossaryViolation),
+            (&self.untranslated, FaultKind::Untranslated),
+            (&self.wrong_language, FaultKind::WrongLanguage),
+            (&self.dropped_placeholder, FaultKind::DroppedPlaceholder),
+        ]
+        .into_iter()
+        .filter_map(|(id, kind)| {
+            id.as_ref().map(|id| FaultRecord {
+                passage_id: id.clone(),
+                kind,
+            })
+        })
+        .collect()
+    }
 }
 
 /// The element of `candidates` that `pick` chooses.
@@ -138,7 +162,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
         if let Some((i, text)) = choose(candidates, pick) {
             texts[i] = text;
             taken[i] = true;
-            applied.name_drift = true;
+            applied.name_drift = Some(job.passages[i].id.clone());
         }
     }
 
@@ -160,7 +184,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
         if let Some((i, text)) = choose(candidates, pick) {
             texts[i] = text;
             taken[i] = true;
-            applied.glossary_violation = true;
+            applied.glossary_violation = Some(job.passages[i].id.clone());
         }
     }
 
@@ -173,7 +197,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
         if let Some(i) = choose(candidates, pick) {
             texts[i] = job.passages[i].text.clone();
             taken[i] = true;
-            applied.untranslated = true;
+            applied.untranslated = Some(job.passages[i].id.clone());
         }
     }
 
@@ -190,7 +214,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
         if let Some((i, text)) = choose(candidates, pick) {
             texts[i] = text;
             taken[i] = true;
-            applied.wrong_language = true;
+            applied.wrong_language = Some(job.passages[i].id.clone());
         }
     }
 
@@ -202,7 +226,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
             && let Some(t) = pseudo::drop_placeholder(&texts[i])
         {
             texts[i] = t;
-            applied.dropped_placeholder = true;
+            applied.dropped_placeholder = Some(job.passages[i].id.clone());
         }
     }
 
@@ -265,7 +289,7 @@ mod tests {
             ]
         );
         let (answer, applied) = super::answer(&job(user), Some(5), &ContentFaults::default());
-        assert!(applied.dropped_placeholder);
+        assert_eq!(applied.dropped_placeholder.as_deref(), Some("a"));
         assert!(answer.contains("[fr] Hí \""));
     }
 
@@ -314,12 +338,26 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                dropped_placeholder: false,
-                name_drift: true,
-                glossary_violation: true,
-                untranslated: true,
-                wrong_language: true,
+                dropped_placeholder: None,
+                name_drift: Some("p0".into()),
+                glossary_violation: Some("p1".into()),
+                untranslated: Some("p2".into()),
+                wrong_language: Some("p3".into()),
             }
+        );
+        let ledger: Vec<(String, FaultKind)> = applied
+            .records()
+            .into_iter()
+            .map(|f| (f.passage_id, f.kind))
+            .collect();
+        assert_eq!(
+            ledger,
+            [
+                ("p0".into(), FaultKind::NameDrift),
+                ("p1".into(), FaultKind::GlossaryViolation),
+                ("p2".into(), FaultKind::Untranslated),
+                ("p3".into(), FaultKind::WrongLanguage),
+            ]
         );
         assert_eq!(
             texts(&answer),
@@ -351,7 +389,7 @@ mod tests {
             ..ContentFaults::default()
         };
         let (answer, applied) = super::answer(&job, None, &faults);
-        assert!(applied.name_drift);
+        assert_eq!(applied.name_drift.as_deref(), Some("p1"));
         assert_eq!(texts(&answer), ["[fr] Ráín féll.", "[fr] Thén BOB léft."]);
     }
 
@@ -363,7 +401,7 @@ mod tests {
         assert_eq!(
             applied,
             Applied {
-                untranslated: true,
+                untranslated: Some("p0".into()),
                 ..Applied::default()
             }
         );

@@ -4,12 +4,16 @@
 //! translates the request's passages that have no stored translation yet
 //! (so a job resumed after a crash never sends a translated passage again),
 //! each batch with its context from the memory service, records every
-//! provider call, has the volume's memory enrich its series', then finishes
-//! the job. The ticket carries what the job needs; the scheduler ends the
+//! provider call, scores every passage, runs the review stage and the
+//! autopilot, has the volume's memory enrich its series', then finishes the
+//! job. The ticket carries what the job needs; the scheduler ends the
 //! request and delivery stores its result, each off that event.
 
 mod analysis_stage;
+mod autopilot;
 mod recall;
+mod review_stage;
+mod scoring;
 mod slots;
 
 pub use recall::MEMORY_OUTCOME;
@@ -57,6 +61,18 @@ pub struct WorkerConfig {
     pub call_timeout: Duration,
     /// Prompt tokens of one batch at most.
     pub batch_tokens: usize,
+    /// `AUTOPILOT_ROUNDS`: retranslation rounds of the autopilot at most.
+    pub autopilot_rounds: u32,
+    /// `AUTOPILOT_PROVIDER`: name of the provider of the autopilot's last
+    /// round, when one is configured.
+    pub autopilot_provider: Option<String>,
+}
+
+/// A provider with its client and its capacity.
+struct Engine {
+    provider: provider::Model,
+    client: Arc<LlmClient>,
+    capacity: usize,
 }
 
 pub struct Worker {
@@ -260,11 +276,7 @@ impl Worker {
         ticket: &JobTicket,
         lost: watch::Receiver<bool>,
     ) -> Result<(), Stop> {
-        let db_error = |e: sea_orm::DbErr| Stop::Failed(format!("database: {e}"));
-        let announces = ticket.announce_chapters;
-        let quality = Quality::from_wire(ticket.quality, "quality").unwrap_or_default();
-        let mode = AnalysisMode::from_wire(ticket.analysis_mode, "analysis_mode")
-            .unwrap_or(AnalysisMode::Parallel);
+        let db_error = scoring::db_error;
         let todo = passage::Entity::find()
             .filter(passage::Column::ChapterId.is_in(ticket.chapter_ids.clone()))
             .filter(passage::Column::Translation.is_null())
@@ -285,16 +297,98 @@ impl Worker {
         let recalled_titles = titles::recall(&self.db, &owner, &mut titles)
             .await
             .map_err(db_error)?;
-        if todo.is_empty() && titles.is_empty() && recalled_titles == 0 {
-            return self.close_volume(ticket).await;
+        if !(todo.is_empty() && titles.is_empty() && recalled_titles == 0) {
+            self.translation_stages(ticket, &lost, todo, titles, recalled_titles)
+                .await?;
         }
-        let provider = provider::Entity::find_by_id(ticket.provider_id.clone())
+        self.quality_stages(ticket, &lost).await?;
+        self.close_volume(ticket).await
+    }
+
+    /// Scores every passage, then the review stage (when the request keeps
+    /// it and the quality calls for it) and the autopilot.
+    async fn quality_stages(
+        &self,
+        ticket: &JobTicket,
+        lost: &watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let quality = Quality::from_wire(ticket.quality, "quality").unwrap_or_default();
+        let scorer = scoring::Scorer {
+            sheet: self.quality_sheet(ticket).await?,
+            source_language: ticket.source_language.clone(),
+            target_language: ticket.target_language.clone(),
+            review_below: ticket.review_below,
+        };
+        self.score_unscored(ticket, &scorer).await?;
+        let started =
+            dragoman_model::entities::autopilot_run::Entity::find_by_id(ticket.job_id.clone())
+                .one(&self.db)
+                .await
+                .map_err(scoring::db_error)?
+                .is_some();
+        // Once the autopilot started, what it changed is reviewed only by
+        // the second pass of `maximum`.
+        if ticket.final_review && !started {
+            self.review_stage(ticket, &scorer, quality, lost).await?;
+        }
+        self.autopilot(ticket, &scorer, quality, lost).await
+    }
+
+    /// A provider by id, with its client.
+    async fn engine(&self, provider_id: &str) -> Result<Engine, Stop> {
+        let provider = provider::Entity::find_by_id(provider_id.to_owned())
             .one(&self.db)
             .await
-            .map_err(db_error)?
+            .map_err(scoring::db_error)?
             .ok_or_else(|| Stop::Failed("provider_missing".into()))?;
+        self.engine_of(provider)
+    }
+
+    /// A provider by name, with its client; none when no provider has it.
+    async fn engine_named(&self, name: &str) -> Result<Option<Engine>, Stop> {
+        let found = provider::Entity::find()
+            .filter(provider::Column::Name.eq(name))
+            .one(&self.db)
+            .await
+            .map_err(scoring::db_error)?;
+        match found {
+            Some(provider) => Ok(Some(self.engine_of(provider)?)),
+            None => {
+                tracing::warn!(provider = %name, "AUTOPILOT_PROVIDER names no provider; the last round uses the job's");
+                Ok(None)
+            }
+        }
+    }
+
+    fn engine_of(&self, provider: provider::Model) -> Result<Engine, Stop> {
         let client = Arc::new(self.client(&provider)?);
         let capacity = usize::try_from(provider.capacity).unwrap_or(1).max(1);
+        Ok(Engine {
+            provider,
+            client,
+            capacity,
+        })
+    }
+
+    /// Analysis, translation memory and translation of what the job has
+    /// left to translate.
+    async fn translation_stages(
+        &self,
+        ticket: &JobTicket,
+        lost: &watch::Receiver<bool>,
+        todo: Vec<passage::Model>,
+        titles: Vec<PassageIn>,
+        recalled_titles: usize,
+    ) -> Result<(), Stop> {
+        let announces = ticket.announce_chapters;
+        let quality = Quality::from_wire(ticket.quality, "quality").unwrap_or_default();
+        let mode = AnalysisMode::from_wire(ticket.analysis_mode, "analysis_mode")
+            .unwrap_or(AnalysisMode::Parallel);
+        let Engine {
+            provider,
+            client,
+            capacity,
+        } = self.engine(&ticket.provider_id).await?;
         if quality != Quality::Fast && !todo.is_empty() {
             let run = AnalysisRun {
                 client: &client,
@@ -303,7 +397,7 @@ impl Worker {
                 capacity,
                 quality,
             };
-            self.analysis_stage(&run, mode, &lost).await?;
+            self.analysis_stage(&run, mode, lost).await?;
         }
         let recall = self
             .recall(ticket, &provider, &todo, recalled_titles)
@@ -367,7 +461,7 @@ impl Worker {
         if announces {
             self.announce(ticket).await;
         }
-        self.close_volume(ticket).await
+        Ok(())
     }
 
     /// The volume's memory enriches its series' once its passages are

@@ -5,7 +5,8 @@
 //! [`crate::titles::recall`]); such passages are stored at once and never
 //! sent to the provider. Each one leaves a usage record with outcome
 //! `memory` (no tokens, no cost) that the report counts among
-//! `cached_calls` and not among provider `calls`.
+//! `cached_calls` and not among provider `calls`. A recalled translation
+//! is not reviewed again; it is scored like any other.
 
 use std::collections::{HashMap, HashSet};
 
@@ -84,6 +85,9 @@ impl Worker {
                     model.status = Set(PassageStatus::Ok);
                     model.last_error = Set(None);
                     model.memory_key = Set(Some(item.memory_key.clone()));
+                    // The owner's kept translation went through its own
+                    // book's review: reviewing it again would pay twice.
+                    model.reviewed = Set(true);
                     model.updated_at = Set(clock::now());
                     model
                         .update(&self.db)

@@ -11,6 +11,7 @@ mod envelope;
 mod lifecycle;
 mod memory;
 mod providers;
+mod quality;
 mod recovery;
 mod requests;
 mod scopes;

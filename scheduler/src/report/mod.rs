@@ -1,21 +1,30 @@
 //! The completion report (spec 2.7), computed from the database when a
-//! request ends: passages, residuals, usage and cost, durations, chapter map.
-//! Sections nothing produces yet (autopilot, delivery, quality) are null.
+//! request ends: passages, residuals, usage and cost, durations, the
+//! autopilot, the chapter map and the quality of the translation. The
+//! delivery section is added by the export stage of an EPUB request.
+
+mod autopilot;
+mod quality;
+mod residuals;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
+mod tests;
+
+pub use autopilot::{decision_count, retain_reasons, run_of};
+pub use quality::{Signal, signals_of};
+pub use residuals::{MAX_RESIDUALS, is_residual, open_alert};
 
 use crate::error::SchedulerError;
 use crate::intake::ChapterChange;
+use crate::lifecycle::lease::review_below;
 use dragoman_model::budget;
 use dragoman_model::entities::{api_token, chapter, job, passage, provider_call, request};
 use dragoman_model::vocab::{PassageStatus, RequestStatus};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-
-/// Residuals listed in a report at most (spec 8).
-pub const MAX_RESIDUALS: usize = 500;
-
-/// The residual `reason` of a passage that was never translated.
-const UNTRANSLATED: &str = "untranslated";
 
 /// A passage has a usable translation.
 pub fn is_translated(p: &passage::Model) -> bool {
@@ -47,6 +56,8 @@ async fn passages_of(
         .await?)
 }
 
+/// Passages of the request delivered in source text: more than none ends
+/// a finished job `completed_with_residuals`.
 pub async fn residual_count(
     db: &impl ConnectionTrait,
     row: &request::Model,
@@ -54,10 +65,11 @@ pub async fn residual_count(
     Ok(passages_of(db, row)
         .await?
         .iter()
-        .filter(|p| !is_translated(p))
+        .filter(|p| is_residual(p))
         .count())
 }
 
+/// The report of `row` ending with `status` (and `reason`) at `now`.
 pub async fn build(
     db: &impl ConnectionTrait,
     row: &request::Model,
@@ -75,43 +87,10 @@ pub async fn build(
         .collect();
     let count = |f: &dyn Fn(&passage::Model) -> bool| passages.iter().filter(|p| f(p)).count();
     let translated = count(&is_translated);
-    let residuals: Vec<&passage::Model> = passages.iter().filter(|p| !is_translated(p)).collect();
-    let mut listed: Vec<&passage::Model> = residuals.clone();
-    listed.sort_by_key(|p| {
-        (
-            chapters.get(&p.chapter_id).map(|c| c.position).unwrap_or(0),
-            p.position,
-        )
-    });
-    let residual_items: Vec<Value> = listed
-        .iter()
-        .take(MAX_RESIDUALS)
-        .map(|p| {
-            let c = chapters.get(&p.chapter_id);
-            let reason = p
-                .last_error
-                .clone()
-                .filter(|e| !e.is_empty())
-                .unwrap_or_else(|| {
-                    if p.status == PassageStatus::SourceRetained {
-                        PassageStatus::SourceRetained.as_str()
-                    } else {
-                        UNTRANSLATED
-                    }
-                    .to_owned()
-                });
-            json!({
-                "segment_id": p.id,
-                "chapter_id": p.chapter_id,
-                "chapter_external_id": c.and_then(|c| c.external_id.clone()),
-                "chapter_title": c.and_then(|c| c.title.clone()),
-                "position": p.position,
-                "status": p.status,
-                "kept": "source",
-                "reason": reason,
-            })
-        })
-        .collect();
+    let retained = retain_reasons(db, row).await?;
+    let (residual_items, residual_total) = residuals::listed(&passages, &chapters, &retained);
+    let run = run_of(db, row).await?;
+    let decisions = decision_count(db, row).await?;
     let calls = provider_call::Entity::find()
         .filter(provider_call::Column::RequestId.eq(row.id.clone()))
         .all(db)
@@ -186,9 +165,9 @@ pub async fn build(
                 "error": count(&|p| matches!(p.status, PassageStatus::Error | PassageStatus::Refused)),
             },
         },
-        "residual_total": residuals.len(),
+        "residual_total": residual_total,
         "residuals": residual_items,
-        "residuals_truncated": residuals.len() > MAX_RESIDUALS,
+        "residuals_truncated": residual_total > MAX_RESIDUALS,
         "usage": {
             "calls": calls.iter().filter(|c| c.reached_provider()).count(),
             "prompt_tokens": calls.iter().map(|c| c.prompt_tokens).sum::<i64>(),
@@ -210,10 +189,11 @@ pub async fn build(
             "queued_seconds": started.unwrap_or(now) - row.created_at,
             "job_seconds": started.map(|s| now - s).unwrap_or(0),
         },
-        "autopilot": Value::Null,
-        "decisions": {"autopilot": 0, "intake": row.chapters.get("intake").cloned().unwrap_or(json!([]))},
+        "autopilot": autopilot::summary(run.as_ref()),
+        "decisions": {"autopilot": decisions, "intake": row.chapters.get("intake").cloned().unwrap_or(json!([]))},
         "chapter_map": chapter_map,
         "delivery": Value::Null,
-        "quality": Value::Null,
+        // Every request has a volume, so the section is always there.
+        "quality": quality::section(&passages, &chapters, review_below(row)),
     }))
 }

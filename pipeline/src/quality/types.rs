@@ -1,0 +1,88 @@
+//! The quality checks' inputs and outputs: the sheet of terms and names,
+//! a reviewer's flag, the passage to check, the signals found and the
+//! assessment made of them.
+
+use dragoman_model::vocab::{PassageStatus, Severity, SignalCode};
+
+/// What the checks know of the volume: the glossary in force and the characters.
+#[derive(Debug, Clone, Default)]
+pub struct Sheet {
+    pub terms: Vec<SheetTerm>,
+    pub names: Vec<SheetName>,
+}
+
+/// A term of the glossary in force.
+#[derive(Debug, Clone)]
+pub struct SheetTerm {
+    pub source: String,
+    pub translation: String,
+    /// A locked term must appear in every passage whose source has it.
+    pub locked: bool,
+}
+
+/// A character of the volume.
+#[derive(Debug, Clone)]
+pub struct SheetName {
+    /// The name and its aliases, source side.
+    pub names: Vec<String>,
+    /// The canonical target rendering.
+    pub rendering: String,
+}
+
+/// A reviewer's flag on a passage.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Flag {
+    pub severity: Severity,
+    pub code: String,
+    pub message: String,
+}
+
+/// One passage to assess.
+#[derive(Debug, Clone, Copy)]
+pub struct Check<'a> {
+    /// May contain placeholders `⟦1⟧ ⟦/1⟧ ⟦1/⟧` (see
+    /// [`dragoman_book::placeholder`]).
+    pub source: &'a str,
+    /// `None` when the passage has no translation.
+    pub translation: Option<&'a str>,
+    /// BCP 47, e.g. "en", "fr-CA", "zh-Hans".
+    pub source_language: &'a str,
+    pub target_language: &'a str,
+    pub flags: &'a [Flag],
+}
+
+/// One kind of problem found in a passage: how many times, what it cost.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Signal {
+    pub code: SignalCode,
+    pub count: u32,
+    pub penalty: u32,
+    /// A short sentence naming what was found (at most 200 characters).
+    pub message: String,
+}
+
+/// A passage's signals, score (0 to 100) and resulting status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    pub signals: Vec<Signal>,
+    pub score: i32,
+    pub status: PassageStatus,
+}
+
+impl Assessment {
+    /// Whether a signal asks the autopilot to act whatever the score (a
+    /// hard signal or a locked term).
+    pub fn must_fix(&self) -> bool {
+        self.signals.iter().any(|s| s.code.must_fix())
+    }
+
+    /// Whether a signal makes the translation unusable.
+    pub fn hard(&self) -> bool {
+        self.signals.iter().any(|s| s.code.is_hard())
+    }
+
+    /// The signal of `code`, if found.
+    pub fn signal(&self, code: SignalCode) -> Option<&Signal> {
+        self.signals.iter().find(|s| s.code == code)
+    }
+}

@@ -1,0 +1,523 @@
+//! The autopilot: after the review, rounds that translate again the
+//! passages that still fall short (a score below the request's threshold,
+//! or a signal that must be fixed whatever the score: an unusable
+//! translation, a passage left in source text, a locked term missing),
+//! then a last decision for each passage still short: kept as translated
+//! with a check (`accept`) when only its score is low, delivered in source
+//! text (`retain`) when its translation is unusable or breaks a locked term.
+//!
+//! Rounds, as many as the quality allows (`fast` 1, `normal` 2, `high` and
+//! `maximum` 3) within the installation's `AUTOPILOT_ROUNDS`:
+//! 1. the passage alone with its own context (a passage whose only fault is
+//!    a locked term gets a repair call instead: its context leads with the
+//!    locked terms it must use);
+//! 2. the passage with the passages around it, source and translation,
+//!    added to its context;
+//! 3. the stronger provider (`AUTOPILOT_PROVIDER`) when one is configured,
+//!    else as round 2.
+//!
+//! A new translation replaces the stored one only when it scores better.
+//! Every step is a logged decision. The round in progress and each
+//! passage's last round are stored, so a job resumed after a crash goes on
+//! with the round it was in and translates no passage of it twice; the
+//! calls already made stay in usage.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use dragoman_model::entities::{autopilot_decision, autopilot_run, passage};
+use dragoman_model::vocab::{
+    AutopilotAction, AutopilotOutcome, PassageStatus, Quality, SignalCode,
+};
+use dragoman_model::{clock, ids};
+use dragoman_proto::v1::JobTicket;
+use futures::StreamExt;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
+};
+use tokio::sync::watch;
+
+use super::scoring::{Scorer, apply, db_error, stored_assessment};
+use super::{Engine, Stop, Worker};
+use crate::quality::Assessment;
+use crate::translate::{self, CallRecord, PassageIn, TranslateJob};
+
+/// How a round translates a passage again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RoundKind {
+    Alone,
+    WithContext,
+    Stronger,
+}
+
+/// The rounds a quality level allows, at most `cap`.
+pub(super) fn rounds_for(quality: Quality, cap: u32) -> Vec<RoundKind> {
+    let all = match quality {
+        Quality::Fast => vec![RoundKind::Alone],
+        Quality::Normal => vec![RoundKind::Alone, RoundKind::WithContext],
+        Quality::High | Quality::Maximum => {
+            vec![
+                RoundKind::Alone,
+                RoundKind::WithContext,
+                RoundKind::Stronger,
+            ]
+        }
+    };
+    all.into_iter()
+        .take(usize::try_from(cap).unwrap_or(usize::MAX))
+        .collect()
+}
+
+/// Whether a passage still falls short: the autopilot takes it up.
+pub(super) fn falls_short(p: &passage::Model, assessment: &Assessment, review_below: i32) -> bool {
+    if p.human || p.validated {
+        return false;
+    }
+    matches!(
+        p.status,
+        PassageStatus::Error | PassageStatus::Refused | PassageStatus::SourceRetained
+    ) || assessment.score < review_below
+        || assessment.must_fix()
+}
+
+/// Why a passage falls short, for its decisions and a residual's reason:
+/// the code of its heaviest signal that must be fixed, else of its
+/// heaviest signal.
+fn fault(assessment: &Assessment) -> SignalCode {
+    let heaviest = |must: bool| {
+        assessment
+            .signals
+            .iter()
+            .filter(|s| !must || s.code.must_fix())
+            .max_by_key(|s| s.penalty)
+            .map(|s| s.code)
+    };
+    heaviest(true)
+        .or_else(|| heaviest(false))
+        .unwrap_or(SignalCode::Untranslated)
+}
+
+fn describe(assessment: &Assessment, review_below: i32) -> String {
+    let codes: Vec<&str> = assessment.signals.iter().map(|s| s.code.as_str()).collect();
+    if assessment.must_fix() {
+        format!("{} ({})", fault(assessment), codes.join(", "))
+    } else {
+        format!(
+            "score {} below {review_below} ({})",
+            assessment.score,
+            codes.join(", ")
+        )
+    }
+}
+
+/// Only a locked term keeps the passage short: a repair call can fix it.
+fn only_locked_terms(assessment: &Assessment) -> bool {
+    let must: Vec<SignalCode> = assessment
+        .signals
+        .iter()
+        .filter(|s| s.code.must_fix())
+        .map(|s| s.code)
+        .collect();
+    !must.is_empty() && must.iter().all(|c| *c == SignalCode::LockedTerm)
+}
+
+impl Worker {
+    /// Runs (or resumes) the autopilot of a job; see the module doc.
+    pub(super) async fn autopilot(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        quality: Quality,
+        lost: &watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let mut run = self.autopilot_run(ticket).await?;
+        if run.finished {
+            return Ok(());
+        }
+        let kinds = rounds_for(quality, self.config.autopilot_rounds);
+        for (index, kind) in kinds.iter().enumerate() {
+            let number = i32::try_from(index + 1).unwrap_or(i32::MAX);
+            if number < run.round {
+                continue;
+            }
+            let candidates: Vec<passage::Model> = self
+                .short_passages(ticket, scorer)
+                .await?
+                .into_iter()
+                .filter(|p| p.autopilot_round < number)
+                .collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            if run.round < number {
+                run = self
+                    .save_run(&run, |r| {
+                        r.round = Set(number);
+                        r.rounds = Set(run.rounds + 1);
+                    })
+                    .await?;
+            }
+            self.round(ticket, scorer, number, *kind, candidates, lost)
+                .await?;
+        }
+        if quality == Quality::Maximum && ticket.final_review {
+            // The second pass: what the rounds changed is reviewed too.
+            self.review_stage(ticket, scorer, quality, lost).await?;
+        }
+        self.decide(ticket, scorer, &run).await
+    }
+
+    /// The job's autopilot state, created at its first round.
+    async fn autopilot_run(&self, ticket: &JobTicket) -> Result<autopilot_run::Model, Stop> {
+        if let Some(found) = autopilot_run::Entity::find_by_id(ticket.job_id.clone())
+            .one(&self.db)
+            .await
+            .map_err(db_error)?
+        {
+            return Ok(found);
+        }
+        autopilot_run::ActiveModel {
+            job_id: Set(ticket.job_id.clone()),
+            request_id: Set(ticket.request_id.clone()),
+            round: Set(0),
+            rounds: Set(0),
+            finished: Set(false),
+            outcome: Set(None),
+            reason: Set(None),
+            updated_at: Set(clock::now()),
+        }
+        .insert(&self.db)
+        .await
+        .map_err(db_error)
+    }
+
+    async fn save_run(
+        &self,
+        run: &autopilot_run::Model,
+        change: impl FnOnce(&mut autopilot_run::ActiveModel),
+    ) -> Result<autopilot_run::Model, Stop> {
+        let mut model: autopilot_run::ActiveModel = run.clone().into();
+        change(&mut model);
+        model.updated_at = Set(clock::now());
+        model.update(&self.db).await.map_err(db_error)
+    }
+
+    /// The job's passages that fall short, in reading order.
+    async fn short_passages(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+    ) -> Result<Vec<passage::Model>, Stop> {
+        Ok(passage::Entity::find()
+            .filter(passage::Column::ChapterId.is_in(ticket.chapter_ids.clone()))
+            .filter(passage::Column::Status.ne(PassageStatus::Pending))
+            .order_by_asc(passage::Column::ChapterId)
+            .order_by_asc(passage::Column::Position)
+            .all(&self.db)
+            .await
+            .map_err(db_error)?
+            .into_iter()
+            .filter(|p| falls_short(p, &stored_assessment(scorer, p), scorer.review_below))
+            .collect())
+    }
+
+    /// One round over its passages, side by side within the volume's threads.
+    async fn round(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        number: i32,
+        kind: RoundKind,
+        candidates: Vec<passage::Model>,
+        lost: &watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let base = self.engine(&ticket.provider_id).await?;
+        let engine = match kind {
+            RoundKind::Stronger => match &self.config.autopilot_provider {
+                Some(name) => self.engine_named(name).await?.unwrap_or(base),
+                None => base,
+            },
+            _ => base,
+        };
+        let singles: Vec<Vec<PassageIn>> = candidates
+            .iter()
+            .map(|p| {
+                vec![PassageIn {
+                    id: p.id.clone(),
+                    text: p.source.clone(),
+                }]
+            })
+            .collect();
+        let contexts = self.contexts(ticket, &singles).await?;
+        let around = match kind {
+            RoundKind::Alone => HashMap::new(),
+            RoundKind::WithContext | RoundKind::Stronger => self.around(&candidates).await?,
+        };
+        let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
+        let engine = Arc::new(engine);
+        let mut runs =
+            futures::stream::iter(candidates.into_iter().zip(contexts).map(|(p, context)| {
+                let engine = engine.clone();
+                let lost = lost.clone();
+                let extra = around.get(&p.id).cloned();
+                async move {
+                    if *lost.borrow() {
+                        return Err(Stop::Released);
+                    }
+                    self.retry_passage(ticket, scorer, number, kind, &engine, p, context, extra)
+                        .await
+                }
+            }))
+            .buffer_unordered(threads);
+        while let Some(outcome) = runs.next().await {
+            outcome?;
+        }
+        Ok(())
+    }
+
+    /// The passages around each candidate, source and translation, as a
+    /// context section the translation is asked with.
+    async fn around(&self, candidates: &[passage::Model]) -> Result<HashMap<String, String>, Stop> {
+        let mut by_chapter: HashMap<&str, Vec<passage::Model>> = HashMap::new();
+        for p in candidates {
+            if !by_chapter.contains_key(p.chapter_id.as_str()) {
+                let all = passage::Entity::find()
+                    .filter(passage::Column::ChapterId.eq(p.chapter_id.clone()))
+                    .order_by_asc(passage::Column::Position)
+                    .all(&self.db)
+                    .await
+                    .map_err(db_error)?;
+                by_chapter.insert(p.chapter_id.as_str(), all);
+            }
+        }
+        let mut out = HashMap::new();
+        for p in candidates {
+            let Some(chapter) = by_chapter.get(p.chapter_id.as_str()) else {
+                continue;
+            };
+            let lines: Vec<String> = chapter
+                .iter()
+                .filter(|n| n.id != p.id && (p.position - 2..=p.position + 1).contains(&n.position))
+                .map(|n| {
+                    let side = if n.position < p.position {
+                        "Before"
+                    } else {
+                        "After"
+                    };
+                    match n.translation.as_deref().filter(|_| n.is_translated()) {
+                        Some(t) => {
+                            format!("{side} (source): {}\n{side} (translation): {t}", n.source)
+                        }
+                        None => format!("{side} (source): {}", n.source),
+                    }
+                })
+                .collect();
+            if !lines.is_empty() {
+                out.insert(
+                    p.id.clone(),
+                    format!("Around this passage:\n{}", lines.join("\n")),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Translates one passage again and keeps what scores better.
+    #[allow(clippy::too_many_arguments)]
+    async fn retry_passage(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        number: i32,
+        kind: RoundKind,
+        engine: &Engine,
+        p: passage::Model,
+        context: Option<String>,
+        around: Option<String>,
+    ) -> Result<(), Stop> {
+        let before = stored_assessment(scorer, &p);
+        let repair = kind == RoundKind::Alone && only_locked_terms(&before);
+        let action = match (kind, repair) {
+            (_, true) => AutopilotAction::RepairTerm,
+            (RoundKind::Alone, false) => AutopilotAction::RetranslateAlone,
+            (RoundKind::WithContext, _) => AutopilotAction::RetranslateWithContext,
+            (RoundKind::Stronger, _) => AutopilotAction::RetranslateStronger,
+        };
+        let mut parts: Vec<String> = Vec::new();
+        if repair {
+            let required: Vec<String> = scorer
+                .sheet
+                .terms
+                .iter()
+                .filter(|t| t.locked && contains_folded(&p.source, &t.source))
+                .map(|t| format!("- {} => {} (locked)", t.source, t.translation))
+                .collect();
+            if !required.is_empty() {
+                parts.push(format!("Glossary:\n{}", required.join("\n")));
+            }
+        }
+        parts.extend(context);
+        parts.extend(around);
+        let job = TranslateJob {
+            source_language: ticket.source_language.clone(),
+            target_language: ticket.target_language.clone(),
+            passages: vec![PassageIn {
+                id: p.id.clone(),
+                text: p.source.clone(),
+            }],
+            context: (!parts.is_empty()).then(|| parts.join("\n")),
+        };
+        let slot = self.take_slot(&engine.provider, engine.capacity).await;
+        let mut calls: Vec<CallRecord> = Vec::new();
+        let outcomes = translate::translate(&engine.client, &job, &self.config.retry, &mut |r| {
+            calls.push(r)
+        })
+        .await;
+        self.release_slot(slot).await;
+        self.record_calls(ticket, &engine.provider, calls).await?;
+        let text = outcomes.into_iter().next().and_then(|o| o.result.ok());
+        let after = text
+            .as_deref()
+            .map(|t| (t, scorer.assess(&p, Some(t), &[])));
+        let better = after.as_ref().filter(|(_, a)| {
+            a.score > before.score || (before.status == PassageStatus::SourceRetained && !a.hard())
+        });
+        let txn = self.db.begin().await.map_err(db_error)?;
+        let mut model: passage::ActiveModel = p.clone().into();
+        model.autopilot_round = Set(number);
+        model.attempts = Set(p.attempts + 1);
+        let score_after = match better {
+            Some((t, a)) => {
+                model.translation = Set(Some((*t).to_owned()));
+                model.last_error = Set(None);
+                model.reviewed = Set(false);
+                apply(&mut model, &p, a);
+                a.score
+            }
+            None => before.score,
+        };
+        model.update(&txn).await.map_err(db_error)?;
+        self.log_decision(
+            &txn,
+            ticket,
+            &p,
+            number,
+            action,
+            describe(&before, scorer.review_below),
+            before.score,
+            Some(score_after),
+        )
+        .await?;
+        txn.commit().await.map_err(db_error)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn log_decision(
+        &self,
+        db: &impl sea_orm::ConnectionTrait,
+        ticket: &JobTicket,
+        p: &passage::Model,
+        round: i32,
+        action: AutopilotAction,
+        reason: String,
+        score_before: i32,
+        score_after: Option<i32>,
+    ) -> Result<(), Stop> {
+        autopilot_decision::ActiveModel {
+            id: Set(ids::new_id()),
+            request_id: Set(ticket.request_id.clone()),
+            job_id: Set(ticket.job_id.clone()),
+            passage_id: Set(p.id.clone()),
+            round: Set(round),
+            action: Set(action),
+            reason: Set(reason),
+            score_before: Set(Some(score_before)),
+            score_after: Set(score_after),
+            created_at: Set(clock::now()),
+        }
+        .insert(db)
+        .await
+        .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// The last decision for every passage still short, and the outcome.
+    async fn decide(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        run: &autopilot_run::Model,
+    ) -> Result<(), Stop> {
+        let short = self.short_passages(ticket, scorer).await?;
+        let round = run.round.max(1);
+        let (mut retained, mut accepted) = (0usize, 0usize);
+        let txn = self.db.begin().await.map_err(db_error)?;
+        for p in &short {
+            let assessment = stored_assessment(scorer, p);
+            let unusable = assessment.must_fix()
+                || matches!(
+                    p.status,
+                    PassageStatus::Error | PassageStatus::Refused | PassageStatus::SourceRetained
+                );
+            let mut model: passage::ActiveModel = p.clone().into();
+            let (action, reason) = if unusable {
+                retained += 1;
+                let code = fault(&assessment);
+                model.status = Set(PassageStatus::SourceRetained);
+                model.last_error = Set(Some(code.as_str().to_owned()));
+                (AutopilotAction::Retain, code.as_str().to_owned())
+            } else {
+                accepted += 1;
+                model.status = Set(PassageStatus::Check);
+                (
+                    AutopilotAction::Accept,
+                    describe(&assessment, scorer.review_below),
+                )
+            };
+            model.updated_at = Set(clock::now());
+            model.update(&txn).await.map_err(db_error)?;
+            self.log_decision(
+                &txn,
+                ticket,
+                p,
+                round,
+                action,
+                reason,
+                assessment.score,
+                None,
+            )
+            .await?;
+        }
+        let any_decision = autopilot_decision::Entity::find()
+            .filter(autopilot_decision::Column::RequestId.eq(ticket.request_id.clone()))
+            .filter(autopilot_decision::Column::JobId.eq(ticket.job_id.clone()))
+            .one(&txn)
+            .await
+            .map_err(db_error)?
+            .is_some();
+        let (outcome, reason) = if retained + accepted > 0 {
+            (
+                AutopilotOutcome::Unresolved,
+                Some(format!(
+                    "{retained} passage(s) delivered in source text, {accepted} accepted with a check"
+                )),
+            )
+        } else if any_decision {
+            (AutopilotOutcome::Resolved, None)
+        } else {
+            (AutopilotOutcome::Clean, None)
+        };
+        let mut model: autopilot_run::ActiveModel = run.clone().into();
+        model.finished = Set(true);
+        model.outcome = Set(Some(outcome));
+        model.reason = Set(reason);
+        model.updated_at = Set(clock::now());
+        model.update(&txn).await.map_err(db_error)?;
+        txn.commit().await.map_err(db_error)
+    }
+}
+
+/// Whether `needle` occurs in `haystack`, ignoring case.
+fn contains_folded(haystack: &str, needle: &str) -> bool {
+    !needle.trim().is_empty() && haystack.to_lowercase().contains(&needle.to_lowercase())
+}

@@ -1,0 +1,208 @@
+//! The review stage of a job: a model pass over translated passages with
+//! their source, the glossary in force and the character sheet, which
+//! returns corrections and flags. At quality `high` and `maximum` every
+//! translated passage is reviewed, at `normal` only those the checks
+//! flagged (status other than `ok`, or a score below the request's
+//! threshold), at `fast` none. A correction replaces the translation only
+//! when it scores at least as well as the reviewed translation with its
+//! flags; the flags otherwise lower the passage's score. Each passage is
+//! marked reviewed as soon as its answer is stored, so a job resumed after
+//! a crash reviews (and pays for) no passage twice.
+
+use dragoman_model::entities::passage;
+use dragoman_model::vocab::{PassageStatus, Quality};
+use dragoman_proto::v1::JobTicket;
+use futures::StreamExt;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use tokio::sync::watch;
+
+use super::scoring::{Scorer, apply, db_error};
+use super::{Stop, Worker};
+use crate::analysis::Languages;
+use crate::quality::{Flag, Sheet};
+use crate::review::{self, ReviewItem, ReviewName, ReviewPassage, ReviewTerm};
+use crate::translate::{CallRecord, PassageIn, plan_batches};
+
+/// Prompt tokens of the passages of one review batch at most: a review
+/// sends each passage twice (source and translation) and may answer each
+/// in full, so its batches are smaller than translation batches.
+const REVIEW_BATCH_TOKENS: usize = 1200;
+
+/// Whether the review pass takes up a passage at this quality.
+pub(super) fn wants_review(p: &passage::Model, quality: Quality, review_below: i32) -> bool {
+    if p.translation.is_none() || p.reviewed || p.human || p.validated {
+        return false;
+    }
+    if !matches!(
+        p.status,
+        PassageStatus::Ok | PassageStatus::Check | PassageStatus::Error | PassageStatus::Refused
+    ) {
+        return false;
+    }
+    match quality {
+        Quality::Fast => false,
+        Quality::Normal => p.status != PassageStatus::Ok || p.score.unwrap_or(0) < review_below,
+        Quality::High | Quality::Maximum => true,
+    }
+}
+
+fn review_terms(sheet: &Sheet) -> Vec<ReviewTerm> {
+    sheet
+        .terms
+        .iter()
+        .map(|t| ReviewTerm {
+            source: t.source.clone(),
+            translation: t.translation.clone(),
+            locked: t.locked,
+        })
+        .collect()
+}
+
+fn review_names(sheet: &Sheet) -> Vec<ReviewName> {
+    sheet
+        .names
+        .iter()
+        .filter_map(|n| {
+            let (name, aliases) = n.names.split_first()?;
+            Some(ReviewName {
+                name: name.clone(),
+                aliases: aliases.to_vec(),
+                rendering: n.rendering.clone(),
+            })
+        })
+        .collect()
+}
+
+impl Worker {
+    /// Reviews the job's passages the quality calls for (see the module doc).
+    pub(super) async fn review_stage(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        quality: Quality,
+        lost: &watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let candidates: Vec<passage::Model> = passage::Entity::find()
+            .filter(passage::Column::ChapterId.is_in(ticket.chapter_ids.clone()))
+            .filter(passage::Column::Reviewed.eq(false))
+            .filter(passage::Column::Translation.is_not_null())
+            .order_by_asc(passage::Column::ChapterId)
+            .order_by_asc(passage::Column::Position)
+            .all(&self.db)
+            .await
+            .map_err(db_error)?
+            .into_iter()
+            .filter(|p| wants_review(p, quality, scorer.review_below))
+            .collect();
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let engine = self.engine(&ticket.provider_id).await?;
+        // Sized on what is sent: the source and the translation.
+        let sized: Vec<PassageIn> = candidates
+            .iter()
+            .map(|p| PassageIn {
+                id: p.id.clone(),
+                text: format!("{}\n{}", p.source, p.translation.as_deref().unwrap_or("")),
+            })
+            .collect();
+        let batches = plan_batches(&sized, REVIEW_BATCH_TOKENS);
+        let terms = review_terms(&scorer.sheet);
+        let names = review_names(&scorer.sheet);
+        let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
+        let by_id: std::collections::HashMap<&str, &passage::Model> =
+            candidates.iter().map(|p| (p.id.as_str(), p)).collect();
+        let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
+            let engine = &engine;
+            let terms = &terms;
+            let names = &names;
+            let by_id = &by_id;
+            let lost = lost.clone();
+            async move {
+                if *lost.borrow() {
+                    return Err(Stop::Released);
+                }
+                let passages: Vec<ReviewPassage> = batch
+                    .iter()
+                    .filter_map(|b| by_id.get(b.id.as_str()))
+                    .map(|p| ReviewPassage {
+                        id: p.id.clone(),
+                        source: p.source.clone(),
+                        translation: p.translation.clone().unwrap_or_default(),
+                    })
+                    .collect();
+                let slot = self.take_slot(&engine.provider, engine.capacity).await;
+                let mut calls: Vec<CallRecord> = Vec::new();
+                let languages = Languages {
+                    source: &ticket.source_language,
+                    target: &ticket.target_language,
+                };
+                let outcomes = review::review(
+                    &engine.client,
+                    languages,
+                    terms,
+                    names,
+                    &passages,
+                    &self.config.retry,
+                    &mut |record| calls.push(record),
+                )
+                .await;
+                self.release_slot(slot).await;
+                self.record_calls(ticket, &engine.provider, calls).await?;
+                for outcome in outcomes {
+                    if let Some(p) = by_id.get(outcome.id.as_str()) {
+                        self.store_review(scorer, p, outcome.result.ok()).await?;
+                    }
+                }
+                Ok(())
+            }
+        }))
+        .buffer_unordered(threads);
+        while let Some(outcome) = runs.next().await {
+            outcome?;
+        }
+        Ok(())
+    }
+
+    /// Stores what the review said of one passage; a passage the review
+    /// could not answer for is marked reviewed as it is.
+    async fn store_review(
+        &self,
+        scorer: &Scorer,
+        p: &passage::Model,
+        item: Option<ReviewItem>,
+    ) -> Result<(), Stop> {
+        let mut model: passage::ActiveModel = p.clone().into();
+        model.reviewed = Set(true);
+        if let Some(item) = item {
+            let flags: Vec<Flag> = item
+                .flags
+                .iter()
+                .map(|f| Flag {
+                    severity: f.severity,
+                    code: f.code.clone(),
+                    message: f.message.clone(),
+                })
+                .collect();
+            let reviewed = scorer.assess(p, p.translation.as_deref(), &flags);
+            let corrected = item
+                .correction
+                .filter(|c| Some(c.as_str()) != p.translation.as_deref())
+                .map(|c| {
+                    let assessment = scorer.assess(p, Some(&c), &[]);
+                    (c, assessment)
+                })
+                .filter(|(_, a)| !a.hard() && a.score >= reviewed.score);
+            match corrected {
+                Some((text, assessment)) => {
+                    model.translation = Set(Some(text));
+                    model.last_error = Set(None);
+                    apply(&mut model, p, &assessment);
+                }
+                None => apply(&mut model, p, &reviewed),
+            }
+        }
+        model.update(&self.db).await.map_err(db_error)?;
+        Ok(())
+    }
+}
