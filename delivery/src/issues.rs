@@ -5,63 +5,15 @@
 //! tells them (spec 2.7), so a result and its report agree.
 
 use crate::error::DeliveryError;
-use dragoman_model::entities::{autopilot_decision, autopilot_run, passage, request};
-use dragoman_model::vocab::{
-    AutopilotAction, AutopilotOutcome, PassageStatus, Severity, SignalCode,
-};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use dragoman_model::entities::{autopilot_run, passage, request};
+use dragoman_model::quality::{is_residual, residual_reason, signals_of};
+use dragoman_model::vocab::{AutopilotOutcome, Severity};
+use sea_orm::{ConnectionTrait, EntityTrait};
+use serde::Serialize;
 use std::collections::HashMap;
-
-/// A penalty from which a signal is a `major` issue whatever its code.
-pub const MAJOR_PENALTY: u32 = 15;
 
 /// The message of the issue a residual passage raises.
 pub const DELIVERED_IN_SOURCE: &str = "delivered in source text";
-
-/// One signal that lowered a passage's score, as the pipeline stores it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Signal {
-    pub code: SignalCode,
-    #[serde(default)]
-    pub count: u32,
-    #[serde(default)]
-    pub penalty: u32,
-    #[serde(default)]
-    pub message: String,
-}
-
-impl Signal {
-    /// How serious the signal makes an issue: an unusable translation is
-    /// critical; a locked term, a drifted name or a heavy penalty major.
-    pub fn severity(&self) -> Severity {
-        if self.code.is_hard() {
-            Severity::Critical
-        } else if matches!(self.code, SignalCode::LockedTerm | SignalCode::NameDrift)
-            || self.penalty >= MAJOR_PENALTY
-        {
-            Severity::Major
-        } else {
-            Severity::Minor
-        }
-    }
-}
-
-/// The signals stored on a passage; an entry this build cannot read (a
-/// code it does not know) is left out rather than failing the result.
-pub fn signals_of(p: &passage::Model) -> Vec<Signal> {
-    p.signals
-        .as_ref()
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|s| serde_json::from_value(s.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// One entry of a chapter's `issues`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,64 +23,6 @@ pub struct Issue {
     /// A signal's code, or a residual's reason.
     pub code: String,
     pub message: String,
-}
-
-/// The alert left open on a passage delivered with its translation that is
-/// in fact no translation: the source sent back or nothing at all. A person
-/// who validated the passage closed it.
-fn open_alert(p: &passage::Model) -> Option<SignalCode> {
-    if p.validated || !p.is_translated() {
-        return None;
-    }
-    signals_of(p)
-        .into_iter()
-        .map(|s| s.code)
-        .find(|code| matches!(code, SignalCode::Unchanged | SignalCode::Untranslated))
-}
-
-/// A passage the reader gets in source text (a residual of the report).
-pub fn is_residual(p: &passage::Model) -> bool {
-    !p.is_translated() || open_alert(p).is_some()
-}
-
-/// Why a residual kept its source text, as the report gives it: the
-/// autopilot's reason, the open alert, the last error, else its status.
-pub fn residual_reason(p: &passage::Model, retained: &HashMap<String, String>) -> String {
-    if let Some(reason) = retained.get(&p.id).filter(|r| !r.is_empty()) {
-        return reason.clone();
-    }
-    if let Some(code) = open_alert(p) {
-        return code.as_str().to_owned();
-    }
-    if let Some(error) = p.last_error.as_ref().filter(|e| !e.is_empty()) {
-        return error.clone();
-    }
-    if p.status == PassageStatus::SourceRetained {
-        PassageStatus::SourceRetained.as_str()
-    } else {
-        SignalCode::Untranslated.as_str()
-    }
-    .to_owned()
-}
-
-/// For each passage of the request the autopilot retained in source text,
-/// the reason of its last `retain` decision.
-pub async fn retain_reasons(
-    db: &impl ConnectionTrait,
-    row: &request::Model,
-) -> Result<HashMap<String, String>, DeliveryError> {
-    let decisions = autopilot_decision::Entity::find()
-        .filter(autopilot_decision::Column::RequestId.eq(row.id.clone()))
-        .filter(autopilot_decision::Column::Action.eq(AutopilotAction::Retain))
-        .order_by_asc(autopilot_decision::Column::CreatedAt)
-        .order_by_asc(autopilot_decision::Column::Round)
-        .all(db)
-        .await?;
-    // In time order, so a later decision about a passage replaces an earlier.
-    Ok(decisions
-        .into_iter()
-        .map(|d| (d.passage_id, d.reason))
-        .collect())
 }
 
 /// How the autopilot of the request's job ended; none when it did not run
@@ -183,7 +77,9 @@ pub fn chapter_issues(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use dragoman_model::quality::{MAJOR_PENALTY, Signal};
+    use dragoman_model::vocab::{PassageStatus, SignalCode};
+    use serde_json::{Value, json};
 
     fn passage(position: i32, status: PassageStatus, signals: Value) -> passage::Model {
         passage::Model {

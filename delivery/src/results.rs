@@ -439,7 +439,7 @@ async fn json_result(
         Some(id) => provider::Entity::find_by_id(id.to_owned()).one(db).await?,
         None => None,
     };
-    let retained = issues::retain_reasons(db, row).await?;
+    let retained = dragoman_model::quality::retain_reasons(db, &row.id).await?;
     let chapters: Vec<Value> = loaded
         .chapters
         .iter()

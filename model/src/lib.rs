@@ -24,6 +24,7 @@ pub mod ids;
 pub mod payload;
 pub mod provider_default;
 pub mod provider_input;
+pub mod quality;
 pub mod server_key;
 #[cfg(test)]
 mod test_env;

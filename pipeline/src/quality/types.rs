@@ -51,15 +51,8 @@ pub struct Check<'a> {
     pub flags: &'a [Flag],
 }
 
-/// One kind of problem found in a passage: how many times, what it cost.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Signal {
-    pub code: SignalCode,
-    pub count: u32,
-    pub penalty: u32,
-    /// A short sentence naming what was found (at most 200 characters).
-    pub message: String,
-}
+/// One kind of problem found in a passage, as every service reads it.
+pub use dragoman_model::quality::Signal;
 
 /// A passage's signals, score (0 to 100) and resulting status.
 #[derive(Debug, Clone, PartialEq)]

@@ -32,9 +32,7 @@ use dragoman_model::vocab::{
 use dragoman_model::{clock, ids};
 use dragoman_proto::v1::JobTicket;
 use futures::StreamExt;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use tokio::sync::watch;
 
 use super::scoring::{Scorer, apply, db_error, stored_assessment};
@@ -382,7 +380,9 @@ impl Worker {
         let better = after.as_ref().filter(|(_, a)| {
             a.score > before.score || (before.status == PassageStatus::SourceRetained && !a.hard())
         });
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = dragoman_model::db::begin_write(&self.db)
+            .await
+            .map_err(|e| Stop::Failed(format!("database: {e}")))?;
         let mut model: passage::ActiveModel = p.clone().into();
         model.autopilot_round = Set(number);
         model.attempts = Set(p.attempts + 1);
@@ -451,7 +451,9 @@ impl Worker {
         let short = self.short_passages(ticket, scorer).await?;
         let round = run.round.max(1);
         let (mut retained, mut accepted) = (0usize, 0usize);
-        let txn = self.db.begin().await.map_err(db_error)?;
+        let txn = dragoman_model::db::begin_write(&self.db)
+            .await
+            .map_err(|e| Stop::Failed(format!("database: {e}")))?;
         for p in &short {
             let assessment = stored_assessment(scorer, p);
             let unusable = assessment.must_fix()

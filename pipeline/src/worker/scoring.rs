@@ -10,9 +10,7 @@ use dragoman_model::clock;
 use dragoman_model::entities::passage;
 use dragoman_model::vocab::{PassageStatus, SignalCode};
 use dragoman_proto::v1::{JobTicket, ProjectRef};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 
 use super::analysis_stage::memory_unavailable;
 use super::{Stop, Worker};
@@ -171,7 +169,9 @@ impl Worker {
             .await
             .map_err(db_error)?;
         for chunk in unscored.chunks(WRITE_CHUNK) {
-            let txn = self.db.begin().await.map_err(db_error)?;
+            let txn = dragoman_model::db::begin_write(&self.db)
+                .await
+                .map_err(|e| Stop::Failed(format!("database: {e}")))?;
             for p in chunk {
                 let assessment = scorer.assess_stored(p);
                 let mut model: passage::ActiveModel = p.clone().into();

@@ -12,9 +12,9 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
 
-pub use autopilot::{decision_count, retain_reasons, run_of};
-pub use quality::{Signal, signals_of};
-pub use residuals::{MAX_RESIDUALS, is_residual, open_alert};
+pub use autopilot::{decision_count, run_of};
+pub use dragoman_model::quality::{is_residual, open_alert};
+pub use residuals::MAX_RESIDUALS;
 
 use crate::error::SchedulerError;
 use crate::intake::ChapterChange;
@@ -87,7 +87,7 @@ pub async fn build(
         .collect();
     let count = |f: &dyn Fn(&passage::Model) -> bool| passages.iter().filter(|p| f(p)).count();
     let translated = count(&is_translated);
-    let retained = retain_reasons(db, row).await?;
+    let retained = dragoman_model::quality::retain_reasons(db, &row.id).await?;
     let (residual_items, residual_total) = residuals::listed(&passages, &chapters, &retained);
     let run = run_of(db, row).await?;
     let decisions = decision_count(db, row).await?;

@@ -3,8 +3,8 @@
 //! which passages a person should look at first.
 
 use dragoman_model::entities::{chapter, passage};
-use dragoman_model::vocab::{Band, SignalCode};
-use serde::{Deserialize, Serialize};
+use dragoman_model::quality::signals_of;
+use dragoman_model::vocab::Band;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -16,33 +16,6 @@ pub const MAX_REVIEW_FIRST: usize = 10;
 const BUCKETS: usize = 10;
 /// The best score; a passage that has it has nothing to review.
 const PERFECT: i32 = 100;
-
-/// One signal that lowered a passage's score, as the pipeline stores it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Signal {
-    pub code: SignalCode,
-    #[serde(default)]
-    pub count: u32,
-    #[serde(default)]
-    pub penalty: u32,
-    #[serde(default)]
-    pub message: String,
-}
-
-/// The signals stored on a passage; an entry this build cannot read (a
-/// code it does not know) is left out rather than failing the report.
-pub fn signals_of(p: &passage::Model) -> Vec<Signal> {
-    p.signals
-        .as_ref()
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|s| serde_json::from_value(s.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// A scored passage that falls below the request's threshold and that no
 /// person validated since.
