@@ -27,12 +27,14 @@ fn in_source(runs: &[&str], matches: impl Fn(&str) -> bool) -> bool {
     runs.iter().any(|run| matches(run))
 }
 
-fn term_applies(runs: &[&str], term: &SheetTerm) -> bool {
-    !term.source.trim().is_empty()
-        && !term.translation.trim().is_empty()
-        && in_source(runs, |run| {
-            text::has_word_ci(run, term.source.trim(), Fit::Whole)
-        })
+/// `folded_runs` are the source's runs lower-cased once for every term.
+fn term_applies(folded_runs: &[String], term: &SheetTerm) -> bool {
+    !term.source.trim().is_empty() && !term.translation.trim().is_empty() && {
+        let needle = term.source.trim().to_lowercase();
+        folded_runs
+            .iter()
+            .any(|run| text::has_word(run, &needle, Fit::Whole))
+    }
 }
 
 /// The sheet's terms that apply to the source (`source_runs`, its text
@@ -44,14 +46,18 @@ pub(super) fn missing_terms(
     sheet: &Sheet,
 ) -> MissingTerms {
     let mut missing = MissingTerms::default();
-    let mut seen: Vec<String> = Vec::new();
+    // A volume's glossary has hundreds of terms: the texts are folded once.
+    let folded_runs: Vec<String> = source_runs.iter().map(|r| r.to_lowercase()).collect();
+    let folded_translation = translation.to_lowercase();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for term in &sheet.terms {
         let key = term.source.trim().to_lowercase();
-        if seen.contains(&key) || !term_applies(source_runs, term) {
+        if seen.contains(&key) || !term_applies(&folded_runs, term) {
             continue;
         }
-        seen.push(key);
-        if text::has_word_ci(translation, term.translation.trim(), Fit::Whole) {
+        seen.insert(key);
+        let rendering = term.translation.trim().to_lowercase();
+        if text::has_word(&folded_translation, &rendering, Fit::Whole) {
             continue;
         }
         let found = term.source.trim().to_owned();

@@ -169,13 +169,15 @@ impl Worker {
             .await
             .map_err(db_error)?;
         for chunk in unscored.chunks(WRITE_CHUNK) {
+            // Assessed before the write lock is taken: other jobs write
+            // while this one reads its texts.
+            let assessed: Vec<Assessment> = chunk.iter().map(|p| scorer.assess_stored(p)).collect();
             let txn = dragoman_model::db::begin_write(&self.db)
                 .await
                 .map_err(|e| Stop::Failed(format!("database: {e}")))?;
-            for p in chunk {
-                let assessment = scorer.assess_stored(p);
+            for (p, assessment) in chunk.iter().zip(&assessed) {
                 let mut model: passage::ActiveModel = p.clone().into();
-                apply(&mut model, p, &assessment);
+                apply(&mut model, p, assessment);
                 model.update(&txn).await.map_err(db_error)?;
             }
             txn.commit().await.map_err(db_error)?;
