@@ -28,12 +28,14 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 bench/make_novel.py "$work/novel.json" "Quality" "$words" 10 7
 printf '%s\n' 'a long password here' >"$work/pw"
 
-# Starts a simulator and a server on a fresh data folder; prints the token.
+# Stops the previous run's processes, starts a simulator and a server on a
+# fresh data folder, and writes a token to $work/token.
 start() {
   local name="$1" sim_rate="$2"
   shift 2
   kill $(jobs -p) 2>/dev/null || true
   wait 2>/dev/null || true
+  while curl -sf http://127.0.0.1:18680/health >/dev/null; do sleep 0.2; done
   export DRAGOMAN_DATA_DIR="$work/$name" DRAGOMAN_LISTEN=127.0.0.1:18680 DRAGOMAN_GRPC_LISTEN=127.0.0.1:18681
   "$bin" simulate-provider --listen 127.0.0.1:18690 --seed 11 \
     --rate-name-drift "$sim_rate" --rate-glossary-violation "$sim_rate" \
@@ -47,7 +49,7 @@ start() {
     -d '{"username":"bench","password":"a long password here"}' http://127.0.0.1:18680/api/auth/login >/dev/null
   curl -sf -b "$work/jar" -H 'content-type: application/json' \
     -d '{"name":"bench","scopes":["content:write","pipeline:start","jobs:read","results:read"]}' \
-    http://127.0.0.1:18680/api/tokens | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])'
+    http://127.0.0.1:18680/api/tokens | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])' >"$work/token"
 }
 
 # Each fault lands in one passage of an answer: a per-answer rate of 5 % times
@@ -55,10 +57,10 @@ start() {
 rate="${QUALITY_BENCH_RATE:-0.4}"
 for run in A B; do
   if [ "$run" = A ]; then
-    token=$(start "$run" "$rate" DRAGOMAN_AUTOPILOT_ROUNDS=0)
+    start "$run" "$rate" DRAGOMAN_AUTOPILOT_ROUNDS=0
   else
-    token=$(start "$run" "$rate")
+    start "$run" "$rate"
   fi
-  python3 bench/quality_run.py "$run" http://127.0.0.1:18680 http://127.0.0.1:18690 "$token" \
+  python3 bench/quality_run.py "$run" http://127.0.0.1:18680 http://127.0.0.1:18690 "$(cat "$work/token")" \
     "$work/novel.json" "$work/$run/dragoman.db" "$bin" "$work/counts"
 done

@@ -23,11 +23,6 @@ use crate::quality::{Flag, Sheet};
 use crate::review::{self, ReviewItem, ReviewName, ReviewPassage, ReviewTerm};
 use crate::translate::{CallRecord, PassageIn, plan_batches};
 
-/// Prompt tokens of the passages of one review batch at most: a review
-/// sends each passage twice (source and translation) and may answer each
-/// in full, so its batches are smaller than translation batches.
-const REVIEW_BATCH_TOKENS: usize = 1200;
-
 /// Whether the review pass takes up a passage at this quality.
 pub(super) fn wants_review(p: &passage::Model, quality: Quality, review_below: i32) -> bool {
     if p.translation.is_none() || p.reviewed || p.human || p.validated {
@@ -106,7 +101,10 @@ impl Worker {
                 text: format!("{}\n{}", p.source, p.translation.as_deref().unwrap_or("")),
             })
             .collect();
-        let batches = plan_batches(&sized, REVIEW_BATCH_TOKENS);
+        // Sized as translation batches: a passage is sent with its
+        // translation, and an answer (corrections of at most every
+        // translation) stays well within a completion.
+        let batches = plan_batches(&sized, self.config.batch_tokens);
         let terms = review_terms(&scorer.sheet);
         let names = review_names(&scorer.sheet);
         let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
