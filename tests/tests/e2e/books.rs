@@ -18,7 +18,7 @@ use std::time::Duration;
 
 on_both_backends!(chapter_files_are_numbered_split_and_appended);
 
-const BOOK_TIME: Duration = Duration::from_secs(240);
+const BOOK_TIME: Duration = Duration::from_secs(480);
 
 /// Corpus EPUBs the reader refuses, with the reason it gives.
 const UNREADABLE: [(&str, &str); 3] = [
@@ -79,7 +79,15 @@ fn entry_text(book: &[u8], suffix: &str) -> String {
 async fn corpus_epubs_come_back_translated_and_valid() {
     let Some(dir) = corpus_dir() else { return };
     let validated = has_epubcheck();
-    let api = Api::start(Backend::Sqlite).await;
+    // The simulator's pseudo-translation keeps non-Latin scripts as they
+    // are, which the language check rightly flags in every passage of the
+    // Arabic, Hebrew and Japanese books; retranslation rounds would only get
+    // the same answer again. This test is about the book's round trip: the
+    // final decision still runs and lists those passages as residuals.
+    let api = Api::builder(Backend::Sqlite)
+        .env("DRAGOMAN_AUTOPILOT_ROUNDS", "0")
+        .start()
+        .await;
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("corpus")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
