@@ -147,6 +147,14 @@ pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
             "Ce format n'est pas disponible pour cette demande.",
             "This format is not available for this request.",
         ),
+        ErrorCode::SeriesSuspended => (
+            "La série est suspendue : reprenez-la avant de lancer un travail.",
+            "The series is suspended: resume it before starting work.",
+        ),
+        ErrorCode::NotOwnJob => (
+            "Ce travail a été lancé par un autre jeton.",
+            "This job was started by another token.",
+        ),
         ErrorCode::GlossaryExists => (
             "Un glossaire porte déjà ce nom.",
             "A glossary with this name already exists.",

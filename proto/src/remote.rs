@@ -69,6 +69,7 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, {
     status(StatusRequest) -> RoleStatus;
     list_series(ListSeriesRequest) -> SeriesList;
     get_series(GetSeriesRequest) -> SeriesDetail;
+    control_series(SeriesControlRequest) -> SeriesControlReport;
     submit(SubmitRequest) -> SubmitResponse;
     get_request(RequestRef) -> RequestDocument;
     control(ControlRequest) -> RequestDocument;
@@ -105,12 +106,24 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
     put_term(PutTermRequest) -> Term;
     terms_in_force(ProjectRef) -> TermList;
     quality_sheet(ProjectRef) -> QualitySheetResponse;
+    list_glossaries(ListGlossariesRequest) -> GlossaryList;
+    create_glossary(CreateGlossaryRequest) -> SharedGlossary;
+    get_glossary(GlossaryRef) -> SharedGlossary;
+    export_glossary(ExportGlossaryRequest) -> GlossaryFile;
+    import_glossary(ImportGlossaryRequest) -> JsonDocument;
+    get_series_glossary(SeriesGlossaryRequest) -> SeriesGlossary;
+    attach_glossary(AttachGlossaryRequest) -> SeriesGlossary;
+    list_books(ListBooksRequest) -> BookList;
+    book_context(BookContextRequest) -> JsonDocument;
+    book_revision(ProjectRef) -> JsonDocument;
+    series_context(SeriesGlossaryRequest) -> JsonDocument;
 });
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api_status::ServiceError;
+    use crate::v1;
     use crate::v1::{delivery_server::DeliveryServer, memory_server::MemoryServer};
     use dragoman_model::vocab::ErrorCode;
     use std::net::SocketAddr;
@@ -216,6 +229,50 @@ mod tests {
             &self,
             _: Request<ProjectRef>,
         ) -> Result<Response<QualitySheetResponse>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn list_glossaries(&self, _: Request<v1::ListGlossariesRequest>) -> Result<Response<v1::GlossaryList>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn create_glossary(&self, _: Request<v1::CreateGlossaryRequest>) -> Result<Response<v1::SharedGlossary>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn get_glossary(&self, _: Request<v1::GlossaryRef>) -> Result<Response<v1::SharedGlossary>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn export_glossary(&self, _: Request<v1::ExportGlossaryRequest>) -> Result<Response<v1::GlossaryFile>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn import_glossary(&self, _: Request<v1::ImportGlossaryRequest>) -> Result<Response<v1::JsonDocument>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn get_series_glossary(&self, _: Request<v1::SeriesGlossaryRequest>) -> Result<Response<v1::SeriesGlossary>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn attach_glossary(&self, _: Request<v1::AttachGlossaryRequest>) -> Result<Response<v1::SeriesGlossary>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn list_books(&self, _: Request<v1::ListBooksRequest>) -> Result<Response<v1::BookList>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn book_context(&self, _: Request<v1::BookContextRequest>) -> Result<Response<v1::JsonDocument>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn book_revision(&self, _: Request<v1::ProjectRef>) -> Result<Response<v1::JsonDocument>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn series_context(&self, _: Request<v1::SeriesGlossaryRequest>) -> Result<Response<v1::JsonDocument>, Status> {
             Err(Status::unimplemented("fake"))
         }
     }

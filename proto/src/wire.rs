@@ -77,6 +77,10 @@ wire_enum! {
     TermLayer { Book, Series, Shared }
     EntityKind { Character, Place, Organisation, Object }
     BibleAspect { Register, Tone, Tense, Address, Style }
+    SeriesAction { Start, Pause, Resume, Cancel }
+    GlossaryFormat { Json, Csv, Tbx }
+    CsvDelimiter { Comma, Semicolon, Tab }
+    ImportStrategy { Skip, Replace, ReplaceAll }
 }
 
 /// The payload as a `Submission` message.

@@ -130,6 +130,13 @@ impl dragoman_proto::Scheduler for SchedulerService {
         Ok(Response::new(detail))
     }
 
+    async fn control_series(
+        &self,
+        _: Request<SeriesControlRequest>,
+    ) -> Result<Response<SeriesControlReport>, Status> {
+        Err(Status::unimplemented("WIRING"))
+    }
+
     async fn submit(
         &self,
         request: Request<SubmitRequest>,

@@ -84,6 +84,10 @@ error_codes! {
     VolumeConflict = ("volume_conflict", "volume_conflict", 409, FailedPrecondition),
     SeriesArchived = ("series_archived", "series_archived", 409, FailedPrecondition),
     VolumeArchived = ("volume_archived", "volume_archived", 409, FailedPrecondition),
+    /// Work asked of a series suspended by a series `pause` (field `reason`).
+    SeriesSuspended = ("series_suspended", "conflict", 409, FailedPrecondition),
+    /// A paused job another token started: a token resumes only its own.
+    NotOwnJob = ("not_own_job", "conflict", 409, FailedPrecondition),
     NotStarted = ("not_started", "not_started", 409, FailedPrecondition),
     /// A resume while the spending cap that paused the job still holds.
     BudgetStillReached = ("budget_still_reached", "budget_exceeded", 409, FailedPrecondition),

@@ -11,6 +11,7 @@
 mod macros;
 mod channel;
 mod error_code;
+mod glossary;
 mod issue;
 mod memory;
 mod options;
@@ -21,11 +22,12 @@ mod status;
 
 pub use channel::Channel;
 pub use error_code::ErrorCode;
+pub use glossary::{CsvDelimiter, GlossaryFormat, ImportStrategy};
 pub use issue::{Issue, IssueKind, Loc};
 pub use memory::{BibleAspect, EntityKind, Origin, TermLayer};
 pub use options::{
     AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,
-    ProjectKind, ProviderKind, Quality, SeriesKind, Split, Stage,
+    ProjectKind, ProviderKind, Quality, SeriesAction, SeriesKind, Split, Stage,
 };
 pub use quality::{AutopilotAction, AutopilotOutcome, Band, Severity, SignalCode};
 pub use results::{Layout, ResultFormat, ResultScope};

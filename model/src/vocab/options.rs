@@ -79,6 +79,17 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// Actions on a whole series (spec 4.7): `start` launches its volumes'
+    /// translation; `pause` also suspends the series until `resume`.
+    SeriesAction {
+        Start = "start",
+        Pause = "pause",
+        Resume = "resume",
+        Cancel = "cancel",
+    }
+}
+
+vocabulary! {
     /// Stages of a request (spec 2.2), in the order they run.
     Stage {
         Import = "import",
