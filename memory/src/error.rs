@@ -2,7 +2,7 @@
 //! that crosses gRPC: each variant chooses its [`ErrorCode`] here and
 //! nowhere else.
 
-use dragoman_model::vocab::{ErrorCode, Issue};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_proto::api_status::ServiceError;
 use tonic::Status;
 
@@ -17,6 +17,28 @@ pub enum MemoryError {
     SeriesNotFound,
     #[error("glossary not found")]
     GlossaryNotFound,
+    /// A shared glossary's name blank or longer than 200 characters.
+    #[error("invalid name")]
+    InvalidName,
+    /// The account already has a shared glossary of that name.
+    #[error("glossary exists")]
+    GlossaryExists,
+    /// A glossary file that cannot be read as a whole (not well-formed,
+    /// empty, broken encoding): where and why, never what it holds.
+    #[error("invalid glossary file: {message}")]
+    InvalidFile {
+        message: String,
+        line: Option<usize>,
+        column: Option<usize>,
+    },
+    /// An import with invalid rows and without `skip_invalid`: nothing was
+    /// written; the report (with `applied: false`) says which rows.
+    #[error("import refused: the file has invalid rows")]
+    ImportRefused(serde_json::Value),
+    /// A glossary file could not be written (never expected: it is built
+    /// in memory).
+    #[error("export: {0}")]
+    Export(String),
     #[error("database: {0}")]
     Database(#[from] sea_orm::DbErr),
     #[error("{0}")]
@@ -37,7 +59,28 @@ impl From<MemoryError> for ServiceError {
             MemoryError::VolumeNotFound => refusal(ErrorCode::VolumeNotFound),
             MemoryError::SeriesNotFound => refusal(ErrorCode::SeriesNotFound),
             MemoryError::GlossaryNotFound => refusal(ErrorCode::GlossaryNotFound),
-            MemoryError::Database(_) | MemoryError::Model(_) => refusal(ErrorCode::ServerError),
+            MemoryError::InvalidName => refusal(ErrorCode::InvalidName),
+            MemoryError::GlossaryExists => refusal(ErrorCode::GlossaryExists),
+            MemoryError::InvalidFile { line, column, .. } => {
+                let mut ctx = serde_json::Map::new();
+                if let Some(line) = line {
+                    ctx.insert("line".into(), line.into());
+                }
+                if let Some(column) = column {
+                    ctx.insert("column".into(), column.into());
+                }
+                let mut issue = Issue::at("body", "file", IssueKind::ValueError);
+                if !ctx.is_empty() {
+                    issue = issue.with_ctx(ctx.into());
+                }
+                refusal(ErrorCode::InvalidRequest).with_issues(vec![issue])
+            }
+            MemoryError::ImportRefused(report) => refusal(ErrorCode::InvalidRequest)
+                .with_issues(vec![Issue::at("body", "file", IssueKind::ValueError)])
+                .with("report", report),
+            MemoryError::Database(_) | MemoryError::Model(_) | MemoryError::Export(_) => {
+                refusal(ErrorCode::ServerError)
+            }
         }
     }
 }
@@ -51,7 +94,6 @@ impl From<MemoryError> for Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dragoman_model::vocab::IssueKind;
 
     fn refusal(error: MemoryError) -> ServiceError {
         // Through a status, as a remote caller receives it.
@@ -84,6 +126,34 @@ mod tests {
         let sent = refusal(MemoryError::InvalidRequest(vec![issue.clone()]));
         assert_eq!(sent.code, ErrorCode::InvalidRequest);
         assert_eq!(sent.issues, vec![issue]);
+    }
+
+    #[test]
+    fn glossary_refusals_keep_their_codes_and_the_report() {
+        assert_eq!(
+            refusal(MemoryError::InvalidName).code,
+            ErrorCode::InvalidName
+        );
+        assert_eq!(
+            refusal(MemoryError::GlossaryExists).code,
+            ErrorCode::GlossaryExists
+        );
+        let file = refusal(MemoryError::InvalidFile {
+            message: "not well-formed XML at line 4, column 2".into(),
+            line: Some(4),
+            column: Some(2),
+        });
+        assert_eq!(file.code, ErrorCode::InvalidRequest);
+        assert!(file.message.contains("line 4, column 2"));
+        assert_eq!(
+            serde_json::to_value(&file.issues).expect("issues"),
+            serde_json::json!([{"loc": ["body", "file"], "type": "value_error",
+                "ctx": {"line": 4, "column": 2}}])
+        );
+        let report = serde_json::json!({"applied": false, "counts": {"errors": 1}});
+        let refused = refusal(MemoryError::ImportRefused(report.clone()));
+        assert_eq!(refused.code, ErrorCode::InvalidRequest);
+        assert_eq!(refused.extra.get("report"), Some(&report));
     }
 
     #[test]

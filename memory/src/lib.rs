@@ -13,10 +13,15 @@
 //!   and receives.
 //! * [`series_memory`]: what a closed volume gives its series.
 //! * [`terms`]: a person's term decisions.
+//! * [`shared_glossary`]: shared glossaries, their export and import, and
+//!   the glossary a series follows.
+//! * [`bundle`]: the read-only narrative context: books list, book and
+//!   series bundles, fingerprints.
 //! * [`domain`]: the operations' own types; [`entities`]: alias sets and
 //!   observations of named things; [`error`]: the crate's one error type.
 pub mod analysis;
 pub mod backend;
+pub mod bundle;
 pub mod context;
 pub mod domain;
 pub mod entities;
@@ -26,6 +31,7 @@ pub mod normalize;
 pub mod reconcile;
 pub mod series_memory;
 pub mod service;
+pub mod shared_glossary;
 mod store;
 pub mod terms;
 #[cfg(test)]

@@ -3,11 +3,14 @@
 //! backend's.
 
 use crate::backend::{InternalBackend, MemoryBackend, MemorySettings};
+use crate::bundle::{self, BookSummary};
 use crate::domain::{
     ExtractedEntity, ExtractedTerm, Extraction, PassageExtraction, StyleNote, TermInput, TermView,
 };
 use crate::error::MemoryError;
-use dragoman_model::vocab::{Issue, IssueKind, Quality};
+use crate::shared_glossary::{self, GlossaryInput, GlossaryView, ImportOptions};
+use dragoman_model::vocab::{CsvDelimiter, ErrorCode, ImportStrategy, Issue, IssueKind, Quality};
+use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1;
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
@@ -18,13 +21,22 @@ use tonic::{Request, Response, Status};
 
 pub struct MemoryService {
     backend: Arc<dyn MemoryBackend>,
+    /// Shared glossaries and the narrative context bundles are read and
+    /// written in the database, the source of truth, whatever backend
+    /// serves the translation context.
+    db: DatabaseConnection,
     credential: InternalCredential,
 }
 
 impl MemoryService {
-    pub fn new(backend: Arc<dyn MemoryBackend>, credential: InternalCredential) -> Self {
+    pub fn new(
+        backend: Arc<dyn MemoryBackend>,
+        db: DatabaseConnection,
+        credential: InternalCredential,
+    ) -> Self {
         Self {
             backend,
+            db,
             credential,
         }
     }
@@ -35,7 +47,18 @@ impl MemoryService {
         credential: InternalCredential,
         settings: MemorySettings,
     ) -> Self {
-        Self::new(Arc::new(InternalBackend::new(db, settings)), credential)
+        Self::new(
+            Arc::new(InternalBackend::new(db.clone(), settings)),
+            db,
+            credential,
+        )
+    }
+
+    /// The account a person's call acts for: the operations on a person's
+    /// glossaries and books need one.
+    fn person<T>(&self, request: &Request<T>) -> Result<String, Status> {
+        self.account(request)?
+            .ok_or_else(|| Status::from(ServiceError::new(ErrorCode::Unauthorized, "no principal")))
     }
 
     /// The account a person's call acts for; none for the installation's
@@ -330,49 +353,232 @@ impl dragoman_proto::Memory for MemoryService {
                 .collect(),
         }))
     }
-
-    async fn list_glossaries(&self, _: Request<v1::ListGlossariesRequest>) -> Result<Response<v1::GlossaryList>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn list_glossaries(
+        &self,
+        request: Request<v1::ListGlossariesRequest>,
+    ) -> Result<Response<v1::GlossaryList>, Status> {
+        let account = self.person(&request)?;
+        let listed = shared_glossary::list(&self.db, &account).await?;
+        Ok(Response::new(v1::GlossaryList {
+            glossaries: listed.into_iter().map(glossary).collect(),
+        }))
     }
 
-    async fn create_glossary(&self, _: Request<v1::CreateGlossaryRequest>) -> Result<Response<v1::SharedGlossary>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn create_glossary(
+        &self,
+        request: Request<v1::CreateGlossaryRequest>,
+    ) -> Result<Response<v1::SharedGlossary>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let input = GlossaryInput {
+            name: ask.name,
+            description: ask.description,
+            source_language: ask.source_language,
+            target_language: ask.target_language,
+        };
+        let created = shared_glossary::create(&self.db, &account, input).await?;
+        Ok(Response::new(glossary(created)))
     }
 
-    async fn get_glossary(&self, _: Request<v1::GlossaryRef>) -> Result<Response<v1::SharedGlossary>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn get_glossary(
+        &self,
+        request: Request<v1::GlossaryRef>,
+    ) -> Result<Response<v1::SharedGlossary>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let found = shared_glossary::detail(&self.db, &account, &ask.glossary_id).await?;
+        Ok(Response::new(glossary(found)))
     }
 
-    async fn export_glossary(&self, _: Request<v1::ExportGlossaryRequest>) -> Result<Response<v1::GlossaryFile>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn export_glossary(
+        &self,
+        request: Request<v1::ExportGlossaryRequest>,
+    ) -> Result<Response<v1::GlossaryFile>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let format = wire_field(ask.format, "format")?;
+        let delimiter =
+            CsvDelimiter::from_wire(ask.delimiter, "delimiter").unwrap_or(CsvDelimiter::Comma);
+        let file = shared_glossary::export(
+            &self.db,
+            &account,
+            &ask.glossary_id,
+            format,
+            delimiter,
+            ask.bom,
+        )
+        .await?;
+        Ok(Response::new(v1::GlossaryFile {
+            content: file.content,
+            media_type: file.media_type.to_owned(),
+            filename: file.filename,
+        }))
     }
 
-    async fn import_glossary(&self, _: Request<v1::ImportGlossaryRequest>) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn import_glossary(
+        &self,
+        request: Request<v1::ImportGlossaryRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let options = ImportOptions {
+            strategy: ImportStrategy::from_wire(ask.strategy, "strategy").unwrap_or_default(),
+            delimiter: ask
+                .delimiter
+                .map(|d| wire_field(d, "delimiter"))
+                .transpose()?,
+            mapping: ask.mapping.into_iter().collect(),
+            header: ask.header,
+            skip_invalid: ask.skip_invalid,
+            dry_run: ask.dry_run,
+            filename: ask.filename,
+        };
+        let report =
+            shared_glossary::import(&self.db, &account, &ask.glossary_id, &ask.content, &options)
+                .await?;
+        Ok(Response::new(v1::JsonDocument {
+            json: report.to_string(),
+        }))
     }
 
-    async fn get_series_glossary(&self, _: Request<v1::SeriesGlossaryRequest>) -> Result<Response<v1::SeriesGlossary>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn get_series_glossary(
+        &self,
+        request: Request<v1::SeriesGlossaryRequest>,
+    ) -> Result<Response<v1::SeriesGlossary>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let followed = shared_glossary::followed(&self.db, &account, &ask.series_id).await?;
+        Ok(Response::new(v1::SeriesGlossary {
+            series_id: ask.series_id,
+            glossary: followed.map(glossary),
+        }))
     }
 
-    async fn attach_glossary(&self, _: Request<v1::AttachGlossaryRequest>) -> Result<Response<v1::SeriesGlossary>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn attach_glossary(
+        &self,
+        request: Request<v1::AttachGlossaryRequest>,
+    ) -> Result<Response<v1::SeriesGlossary>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let followed = shared_glossary::attach(
+            &self.db,
+            &account,
+            &ask.series_id,
+            ask.glossary_id.as_deref(),
+        )
+        .await?;
+        Ok(Response::new(v1::SeriesGlossary {
+            series_id: ask.series_id,
+            glossary: followed.map(glossary),
+        }))
     }
 
-    async fn list_books(&self, _: Request<v1::ListBooksRequest>) -> Result<Response<v1::BookList>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn list_books(
+        &self,
+        request: Request<v1::ListBooksRequest>,
+    ) -> Result<Response<v1::BookList>, Status> {
+        let account = self.person(&request)?;
+        let books = bundle::books(&self.db, &account).await?;
+        Ok(Response::new(v1::BookList {
+            books: books.into_iter().map(book).collect(),
+        }))
     }
 
-    async fn book_context(&self, _: Request<v1::BookContextRequest>) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn book_context(
+        &self,
+        request: Request<v1::BookContextRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let json = bundle::book_bundle(
+            &self.db,
+            &account,
+            &ask.book_id,
+            &ask.chapter_ids,
+            ask.with_text,
+        )
+        .await?;
+        Ok(Response::new(v1::JsonDocument { json }))
     }
 
-    async fn book_revision(&self, _: Request<v1::ProjectRef>) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn book_revision(
+        &self,
+        request: Request<v1::ProjectRef>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let json = bundle::book_revision(&self.db, &account, &ask.project_id).await?;
+        Ok(Response::new(v1::JsonDocument { json }))
     }
 
-    async fn series_context(&self, _: Request<v1::SeriesGlossaryRequest>) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("WIRING"))
+    async fn series_context(
+        &self,
+        request: Request<v1::SeriesGlossaryRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let json = bundle::series_bundle(&self.db, &account, &ask.series_id).await?;
+        Ok(Response::new(v1::JsonDocument { json }))
+    }
+}
+
+/// A vocabulary field the caller had to give.
+fn wire_field<T: WireEnum>(value: i32, field: &'static str) -> Result<T, MemoryError> {
+    T::from_wire(value, field)
+        .map_err(|_| MemoryError::InvalidRequest(vec![Issue::at("body", field, IssueKind::Enum)]))
+}
+
+fn glossary(view: GlossaryView) -> v1::SharedGlossary {
+    let g = view.glossary;
+    v1::SharedGlossary {
+        id: g.id,
+        name: g.name,
+        description: g.description,
+        source_language: g.source_language,
+        target_language: g.target_language,
+        created_at: g.created_at,
+        updated_at: g.updated_at,
+        term_count: view.term_count,
+        locked_count: view.locked_count,
+        series: view
+            .series
+            .into_iter()
+            .map(|(id, name)| v1::GlossarySeries { id, name })
+            .collect(),
+        terms: view
+            .terms
+            .into_iter()
+            .map(|t| v1::GlossaryTerm {
+                id: t.id,
+                source: t.source,
+                translation: t.translation,
+                category: t.category,
+                description: t.description,
+                locked: t.locked,
+                accepted: t.accepted,
+            })
+            .collect(),
+    }
+}
+
+fn book(b: BookSummary) -> v1::BookItem {
+    v1::BookItem {
+        id: b.id,
+        title: b.title,
+        series_id: b.series_id,
+        series_name: b.series_name,
+        volume_number: b.volume_number,
+        volume_label: b.volume_label,
+        source_language: b.source_language,
+        target_language: b.target_language,
+        source_format: b.source_format.map(WireEnum::to_wire),
+        project_kind: b.project_kind.to_wire(),
+        status: b.status.to_wire(),
+        chapters: b.chapters,
+        passages: b.passages,
+        translated: b.translated,
+        created_at: b.created_at,
+        updated_at: b.updated_at,
     }
 }
 

@@ -11,6 +11,7 @@
 //! * [`vocab`]: the spec's statuses, formats, scopes, actions, error codes and
 //!   validation issues, as types.
 //! * [`webhook`]: webhook settings and the callback address policy (SSRF checks).
+//! * [`reading_order`]: the order of a series' volumes.
 
 pub mod blob;
 pub mod budget;
@@ -25,6 +26,7 @@ pub mod payload;
 pub mod provider_default;
 pub mod provider_input;
 pub mod quality;
+pub mod reading_order;
 pub mod server_key;
 #[cfg(test)]
 mod test_env;

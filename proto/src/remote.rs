@@ -232,47 +232,80 @@ mod tests {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn list_glossaries(&self, _: Request<v1::ListGlossariesRequest>) -> Result<Response<v1::GlossaryList>, Status> {
+        async fn list_glossaries(
+            &self,
+            _: Request<v1::ListGlossariesRequest>,
+        ) -> Result<Response<v1::GlossaryList>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn create_glossary(&self, _: Request<v1::CreateGlossaryRequest>) -> Result<Response<v1::SharedGlossary>, Status> {
+        async fn create_glossary(
+            &self,
+            _: Request<v1::CreateGlossaryRequest>,
+        ) -> Result<Response<v1::SharedGlossary>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn get_glossary(&self, _: Request<v1::GlossaryRef>) -> Result<Response<v1::SharedGlossary>, Status> {
+        async fn get_glossary(
+            &self,
+            _: Request<v1::GlossaryRef>,
+        ) -> Result<Response<v1::SharedGlossary>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn export_glossary(&self, _: Request<v1::ExportGlossaryRequest>) -> Result<Response<v1::GlossaryFile>, Status> {
+        async fn export_glossary(
+            &self,
+            _: Request<v1::ExportGlossaryRequest>,
+        ) -> Result<Response<v1::GlossaryFile>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn import_glossary(&self, _: Request<v1::ImportGlossaryRequest>) -> Result<Response<v1::JsonDocument>, Status> {
+        async fn import_glossary(
+            &self,
+            _: Request<v1::ImportGlossaryRequest>,
+        ) -> Result<Response<v1::JsonDocument>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn get_series_glossary(&self, _: Request<v1::SeriesGlossaryRequest>) -> Result<Response<v1::SeriesGlossary>, Status> {
+        async fn get_series_glossary(
+            &self,
+            _: Request<v1::SeriesGlossaryRequest>,
+        ) -> Result<Response<v1::SeriesGlossary>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn attach_glossary(&self, _: Request<v1::AttachGlossaryRequest>) -> Result<Response<v1::SeriesGlossary>, Status> {
+        async fn attach_glossary(
+            &self,
+            _: Request<v1::AttachGlossaryRequest>,
+        ) -> Result<Response<v1::SeriesGlossary>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn list_books(&self, _: Request<v1::ListBooksRequest>) -> Result<Response<v1::BookList>, Status> {
+        async fn list_books(
+            &self,
+            _: Request<v1::ListBooksRequest>,
+        ) -> Result<Response<v1::BookList>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn book_context(&self, _: Request<v1::BookContextRequest>) -> Result<Response<v1::JsonDocument>, Status> {
+        async fn book_context(
+            &self,
+            _: Request<v1::BookContextRequest>,
+        ) -> Result<Response<v1::JsonDocument>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn book_revision(&self, _: Request<v1::ProjectRef>) -> Result<Response<v1::JsonDocument>, Status> {
+        async fn book_revision(
+            &self,
+            _: Request<v1::ProjectRef>,
+        ) -> Result<Response<v1::JsonDocument>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
-        async fn series_context(&self, _: Request<v1::SeriesGlossaryRequest>) -> Result<Response<v1::JsonDocument>, Status> {
+        async fn series_context(
+            &self,
+            _: Request<v1::SeriesGlossaryRequest>,
+        ) -> Result<Response<v1::JsonDocument>, Status> {
             Err(Status::unimplemented("fake"))
         }
     }

@@ -75,6 +75,12 @@ pub enum SchedulerError {
     JobNotHeld,
     #[error("the request has not started")]
     NotStarted,
+    /// Work asked of a series its owner suspended with a series `pause`.
+    #[error("the series is suspended: resume it before starting work")]
+    SeriesSuspended,
+    /// A token resuming a paused job that another token started.
+    #[error("another token started this job: a token resumes only the jobs it started")]
+    NotOwnJob,
     #[error("no provider for this request")]
     ProviderRequired,
     #[error("unknown provider")]
@@ -111,6 +117,16 @@ impl SchedulerError {
     pub fn payload_field(error: WireError) -> SchedulerError {
         SchedulerError::InvalidPayload(vec![Issue::at("body", error.field, IssueKind::Enum)])
     }
+
+    /// Whether the error refuses what was asked, as opposed to a failure of
+    /// the service's own storage: an action on several volumes reports a
+    /// refusal per volume and goes on, but stops at a failure.
+    pub fn is_refusal(&self) -> bool {
+        !matches!(
+            self,
+            SchedulerError::Db(_) | SchedulerError::Model(_) | SchedulerError::Blob(_)
+        )
+    }
 }
 
 impl From<SchedulerError> for ServiceError {
@@ -141,6 +157,10 @@ impl From<SchedulerError> for ServiceError {
                 refusal(ErrorCode::Conflict)
             }
             SchedulerError::NotStarted => refusal(ErrorCode::NotStarted),
+            SchedulerError::SeriesSuspended => {
+                refusal(ErrorCode::SeriesSuspended).with("reason", "series_suspended")
+            }
+            SchedulerError::NotOwnJob => refusal(ErrorCode::NotOwnJob),
             SchedulerError::ProviderRequired => refusal(ErrorCode::ProviderRequired),
             SchedulerError::UnknownProvider => refusal(ErrorCode::UnknownProvider),
             SchedulerError::PriorityNotAllowed { max_priority } => {
@@ -226,6 +246,21 @@ mod tests {
         let sent = refusal(SchedulerError::BudgetExceeded(json!({"amount": 1.0})));
         assert_eq!(sent.code.http_status(), 402);
         assert_eq!(sent.extra.get("budget"), Some(&json!({"amount": 1.0})));
+
+        let sent = refusal(SchedulerError::SeriesSuspended);
+        assert_eq!(sent.code, ErrorCode::SeriesSuspended);
+        assert_eq!(
+            (sent.code.code(), sent.code.http_status()),
+            ("conflict", 409)
+        );
+        assert_eq!(sent.extra.get("reason"), Some(&json!("series_suspended")));
+
+        let sent = refusal(SchedulerError::NotOwnJob);
+        assert_eq!(
+            (sent.code.code(), sent.code.http_status()),
+            ("conflict", 409)
+        );
+        assert_eq!(sent.code, ErrorCode::NotOwnJob);
 
         let sent = refusal(SchedulerError::VolumeConflict(VolumeClash::OtherSeries));
         assert_eq!(sent.code, ErrorCode::VolumeConflict);

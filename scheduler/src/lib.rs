@@ -6,7 +6,6 @@ pub mod document;
 pub mod error;
 pub mod intake;
 pub mod lifecycle;
-pub mod reading_order;
 pub mod report;
 pub mod series;
 pub mod service;

@@ -1,8 +1,8 @@
 //! Series and volume listings for their owner.
 
 use crate::error::SchedulerError;
-use crate::reading_order;
 use dragoman_model::entities::{chapter, project, series};
+use dragoman_model::reading_order;
 use dragoman_proto::v1::{SeriesDetail, SeriesSummary, VolumeEntry};
 use dragoman_proto::wire::WireEnum;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};

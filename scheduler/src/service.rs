@@ -9,7 +9,7 @@ use crate::intake::{self, IntakeLimits};
 use crate::{document, lifecycle, series};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::request;
-use dragoman_model::vocab::{Channel, ControlAction, JobOutcome, RequestStatus};
+use dragoman_model::vocab::{Channel, ControlAction, JobOutcome, RequestStatus, SeriesAction};
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::*;
@@ -132,9 +132,31 @@ impl dragoman_proto::Scheduler for SchedulerService {
 
     async fn control_series(
         &self,
-        _: Request<SeriesControlRequest>,
+        request: Request<SeriesControlRequest>,
     ) -> Result<Response<SeriesControlReport>, Status> {
-        Err(Status::unimplemented("WIRING"))
+        let who = self.credential.principal(&request)?;
+        let message = request.into_inner();
+        let action = SeriesAction::from_wire(message.action, "action")
+            .map_err(SchedulerError::InvalidRequest)?;
+        let outcome = lifecycle::control_series(
+            &self.db,
+            &who,
+            &message.series_id,
+            action,
+            message.resume_if_paused,
+            &self.limits,
+        )
+        .await?;
+        for row in &outcome.ended {
+            self.after_end(row).await?;
+        }
+        for id in &outcome.changed {
+            self.notify(&Channel::request(id)).await;
+        }
+        if outcome.wake_workers {
+            self.notify(&Channel::Jobs).await;
+        }
+        Ok(Response::new(series_report(&outcome.report)))
     }
 
     async fn submit(
@@ -271,6 +293,36 @@ impl dragoman_proto::Scheduler for SchedulerService {
     }
 }
 
+/// The report of a series action as it crosses gRPC; a refusal's code by
+/// its wire name.
+fn series_report(report: &lifecycle::SeriesReport) -> SeriesControlReport {
+    let (done, refused, deferred) = report.totals();
+    SeriesControlReport {
+        series_id: report.series_id.clone(),
+        action: report.action.to_wire(),
+        suspended: report.suspended,
+        volumes: report
+            .volumes
+            .iter()
+            .map(|v| VolumeControl {
+                project_id: v.project_id.clone(),
+                title: v.title.clone(),
+                volume_number: v.volume_number,
+                volume_label: v.volume_label.clone(),
+                changed_jobs: v.changed_jobs,
+                done: v.done,
+                deferred: v.deferred,
+                code: v.refusal.as_ref().map(|r| r.code.wire_name().to_owned()),
+                message: v.refusal.as_ref().map(|r| r.message.clone()),
+                request_id: v.request_id.clone(),
+            })
+            .collect(),
+        done,
+        refused,
+        deferred,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +332,7 @@ mod tests {
     use dragoman_proto::Scheduler;
     use dragoman_proto::api_status::ServiceError;
     use dragoman_proto::wire::WireEnum;
+    use sea_orm::IntoActiveModel;
     use serde_json::{Value, json};
     use std::time::Duration;
 
@@ -330,6 +383,25 @@ mod tests {
             let answer = self
                 .service
                 .control(self.credential.request(&self.f.principal(), message))
+                .await?;
+            Ok(answer.into_inner())
+        }
+
+        async fn control_series(
+            &self,
+            who: &dragoman_proto::principal::Principal,
+            series_id: &str,
+            action: i32,
+            resume_if_paused: bool,
+        ) -> Result<SeriesControlReport, Status> {
+            let message = SeriesControlRequest {
+                series_id: series_id.to_owned(),
+                action,
+                resume_if_paused,
+            };
+            let answer = self
+                .service
+                .control_series(self.credential.request(who, message))
                 .await?;
             Ok(answer.into_inner())
         }
@@ -465,6 +537,127 @@ mod tests {
         assert_eq!(invalid.issues.len(), 2);
         let status = Status::from(invalid.clone());
         assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    }
+
+    #[tokio::test]
+    async fn a_series_action_answers_per_volume_and_wakes_what_it_changed() {
+        let h = Harness::new().await;
+        let owner = h.f.principal();
+        let a = h
+            .submit(&h.f.body("Saga", 1, json!([chapter(1, "a")])))
+            .await
+            .expect("accepted");
+        let mut import = h.f.body("Saga", 2, json!([chapter(1, "b")]));
+        import["pipeline"] = json!({"start": false});
+        h.submit(&import).await.expect("imported");
+
+        let unspecified = h.control_series(&owner, &a.series_id, 0, false).await;
+        assert_eq!(
+            refusal(unspecified.expect_err("no action")).code,
+            ErrorCode::InvalidRequest
+        );
+
+        let mut polled = h.coordination.subscribe(&Channel::request(&a.request_id));
+        let report = h
+            .control_series(&owner, &a.series_id, SeriesAction::Pause.to_wire(), false)
+            .await
+            .expect("pause");
+        assert!(
+            polled.wait(SHORT).await,
+            "the paused request's long polls learn it"
+        );
+        assert_eq!(
+            SeriesAction::from_wire(report.action, "action"),
+            Ok(SeriesAction::Pause)
+        );
+        assert!(report.suspended);
+        let shape: Vec<(String, i32, bool)> = report
+            .volumes
+            .iter()
+            .map(|v| (v.title.clone(), v.changed_jobs, v.done))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("Saga 1".to_owned(), 1, true),
+                ("Saga 2".to_owned(), 0, false)
+            ]
+        );
+        assert_eq!((report.done, report.refused, report.deferred), (1, 0, 0));
+
+        // Paid work in the suspended series is refused with its reason.
+        let refused = refusal(
+            h.submit(&h.f.body("Saga", 3, json!([chapter(1, "c")])))
+                .await
+                .expect_err("suspended"),
+        );
+        assert_eq!(refused.code, ErrorCode::SeriesSuspended);
+        assert_eq!(
+            refused.extra.get("reason"),
+            Some(&json!("series_suspended"))
+        );
+        let whole = h
+            .control_series(&owner, &a.series_id, SeriesAction::Start.to_wire(), false)
+            .await;
+        assert_eq!(
+            refusal(whole.expect_err("suspended")).code,
+            ErrorCode::SeriesSuspended
+        );
+
+        // Another token's resume: refused per volume, by the code's wire name.
+        let mut other = h.f.token.clone().into_active_model();
+        let other_id = dragoman_model::ids::new_id();
+        other.id = sea_orm::Set(other_id.clone());
+        other.prefix = sea_orm::Set(dragoman_model::ids::new_id());
+        sea_orm::ActiveModelTrait::insert(other, &h.f.db)
+            .await
+            .expect("token");
+        let stranger = dragoman_proto::principal::Principal {
+            token_id: Some(other_id),
+            ..owner.clone()
+        };
+        let report = h
+            .control_series(
+                &stranger,
+                &a.series_id,
+                SeriesAction::Resume.to_wire(),
+                false,
+            )
+            .await
+            .expect("resume");
+        assert!(!report.suspended);
+        assert_eq!(report.volumes[0].code.as_deref(), Some("not_own_job"));
+        assert!(
+            report.volumes[0]
+                .message
+                .as_deref()
+                .is_some_and(|m| !m.is_empty())
+        );
+        assert_eq!(report.volumes[1].code, None);
+        assert_eq!(report.refused, 1);
+
+        // Volume 1 still holds its paused request and is skipped; a paused
+        // job does not hold the series, so volume 2 starts at once.
+        let mut jobs = h.coordination.subscribe(&Channel::Jobs);
+        let report = h
+            .control_series(&owner, &a.series_id, SeriesAction::Start.to_wire(), false)
+            .await
+            .expect("start");
+        assert!(jobs.wait(SHORT).await, "workers are woken for the new job");
+        let second = &report.volumes[1];
+        assert!(second.done && !second.deferred);
+        assert!(second.request_id.is_some());
+        assert_eq!((report.done, report.refused, report.deferred), (1, 0, 0));
+        assert_eq!(Some(h.lease().await.request_id), second.request_id.clone());
+
+        // Cancel ends both requests; their waiters learn it.
+        let mut polled = h.coordination.subscribe(&Channel::request(&a.request_id));
+        let report = h
+            .control_series(&owner, &a.series_id, SeriesAction::Cancel.to_wire(), false)
+            .await
+            .expect("cancel");
+        assert!(polled.wait(SHORT).await);
+        assert_eq!((report.done, report.refused, report.deferred), (2, 0, 0));
     }
 
     #[tokio::test]

@@ -9,6 +9,8 @@
 //! so every operation states both in a [`Needs`] and the [`Caller`] knows
 //! which surface it came through.
 
+pub mod glossaries;
+pub mod narrative;
 pub mod providers;
 pub mod requests;
 pub mod series;

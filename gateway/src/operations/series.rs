@@ -1,19 +1,26 @@
-//! Series (spec 2.8, 4.7): the listing and the detail with its volumes,
-//! answered by the scheduler, which owns series and volumes. The JSON
-//! shapes of a series are built here and nowhere else.
+//! Series (spec 2.8, 4.7): the listing, the detail with its volumes and
+//! the whole-series job actions, answered by the scheduler, which owns
+//! series and volumes. The JSON shapes of a series are built here and
+//! nowhere else.
 
 use super::{Caller, Needs, from_wire};
 use crate::error::ApiResult;
 use crate::state::AppState;
-use dragoman_model::vocab::Scope;
-use dragoman_model::vocab::{InputKind, ProjectKind, SeriesKind, VolumeStatus};
+use dragoman_model::vocab::{
+    InputKind, ProjectKind, Scope, SeriesAction, SeriesKind, VolumeStatus,
+};
 use dragoman_proto::v1::{
-    GetSeriesRequest, ListSeriesRequest, SeriesDetail, SeriesSummary, VolumeEntry,
+    GetSeriesRequest, ListSeriesRequest, SeriesControlReport, SeriesControlRequest, SeriesDetail,
+    SeriesSummary, VolumeControl, VolumeEntry,
 };
 use dragoman_proto::wire::WireEnum;
 use serde_json::{Value, json};
 
 const READ: Needs = Needs::read(Scope::SeriesRead);
+const CONTROL: Needs = Needs {
+    rest: Scope::JobsControl,
+    tools: Scope::LibraryWrite,
+};
 
 /// The caller's series, in the scheduler's order (by name).
 pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
@@ -33,6 +40,63 @@ pub async fn detail(state: &AppState, caller: &Caller, series_id: String) -> Api
         })
         .await?;
     detail_json(&answer)
+}
+
+/// Starts, pauses (and suspends), resumes or cancels every volume of one
+/// of the caller's series.
+pub async fn control(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+    action: SeriesAction,
+    resume_if_paused: bool,
+) -> ApiResult<Value> {
+    caller.require(CONTROL)?;
+    if action == SeriesAction::Start {
+        // A start launches paid work: the same rule as a request that
+        // starts the pipeline (spec 5).
+        caller.require(Needs::both(Scope::PipelineStart))?;
+    }
+    let message = SeriesControlRequest {
+        series_id,
+        action: action.to_wire(),
+        resume_if_paused,
+    };
+    let answer = caller
+        .call(state, CONTROL, message, |request| {
+            state.scheduler.handle.control_series(request)
+        })
+        .await?;
+    control_json(&answer)
+}
+
+/// The answer of a series action: a report per volume, in reading order.
+pub fn control_json(report: &SeriesControlReport) -> ApiResult<Value> {
+    let action: SeriesAction = from_wire(report.action, "action")?;
+    Ok(json!({
+        "series_id": report.series_id,
+        "action": action,
+        "suspended": report.suspended,
+        "volumes": report.volumes.iter().map(volume_control_json).collect::<Vec<_>>(),
+        "done": report.done,
+        "refused": report.refused,
+        "deferred": report.deferred,
+    }))
+}
+
+fn volume_control_json(v: &VolumeControl) -> Value {
+    json!({
+        "project_id": v.project_id,
+        "title": v.title,
+        "volume_number": v.volume_number,
+        "volume_label": v.volume_label,
+        "changed_jobs": v.changed_jobs,
+        "done": v.done,
+        "deferred": v.deferred,
+        "request_id": v.request_id,
+        "code": v.code,
+        "message": v.message,
+    })
 }
 
 /// A series of spec 2.8.

@@ -2,7 +2,9 @@
 //! only), and the session routes under `/api` (cookies only).
 pub mod auth;
 pub mod edition;
+pub mod glossaries;
 pub mod health;
+pub mod narrative;
 pub mod providers;
 pub mod requests;
 pub mod series;
@@ -63,6 +65,34 @@ pub fn router(state: AppState) -> Router {
         .route("/providers", get(providers::list))
         .route("/series", get(series::list))
         .route("/series/{series_id}", get(series::detail))
+        .route("/series/{series_id}/jobs/{action}", post(series::action))
+        .route(
+            "/series/{series_id}/shared-glossary",
+            get(glossaries::followed).put(glossaries::attach),
+        )
+        .route(
+            "/series/{series_id}/narrative-context",
+            get(narrative::series_context),
+        )
+        .route(
+            "/glossaries",
+            get(glossaries::list).post(glossaries::create),
+        )
+        .route("/glossaries/{glossary_id}", get(glossaries::detail))
+        .route(
+            "/glossaries/{glossary_id}/export/{format}",
+            get(glossaries::export),
+        )
+        .route("/glossaries/{glossary_id}/import", post(glossaries::import))
+        .route("/books", get(narrative::books))
+        .route(
+            "/books/{book_id}/narrative-context",
+            get(narrative::book_context),
+        )
+        .route(
+            "/books/{book_id}/narrative-context/revision",
+            get(narrative::book_revision),
+        )
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), bearer::require_token));
 

@@ -36,18 +36,14 @@ impl CsvDelimiter {
 
 vocabulary! {
     /// What an import does with a term whose source the glossary holds.
+    #[derive(Default)]
     ImportStrategy {
         /// Keeps every existing term.
+        #[default]
         Skip = "skip",
         /// Replaces unlocked terms that differ.
         Replace = "replace",
         /// Replaces locked terms too.
         ReplaceAll = "replace_all",
-    }
-}
-
-impl Default for ImportStrategy {
-    fn default() -> Self {
-        ImportStrategy::Skip
     }
 }

@@ -2,12 +2,20 @@
 //! or an idempotency conflict), then the checks that may refuse a request,
 //! in the spec's order — callback, provider, priority, budget, waiting
 //! quota. Nothing here writes.
+//!
+//! Before them, a request that starts work in a series its owner suspended
+//! (a series `pause`, spec 4.7) is refused: the suspension is the state of
+//! the target, like its being archived, whatever the request carries. An
+//! import-only request is not paid work and goes on.
+//!
+//! The provider resolution, the priority and the [`Allowance`] checks are
+//! shared with a series `start`, which admits one volume after the other.
 
 use super::{Submitted, placement};
 use crate::error::{QueueScope, SchedulerError};
 use dragoman_model::budget;
 use dragoman_model::clock;
-use dragoman_model::entities::{account, api_token, provider, request};
+use dragoman_model::entities::{account, api_token, project, provider, request, series};
 use dragoman_model::provider_default;
 use dragoman_model::vocab::{Priority, RequestStatus};
 use dragoman_model::webhook::{WebhookPolicy, callback};
@@ -76,15 +84,17 @@ pub async fn admit(
         Some(id) => api_token::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
     };
+    if start {
+        check_not_suspended(db, &owner.id, &submitted).await?;
+    }
     if let Some(url) = &payload.callback_url {
         check_callback(db, webhooks, token.as_ref(), url).await?;
     }
     let provider_id = resolve_provider(db, &owner.id, &submitted, start).await?;
     let priority = check_priority(&owner, token.as_ref(), payload.pipeline.priority)?;
-    if start && let Some(token) = &token {
-        check_budget(db, token).await?;
-    }
-    check_queue(db, &owner, token.as_ref()).await?;
+    Allowance::new(&owner, token.as_ref())
+        .fit(db, start)
+        .await?;
     Ok(Admitted {
         owner,
         token,
@@ -93,6 +103,21 @@ pub async fn admit(
         priority,
         start,
     })
+}
+
+/// 409 `series_suspended` when the series the request names exists and is
+/// suspended. A series that is not found is refused where the request is
+/// placed, in its place in the order.
+async fn check_not_suspended(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    submitted: &Submitted,
+) -> Result<(), SchedulerError> {
+    match placement::find_series(db, account_id, &submitted.payload).await {
+        Ok(Some(series)) if series.suspended => Err(SchedulerError::SeriesSuspended),
+        Ok(_) | Err(SchedulerError::SeriesNotFound) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// The callback rules of spec 6.4 with the settings in force: form, host,
@@ -127,15 +152,28 @@ async fn resolve_provider(
             None => Err(SchedulerError::UnknownProvider),
         };
     }
-    if let Some(series) = placement::find_series(db, account_id, payload).await? {
-        if let Some(volume) = placement::find_volume(db, account_id, &series, submitted).await?
-            && let Some(id) = volume.provider_id
-        {
-            return Ok(Some(id));
-        }
-        if let Some(id) = &series.default_provider_id {
-            return Ok(Some(id.clone()));
-        }
+    let series = placement::find_series(db, account_id, payload).await?;
+    let volume = match &series {
+        Some(series) => placement::find_volume(db, account_id, series, submitted).await?,
+        None => None,
+    };
+    provider_in_force(db, volume.as_ref(), series.as_ref(), start).await
+}
+
+/// The volume's provider, else its series' default, else the
+/// installation's default. None is `provider_required` for work that
+/// starts, and nothing for an import.
+pub async fn provider_in_force(
+    db: &impl ConnectionTrait,
+    volume: Option<&project::Model>,
+    series: Option<&series::Model>,
+    start: bool,
+) -> Result<Option<String>, SchedulerError> {
+    if let Some(id) = volume.and_then(|v| v.provider_id.clone()) {
+        return Ok(Some(id));
+    }
+    if let Some(id) = series.and_then(|s| s.default_provider_id.clone()) {
+        return Ok(Some(id));
     }
     if let Some(id) = provider_default::in_force(db).await? {
         return Ok(Some(id));
@@ -163,6 +201,43 @@ pub fn check_priority(
         }),
         Some(p) => Ok(p),
         None => Ok(Priority::default().min(ceiling)),
+    }
+}
+
+/// The allowances one call draws on as it admits requests one after the
+/// other (once for a submission, once per volume for a series `start`),
+/// checked in the spec's order: the token's spending cap for work that
+/// starts, then the waiting quotas.
+///
+/// Each request must fit in what the ones admitted before it in the same
+/// call left. Those are stored before the next one is checked, so the
+/// waiting quotas count them from the database; they have spent nothing
+/// yet, so the cap is unchanged by them. The licence's word quota joins in
+/// [`Allowance::fit`], between the cap and the waiting quotas (spec 4.2):
+/// the words of the requests this call admitted are not in the database
+/// until they run, so that check keeps them in a field of this struct and
+/// adds to it when a request fits. `fit` takes `&mut self` for that.
+pub struct Allowance<'a> {
+    owner: &'a account::Model,
+    token: Option<&'a api_token::Model>,
+}
+
+impl<'a> Allowance<'a> {
+    pub fn new(owner: &'a account::Model, token: Option<&'a api_token::Model>) -> Self {
+        Allowance { owner, token }
+    }
+
+    /// Whether one more request fits; `start` says whether it starts work
+    /// (an import-only request spends nothing).
+    pub async fn fit(
+        &mut self,
+        db: &impl ConnectionTrait,
+        start: bool,
+    ) -> Result<(), SchedulerError> {
+        if start && let Some(token) = self.token {
+            check_budget(db, token).await?;
+        }
+        check_queue(db, self.owner, self.token).await
     }
 }
 

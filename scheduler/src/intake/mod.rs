@@ -10,6 +10,10 @@
 //! stores nothing. One write transaction then places the request
 //! ([`placement`]), imports its chapters ([`import`]) and stores the request
 //! and its job; an EPUB's original is kept only when that succeeds.
+//!
+//! The request row itself, its options and its job are made by
+//! [`store_request`], which a series `start` uses too for the requests it
+//! creates in volumes already imported.
 
 mod admission;
 mod chapter_order;
@@ -17,18 +21,18 @@ mod import;
 mod placement;
 pub mod upload;
 
-pub use admission::Admitted;
+pub use admission::{Admitted, Allowance, check_priority, provider_in_force};
 pub use import::ChapterChange;
 
 use crate::chapters::{self, IncomingChapter};
 use crate::error::SchedulerError;
 use crate::{lifecycle, steps};
-use dragoman_model::entities::{passage, project, request};
-use dragoman_model::payload::TranslationPayload;
+use dragoman_model::entities::{passage, project, request, series};
+use dragoman_model::payload::{PipelineOptions, TranslationPayload};
 use dragoman_model::upload::{self as upload_rules, UploadedFile};
 use dragoman_model::vocab::{
-    AnalysisMode, CallbackEvent, InputKind, Issue, IssueKind, RequestStatus, ResultFormat, Stage,
-    VolumeStatus,
+    AnalysisMode, CallbackEvent, InputKind, Issue, IssueKind, Priority, RequestStatus,
+    ResultFormat, Stage, VolumeStatus,
 };
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_model::{clock, ids};
@@ -360,6 +364,73 @@ async fn store(
         );
     }
 
+    let new = NewRequest {
+        account_id: admitted.owner.id.clone(),
+        token_id: admitted.token.as_ref().map(|t| t.id.clone()),
+        external_id: payload.external_id.clone(),
+        idempotency_key: admitted.submitted.key.clone(),
+        content_hash: admitted.submitted.hash.clone(),
+        input: admitted.submitted.input,
+        start,
+        priority: admitted.priority,
+        provider_id: admitted.provider_id.clone(),
+        pipeline: &payload.pipeline,
+        output_format: payload.output.format,
+        languages: (&payload.source_language, &payload.target_language),
+        callback_url: payload.callback_url.clone(),
+        callback_events: &payload.callback_events,
+        chapters: json!(imported),
+        original: admitted.submitted.original.as_ref(),
+    };
+    store_request(txn, &series, volume, new, limits).await
+}
+
+/// A request to store in a volume whose chapters are in place: what
+/// admission decided for a submission, or what a series `start` decided
+/// for one of its volumes.
+pub struct NewRequest<'a> {
+    pub account_id: String,
+    pub token_id: Option<String>,
+    pub external_id: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub content_hash: String,
+    pub input: InputKind,
+    /// False only imports: the request ends `imported` at once.
+    pub start: bool,
+    pub priority: Priority,
+    pub provider_id: Option<String>,
+    pub pipeline: &'a PipelineOptions,
+    pub output_format: Option<ResultFormat>,
+    /// Source and target language.
+    pub languages: (&'a str, &'a str),
+    pub callback_url: Option<String>,
+    pub callback_events: &'a [CallbackEvent],
+    /// The `chapters` bookkeeping (`created`, `unchanged`, `replaced`, `new`,
+    /// `ids`, `map`), as an import records it.
+    pub chapters: Value,
+    /// An EPUB's original, which the volume follows from now on.
+    pub original: Option<&'a Original>,
+}
+
+/// Stores the request row and sets it going: an import-only request ends
+/// `imported`; one that starts gets its job when its series is free, else
+/// waits `queued`. The volume's status follows.
+///
+/// The series' suspension is read again here, under the write lock, so a
+/// series `pause` that commits between admission and this transaction
+/// still refuses the work.
+pub async fn store_request(
+    txn: &DatabaseTransaction,
+    series: &series::Model,
+    volume: project::Model,
+    new: NewRequest<'_>,
+    limits: &IntakeLimits,
+) -> Result<request::Model, SchedulerError> {
+    let now = clock::now();
+    let start = new.start;
+    if start && lifecycle::series_suspended(txn, &series.id).await? {
+        return Err(SchedulerError::SeriesSuspended);
+    }
     let busy = start && lifecycle::series_busy(txn, &series.id).await?;
     let status = if !start {
         RequestStatus::Imported
@@ -368,14 +439,14 @@ async fn store(
     } else {
         RequestStatus::Pending
     };
-    let pipeline = &payload.pipeline;
+    let pipeline = new.pipeline;
     let options = json!({
         "start": start,
         // Never when the installation disables it (spec 2.5).
         "final_review": pipeline.final_review.unwrap_or(true) && limits.final_review,
         // Kept with the request so its report reads the threshold it ran with.
         "review_below": limits.review_below,
-        "output_format": payload.output.format.unwrap_or(default_format(admitted.submitted.input)),
+        "output_format": new.output_format.unwrap_or(default_format(new.input)),
         "analysis_mode": pipeline.analysis_mode,
         // The mode the analysis stage runs in: the request's, else the
         // volume's, else the installation's.
@@ -386,21 +457,21 @@ async fn store(
         "threads": pipeline.threads,
         "quality": pipeline.quality.unwrap_or_default(),
         "context_backend": pipeline.context_backend.unwrap_or_default(),
-        "provider_id": admitted.provider_id,
-        "target_language": payload.target_language,
-        "source_language": payload.source_language,
+        "provider_id": new.provider_id,
+        "target_language": new.languages.1,
+        "source_language": new.languages.0,
     });
     let row = request::ActiveModel {
         id: Set(ids::new_id()),
-        account_id: Set(admitted.owner.id.clone()),
-        token_id: Set(admitted.token.as_ref().map(|t| t.id.clone())),
-        external_id: Set(payload.external_id.clone()),
-        idempotency_key: Set(admitted.submitted.key.clone()),
-        content_hash: Set(admitted.submitted.hash.clone()),
+        account_id: Set(new.account_id),
+        token_id: Set(new.token_id),
+        external_id: Set(new.external_id),
+        idempotency_key: Set(new.idempotency_key),
+        content_hash: Set(new.content_hash),
         series_id: Set(series.id.clone()),
         project_id: Set(volume.id.clone()),
         job_id: Set(None),
-        input: Set(admitted.submitted.input),
+        input: Set(new.input),
         status: Set(status),
         stage: Set(Stage::Import),
         step: Set(if start {
@@ -411,11 +482,11 @@ async fn store(
         .to_owned()),
         error: Set(String::new()),
         stop_reason: Set(String::new()),
-        priority: Set(admitted.priority),
+        priority: Set(new.priority),
         options: Set(options),
-        callback_url: Set(payload.callback_url.clone()),
-        callback_events: Set(json!(payload.callback_events)),
-        chapters: Set(json!(imported)),
+        callback_url: Set(new.callback_url),
+        callback_events: Set(json!(new.callback_events)),
+        chapters: Set(new.chapters),
         result: Set(None),
         report: Set(None),
         next_attempt: Set(0),
@@ -432,7 +503,7 @@ async fn store(
         VolumeStatus::Imported
     });
     volume_model.updated_at = Set(now);
-    if let Some(original) = &admitted.submitted.original {
+    if let Some(original) = new.original {
         // The rebuilt EPUB follows the last book sent to the volume; its
         // unchanged chapters were given that book's passage ids at import.
         volume_model.original_blob = Set(Some(original.key.clone()));
@@ -446,6 +517,21 @@ async fn store(
         RequestStatus::Queued => Ok(row),
         _ => lifecycle::create_job(txn, row).await,
     }
+}
+
+/// The `chapters` bookkeeping of a request that covers the volume's
+/// chapters as they are, none of them new (`ids` in reading order).
+pub fn unchanged_chapters(ids: Vec<String>) -> Value {
+    let imported = import::Imported {
+        unchanged: ids.len(),
+        map: ids
+            .iter()
+            .map(|id| (id.clone(), ChapterChange::Unchanged))
+            .collect(),
+        ids,
+        ..import::Imported::default()
+    };
+    json!(imported)
 }
 
 #[cfg(test)]

@@ -9,15 +9,23 @@
 //!   paused job until its turn. A request resumed that way cannot be resumed
 //!   or paused again (it is not paused any more); it can be cancelled.
 //! - A final request allows nothing.
+//! - Resume is refused while the request's series is suspended (a series
+//!   `pause`); pause and cancel are not.
+//!
+//! [`apply`] holds the rules of one request; the whole-series actions
+//! ([`super::series_control`]) apply them to every volume in one call.
 
 use super::ending::finish_report;
-use super::series_queue::{reactivate_job, series_busy};
+use super::series_queue::{reactivate_job, series_busy, series_suspended};
 use crate::error::SchedulerError;
 use crate::steps;
 use dragoman_model::clock;
 use dragoman_model::entities::{job, request};
 use dragoman_model::vocab::{ControlAction, JobStatus, RequestStatus};
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    Set,
+};
 
 /// Applies `action` to the account's request. Returns the request after the
 /// change.
@@ -33,12 +41,43 @@ pub async fn control(
         .one(&txn)
         .await?
         .ok_or(SchedulerError::RequestNotFound)?;
+    // A suspended series takes no paid work until the series is resumed;
+    // pausing and cancelling stay allowed, and a request without a job
+    // keeps its own refusal (it can only be cancelled).
+    let suspended = action == ControlAction::Resume
+        && !row.status.is_final()
+        && row.job_id.is_some()
+        && series_suspended(&txn, &row.series_id).await?;
+    let applied = if suspended {
+        Err(SchedulerError::SeriesSuspended)
+    } else {
+        apply(&txn, row, action).await
+    };
+    match applied {
+        Ok(updated) => {
+            txn.commit().await?;
+            Ok(updated)
+        }
+        Err(e) => {
+            txn.rollback().await?;
+            Err(e)
+        }
+    }
+}
+
+/// The rules of `action` on one request, inside the caller's write
+/// transaction. A refusal writes nothing, so a caller acting on several
+/// requests in one transaction may go on with the others after it.
+pub async fn apply(
+    txn: &impl ConnectionTrait,
+    row: request::Model,
+    action: ControlAction,
+) -> Result<request::Model, SchedulerError> {
     if row.status.is_final() {
-        txn.rollback().await?;
         return Err(SchedulerError::ActionNotAllowed(action));
     }
     let job_row = match &row.job_id {
-        Some(id) => job::Entity::find_by_id(id.clone()).one(&txn).await?,
+        Some(id) => job::Entity::find_by_id(id.clone()).one(txn).await?,
         None => None,
     };
     let now = clock::now();
@@ -50,20 +89,17 @@ pub async fn control(
                 model.lease_holder = Set(None);
                 model.finished_at = Set(Some(now));
                 model.updated_at = Set(now);
-                model.update(&txn).await?;
+                model.update(txn).await?;
             }
             finish_report(
-                &txn,
+                txn,
                 &row,
                 RequestStatus::Cancelled,
                 Some(RequestStatus::Cancelled.as_str()),
             )
             .await?
         }
-        (_, None) => {
-            txn.rollback().await?;
-            return Err(SchedulerError::NotStarted);
-        }
+        (_, None) => return Err(SchedulerError::NotStarted),
         (ControlAction::Pause, Some(j))
             if matches!(j.status, JobStatus::Pending | JobStatus::Running) =>
         {
@@ -71,31 +107,27 @@ pub async fn control(
             model.status = Set(JobStatus::Paused);
             model.lease_holder = Set(None);
             model.updated_at = Set(now);
-            model.update(&txn).await?;
+            model.update(txn).await?;
             let mut model: request::ActiveModel = row.into();
             model.status = Set(RequestStatus::Pending);
             model.step = Set(steps::PAUSED.to_owned());
             model.updated_at = Set(now);
-            model.update(&txn).await?
+            model.update(txn).await?
         }
         (ControlAction::Resume, Some(j))
             if j.status == JobStatus::Paused && row.status != RequestStatus::Queued =>
         {
-            if series_busy(&txn, &row.series_id).await? {
+            if series_busy(txn, &row.series_id).await? {
                 let mut model: request::ActiveModel = row.into();
                 model.status = Set(RequestStatus::Queued);
                 model.step = Set(steps::WAITING.to_owned());
                 model.updated_at = Set(now);
-                model.update(&txn).await?
+                model.update(txn).await?
             } else {
-                reactivate_job(&txn, row, &j.id).await?
+                reactivate_job(txn, row, &j.id).await?
             }
         }
-        _ => {
-            txn.rollback().await?;
-            return Err(SchedulerError::ActionNotAllowed(action));
-        }
+        _ => return Err(SchedulerError::ActionNotAllowed(action)),
     };
-    txn.commit().await?;
     Ok(updated)
 }

@@ -6,11 +6,14 @@
 //! start. A paused request resumed while another volume of its series runs
 //! goes back to `queued` with its paused job, which [`promote_next`]
 //! re-activates when its turn comes.
+//!
+//! A suspended series (a series `pause`, see [`super::series_control`])
+//! starts nothing: its queued requests wait until it is resumed.
 
 use crate::error::SchedulerError;
-use crate::reading_order;
 use crate::steps;
-use dragoman_model::entities::{job, project, request};
+use dragoman_model::entities::{job, project, request, series};
+use dragoman_model::reading_order;
 use dragoman_model::vocab::{JobStatus, RequestStatus};
 use dragoman_model::{clock, ids};
 use sea_orm::sea_query::{Expr, Query};
@@ -42,6 +45,17 @@ pub async fn series_busy(
         .count(db)
         .await?;
     Ok(active > 0)
+}
+
+/// Whether the series' owner suspended it (an unknown series is not).
+pub async fn series_suspended(
+    db: &impl ConnectionTrait,
+    series_id: &str,
+) -> Result<bool, SchedulerError> {
+    Ok(series::Entity::find_by_id(series_id.to_owned())
+        .one(db)
+        .await?
+        .is_some_and(|s| s.suspended))
 }
 
 /// Gives `row` its job; it becomes `pending`.
@@ -114,20 +128,30 @@ pub async fn promote_next(
     series_id: &str,
 ) -> Result<Option<String>, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    if series_busy(&txn, series_id).await? {
-        txn.rollback().await?;
+    let promoted = promote_in(&txn, series_id).await?;
+    txn.commit().await?;
+    Ok(promoted)
+}
+
+/// [`promote_next`] inside the caller's write transaction. A suspended
+/// series starts nothing.
+pub async fn promote_in(
+    txn: &impl ConnectionTrait,
+    series_id: &str,
+) -> Result<Option<String>, SchedulerError> {
+    if series_busy(txn, series_id).await? || series_suspended(txn, series_id).await? {
         return Ok(None);
     }
     let queued = request::Entity::find()
         .filter(request::Column::SeriesId.eq(series_id))
         .filter(request::Column::Status.eq(RequestStatus::Queued))
         .order_by_asc(request::Column::CreatedAt)
-        .all(&txn)
+        .all(txn)
         .await?;
     let mut candidates = Vec::new();
     for row in queued {
         let volume = project::Entity::find_by_id(row.project_id.clone())
-            .one(&txn)
+            .one(txn)
             .await?;
         let key = volume
             .as_ref()
@@ -138,13 +162,11 @@ pub async fn promote_next(
     candidates.sort_by(|a, b| {
         reading_order::compare(&a.0, &b.0).then(a.1.created_at.cmp(&b.1.created_at))
     });
-    let promoted = match candidates.into_iter().next() {
+    Ok(match candidates.into_iter().next() {
         Some((_, row)) => Some(match row.job_id.clone() {
-            Some(job_id) => reactivate_job(&txn, row, &job_id).await?.id,
-            None => create_job(&txn, row).await?.id,
+            Some(job_id) => reactivate_job(txn, row, &job_id).await?.id,
+            None => create_job(txn, row).await?.id,
         }),
         None => None,
-    };
-    txn.commit().await?;
-    Ok(promoted)
+    })
 }

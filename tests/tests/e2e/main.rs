@@ -8,8 +8,10 @@
 mod books;
 mod cluster;
 mod envelope;
+mod glossaries;
 mod lifecycle;
 mod memory;
+mod narrative;
 mod providers;
 mod quality;
 mod recovery;

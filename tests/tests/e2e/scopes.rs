@@ -3,15 +3,75 @@
 //! other answers 403 `insufficient_scope` naming the required scope. A token
 //! holding every scope but the required one is refused as well.
 
-use dragoman_e2e::{Backend, SCOPES, Server, Session, bearer_get, on_both_backends};
+use dragoman_e2e::client::{Answer, send};
+use dragoman_e2e::{Backend, SCOPES, Server, Session, on_both_backends};
+use reqwest::Method;
+use reqwest::multipart::{Form, Part};
+use serde_json::{Value, json};
 
 on_both_backends!(matrix);
 
 struct Route {
+    method: Method,
     path: String,
+    body: Body,
     scope: &'static str,
     /// Status (and code) the route answers when the scope is there.
     allowed: (u16, Option<&'static str>),
+}
+
+enum Body {
+    None,
+    Json(Value),
+    /// A multipart form with one file.
+    File(&'static str),
+}
+
+impl Route {
+    fn get(path: String, scope: &'static str, allowed: (u16, Option<&'static str>)) -> Route {
+        Route {
+            method: Method::GET,
+            path,
+            body: Body::None,
+            scope,
+            allowed,
+        }
+    }
+
+    fn with(
+        method: Method,
+        path: String,
+        body: Body,
+        scope: &'static str,
+        allowed: (u16, Option<&'static str>),
+    ) -> Route {
+        Route {
+            method,
+            path,
+            body,
+            scope,
+            allowed,
+        }
+    }
+
+    async fn send(&self, server: &Server, token: &str) -> Answer {
+        let request = server
+            .client()
+            .request(self.method.clone(), server.url(&self.path))
+            .bearer_auth(token);
+        let request = match &self.body {
+            Body::None => request,
+            Body::Json(value) => request.json(value),
+            Body::File(text) => request.multipart(
+                Form::new().part("file", Part::bytes(text.as_bytes()).file_name("terms.csv")),
+            ),
+        };
+        send(request).await
+    }
+
+    fn name(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
 }
 
 async fn matrix(backend: Backend) {
@@ -19,22 +79,75 @@ async fn matrix(backend: Backend) {
     let account = server.create_user("matrix-owner", false).await;
     let session = Session::login(&server, &account).await;
 
+    let unknown = || uuid::Uuid::new_v4().to_string();
     let routes = [
-        Route {
-            path: "/api/v1/providers".into(),
-            scope: "content:write",
-            allowed: (200, None),
-        },
-        Route {
-            path: "/api/v1/series".into(),
-            scope: "series:read",
-            allowed: (200, None),
-        },
-        Route {
-            path: format!("/api/v1/series/{}", uuid::Uuid::new_v4()),
-            scope: "series:read",
-            allowed: (404, Some("series_not_found")),
-        },
+        Route::get("/api/v1/providers".into(), "content:write", (200, None)),
+        Route::get("/api/v1/series".into(), "series:read", (200, None)),
+        Route::get(
+            format!("/api/v1/series/{}", unknown()),
+            "series:read",
+            (404, Some("series_not_found")),
+        ),
+        Route::with(
+            Method::POST,
+            format!("/api/v1/series/{}/jobs/pause", unknown()),
+            Body::None,
+            "jobs:control",
+            (404, Some("series_not_found")),
+        ),
+        Route::get("/api/v1/glossaries".into(), "series:read", (200, None)),
+        Route::with(
+            Method::POST,
+            "/api/v1/glossaries".into(),
+            Body::Json(json!({"name": "Matrix"})),
+            "content:write",
+            (201, None),
+        ),
+        Route::get(
+            format!("/api/v1/glossaries/{}", unknown()),
+            "series:read",
+            (404, Some("glossary_not_found")),
+        ),
+        Route::get(
+            format!("/api/v1/glossaries/{}/export/csv", unknown()),
+            "series:read",
+            (404, Some("glossary_not_found")),
+        ),
+        Route::with(
+            Method::POST,
+            format!("/api/v1/glossaries/{}/import", unknown()),
+            Body::File("source,translation\nsun,soleil\n"),
+            "content:write",
+            (404, Some("glossary_not_found")),
+        ),
+        Route::get(
+            format!("/api/v1/series/{}/shared-glossary", unknown()),
+            "series:read",
+            (404, Some("series_not_found")),
+        ),
+        Route::with(
+            Method::PUT,
+            format!("/api/v1/series/{}/shared-glossary", unknown()),
+            Body::Json(json!({"glossary_id": null})),
+            "content:write",
+            (404, Some("series_not_found")),
+        ),
+        Route::get("/api/v1/books".into(), "narrative:read", (200, None)),
+        Route::get(
+            format!("/api/v1/books/{}/narrative-context", unknown()),
+            "narrative:read",
+            (404, Some("volume_not_found")),
+        ),
+        Route::get(
+            format!("/api/v1/books/{}/narrative-context/revision", unknown()),
+            "narrative:read",
+            (404, Some("volume_not_found")),
+        ),
+        Route::get(
+            format!("/api/v1/series/{}/narrative-context", unknown()),
+            "narrative:read",
+            (404, Some("series_not_found")),
+        ),
     ];
 
     let mut single = Vec::new();
@@ -51,16 +164,17 @@ async fn matrix(backend: Backend) {
     for route in &routes {
         for (scope, token) in &single {
             checked += 1;
-            let answer = bearer_get(&server, &route.path, &token.token).await;
-            let context = format!("GET {} with only {scope}", route.path);
+            let answer = route.send(&server, &token.token).await;
+            let context = format!("{} with only {scope}", route.name());
             if *scope == route.scope {
                 let outcome = match route.allowed {
                     (status, Some(code)) => answer.check_error(status, code).map(|_| ()),
                     (status, None) if answer.status.as_u16() == status => {
-                        if answer.json().is_array() {
+                        let json = answer.json();
+                        if json.is_array() || json.is_object() {
                             Ok(())
                         } else {
-                            Err(format!("expected a JSON array: {}", answer.text))
+                            Err(format!("expected a JSON answer: {}", answer.text))
                         }
                     }
                     (status, None) => Err(format!(
@@ -98,21 +212,23 @@ async fn matrix(backend: Backend) {
             .token(&format!("all but {}", route.scope), &others)
             .await;
         checked += 1;
-        let answer = bearer_get(&server, &route.path, &token.token).await;
+        let answer = route.send(&server, &token.token).await;
         match answer.check_error(403, "insufficient_scope") {
             Ok(detail) if detail["scope"] == route.scope => {}
             Ok(detail) => failures.push(format!(
-                "GET {} with every other scope: detail.scope is {}",
-                route.path, detail["scope"]
+                "{} with every other scope: detail.scope is {}",
+                route.name(),
+                detail["scope"]
             )),
             Err(why) => {
                 if !matches!(answer.status.as_u16(), 401 | 403) {
                     over_grants.push(format!(
-                        "GET {} with every other scope: {}",
-                        route.path, answer.status
+                        "{} with every other scope: {}",
+                        route.name(),
+                        answer.status
                     ));
                 }
-                failures.push(format!("GET {} with every other scope: {why}", route.path));
+                failures.push(format!("{} with every other scope: {why}", route.name()));
             }
         }
     }

@@ -1,0 +1,108 @@
+//! Narrative context (spec 2.11, 4.8): the caller's books, a book's bundle
+//! and its fingerprints, and a series' bundle, answered by the memory
+//! service. Read-only: nothing here starts work or counts a word. The
+//! bundles cross as JSON text and are passed through unchanged.
+
+use super::{Caller, Needs, from_wire};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use dragoman_model::vocab::{InputKind, ProjectKind, Scope, VolumeStatus};
+use dragoman_proto::v1::{
+    BookContextRequest, BookItem, ListBooksRequest, ProjectRef, SeriesGlossaryRequest,
+};
+use dragoman_proto::wire::WireEnum;
+use serde_json::{Value, json};
+
+const READ: Needs = Needs::read(Scope::NarrativeRead);
+
+/// The caller's books.
+pub async fn books(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
+    let answer = caller
+        .call(state, READ, ListBooksRequest {}, |request| {
+            state.memory.handle.list_books(request)
+        })
+        .await?;
+    answer.books.iter().map(book_json).collect()
+}
+
+/// A book's bundle; `chapter_ids` limits the text, `with_text` false
+/// leaves it out.
+pub async fn book_context(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+    chapter_ids: Vec<String>,
+    with_text: bool,
+) -> ApiResult<String> {
+    let message = BookContextRequest {
+        book_id,
+        chapter_ids,
+        with_text,
+    };
+    let answer = caller
+        .call(state, READ, message, |request| {
+            state.memory.handle.book_context(request)
+        })
+        .await?;
+    Ok(answer.json)
+}
+
+/// A book's fingerprints alone.
+pub async fn book_revision(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+) -> ApiResult<String> {
+    let message = ProjectRef {
+        project_id: book_id,
+    };
+    let answer = caller
+        .call(state, READ, message, |request| {
+            state.memory.handle.book_revision(request)
+        })
+        .await?;
+    Ok(answer.json)
+}
+
+/// A series' bundle.
+pub async fn series_context(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+) -> ApiResult<String> {
+    let answer = caller
+        .call(
+            state,
+            READ,
+            SeriesGlossaryRequest { series_id },
+            |request| state.memory.handle.series_context(request),
+        )
+        .await?;
+    Ok(answer.json)
+}
+
+/// One item of the books list.
+pub fn book_json(b: &BookItem) -> ApiResult<Value> {
+    let source_format =
+        InputKind::from_wire_opt(b.source_format, "source_format").map_err(ApiError::from)?;
+    let project_kind: ProjectKind = from_wire(b.project_kind, "project_kind")?;
+    let status: VolumeStatus = from_wire(b.status, "status")?;
+    Ok(json!({
+        "id": b.id,
+        "title": b.title,
+        "series_id": b.series_id,
+        "series_name": b.series_name,
+        "volume_number": b.volume_number,
+        "volume_label": b.volume_label,
+        "source_language": b.source_language,
+        "target_language": b.target_language,
+        "source_format": source_format,
+        "project_kind": project_kind,
+        "status": status,
+        "chapters": b.chapters,
+        "passages": b.passages,
+        "translated": b.translated,
+        "created_at": b.created_at,
+        "updated_at": b.updated_at,
+    }))
+}

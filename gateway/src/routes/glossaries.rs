@@ -1,0 +1,319 @@
+//! Shared glossary routes of the automation API (spec 4.7), over
+//! [`operations::glossaries`](crate::operations::glossaries): the bodies'
+//! and the import form's shape is checked here; the file itself is the
+//! memory service's to read.
+
+use crate::auth::bearer::TokenCaller;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Query, is_json, parse_json};
+use crate::operations::Caller;
+use crate::operations::glossaries::{self, Attachment, ImportForm, NewGlossary};
+use crate::state::AppState;
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::multipart::MultipartError;
+use axum::extract::{FromRequest, Multipart, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use dragoman_model::vocab::{CsvDelimiter, ErrorCode, GlossaryFormat, Issue, IssueKind};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Largest glossary file an import takes (spec 8): 2 MiB.
+pub const MAX_IMPORT_BYTES: usize = 2 * 1024 * 1024;
+
+/// The fields a term file maps to columns.
+const TERM_FIELDS: [&str; 6] = [
+    "source",
+    "translation",
+    "category",
+    "description",
+    "locked",
+    "accepted",
+];
+
+fn invalid(issue: Issue) -> ApiError {
+    ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![issue])
+}
+
+/// A JSON body whose shape errors are 422 `invalid_request` (spec 4.7).
+fn json_body<T: DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> ApiResult<T> {
+    if !is_json(headers) {
+        return Err(ApiError::new(ErrorCode::UnsupportedMediaType));
+    }
+    parse_json(bytes).map_err(|mut error| {
+        error.code = ErrorCode::InvalidRequest;
+        error
+    })
+}
+
+pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
+    let listed = glossaries::list(&state, &Caller::rest(token)).await?;
+    Ok(Json(Value::Array(listed)))
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    token: TokenCaller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<impl IntoResponse> {
+    let caller = Caller::rest(token);
+    caller.require(glossaries::WRITE)?;
+    let body: NewGlossary = json_body(&headers, &body)?;
+    let created = glossaries::create(&state, &caller, body).await?;
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+pub async fn detail(
+    State(state): State<AppState>,
+    token: TokenCaller,
+    Path(glossary_id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let detail = glossaries::detail(&state, &Caller::rest(token), glossary_id).await?;
+    Ok(Json(detail))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportQuery {
+    #[serde(default)]
+    delimiter: Option<CsvDelimiter>,
+    #[serde(default)]
+    bom: Option<String>,
+}
+
+/// A boolean query or form value: `true` or `false`.
+fn boolean(raw: Option<&str>, root: &str, field: &str) -> ApiResult<Option<bool>> {
+    match raw {
+        None | Some("") => Ok(None),
+        Some("true") => Ok(Some(true)),
+        Some("false") => Ok(Some(false)),
+        Some(_) => Err(invalid(Issue::new(
+            [json!(root), json!(field)],
+            IssueKind::TypeError,
+        ))),
+    }
+}
+
+pub async fn export(
+    State(state): State<AppState>,
+    token: TokenCaller,
+    Path((glossary_id, format)): Path<(String, String)>,
+    Query(query): Query<ExportQuery>,
+) -> ApiResult<Response> {
+    // An unknown format is an address that does not exist.
+    let format: GlossaryFormat = format
+        .parse()
+        .map_err(|_| ApiError::new(ErrorCode::NotFound))?;
+    let bom = boolean(query.bom.as_deref(), "query", "bom")?.unwrap_or(false);
+    let delimiter = query.delimiter.unwrap_or(CsvDelimiter::Comma);
+    let file = glossaries::export(
+        &state,
+        &Caller::rest(token),
+        glossary_id,
+        format,
+        delimiter,
+        bom,
+    )
+    .await?;
+    let mut response = Response::new(Body::from(file.content));
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&file.media_type) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", file.filename))
+    {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportQuery {
+    #[serde(default)]
+    dry_run: Option<String>,
+}
+
+pub async fn import(
+    State(state): State<AppState>,
+    token: TokenCaller,
+    Path(glossary_id): Path<String>,
+    Query(query): Query<ImportQuery>,
+    request: Request,
+) -> ApiResult<Json<Value>> {
+    let caller = Caller::rest(token);
+    // The scope is judged before the file is read.
+    caller.require(glossaries::WRITE)?;
+    let dry_run = boolean(query.dry_run.as_deref(), "query", "dry_run")?.unwrap_or(false);
+    let mut form = read_import_form(request).await?;
+    form.dry_run = dry_run;
+    let report = glossaries::import(&state, &caller, glossary_id, form).await?;
+    Ok(Json(report))
+}
+
+fn body_issue(field: &str, kind: IssueKind) -> Issue {
+    Issue::at("body", field, kind)
+}
+
+fn multipart_error(error: &MultipartError) -> ApiError {
+    if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(ErrorCode::PayloadTooLarge)
+    } else {
+        invalid(Issue::new([json!("body")], IssueKind::ValueError))
+    }
+}
+
+/// Reads the import form: `file` (at most [`MAX_IMPORT_BYTES`], read chunk
+/// by chunk so a larger one is refused without being held), `strategy`,
+/// `delimiter`, `mapping`, `header`, `skip_invalid`.
+async fn read_import_form(request: Request) -> ApiResult<ImportForm> {
+    let is_form =
+        crate::extract::media_type(request.headers()).as_deref() == Some("multipart/form-data");
+    if !is_form {
+        return Err(ApiError::new(ErrorCode::UnsupportedMediaType));
+    }
+    let mut multipart = Multipart::from_request(request, &())
+        .await
+        .map_err(|_| invalid(Issue::new([json!("body")], IssueKind::ValueError)))?;
+    let mut form = ImportForm::default();
+    let mut has_file = false;
+    // An oversized file is read to its end (within the body limit) but not
+    // kept, so the 413 reaches a client still writing it.
+    let mut too_large = false;
+    while let Some(mut field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| multipart_error(&e))?
+    {
+        let name = field.name().unwrap_or("").to_owned();
+        if name == "file" {
+            if has_file {
+                return Err(invalid(body_issue("file", IssueKind::ExtraForbidden)));
+            }
+            has_file = true;
+            form.filename = field.file_name().unwrap_or("").to_owned();
+            while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(&e))? {
+                if form.content.len() + chunk.len() > MAX_IMPORT_BYTES {
+                    too_large = true;
+                    form.content.clear();
+                }
+                if !too_large {
+                    form.content.extend_from_slice(&chunk);
+                }
+            }
+            continue;
+        }
+        let value = field.text().await.map_err(|e| multipart_error(&e))?;
+        let value = value.trim();
+        if value.is_empty() {
+            continue;
+        }
+        match name.as_str() {
+            "strategy" => {
+                form.strategy = value.parse().map_err(|_| {
+                    invalid(body_issue("strategy", IssueKind::Enum).with_ctx(
+                        json!({"expected": dragoman_model::vocab::ImportStrategy::expected()}),
+                    ))
+                })?;
+            }
+            "delimiter" => {
+                form.delimiter = Some(value.parse().map_err(|_| {
+                    invalid(
+                        body_issue("delimiter", IssueKind::Enum)
+                            .with_ctx(json!({"expected": CsvDelimiter::expected()})),
+                    )
+                })?);
+            }
+            "mapping" => form.mapping = mapping(value)?,
+            "header" => form.header = boolean(Some(value), "body", "header")?,
+            "skip_invalid" => {
+                form.skip_invalid = boolean(Some(value), "body", "skip_invalid")?.unwrap_or(false);
+            }
+            _ => return Err(invalid(body_issue(&name, IssueKind::ExtraForbidden))),
+        }
+    }
+    if too_large {
+        return Err(ApiError::new(ErrorCode::PayloadTooLarge).with("limit", MAX_IMPORT_BYTES));
+    }
+    if !has_file {
+        return Err(invalid(body_issue("file", IssueKind::Missing)));
+    }
+    Ok(form)
+}
+
+/// `mapping`: a JSON object from a term field to a column number from 0.
+fn mapping(raw: &str) -> ApiResult<BTreeMap<String, u32>> {
+    let parsed: BTreeMap<String, Value> = serde_json::from_str(raw)
+        .map_err(|_| invalid(body_issue("mapping", IssueKind::JsonInvalid)))?;
+    let mut mapping = BTreeMap::new();
+    for (field, column) in parsed {
+        let loc = [json!("body"), json!("mapping"), json!(field)];
+        if !TERM_FIELDS.contains(&field.as_str()) {
+            return Err(invalid(
+                Issue::new(loc, IssueKind::ExtraForbidden)
+                    .with_ctx(json!({"expected": TERM_FIELDS.join(", ")})),
+            ));
+        }
+        let Some(column) = column.as_u64().and_then(|c| u32::try_from(c).ok()) else {
+            return Err(invalid(Issue::new(loc, IssueKind::TypeError)));
+        };
+        mapping.insert(field, column);
+    }
+    Ok(mapping)
+}
+
+pub async fn followed(
+    State(state): State<AppState>,
+    token: TokenCaller,
+    Path(series_id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let answer = glossaries::followed(&state, &Caller::rest(token), series_id).await?;
+    Ok(Json(answer))
+}
+
+pub async fn attach(
+    State(state): State<AppState>,
+    token: TokenCaller,
+    Path(series_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let caller = Caller::rest(token);
+    caller.require(glossaries::WRITE)?;
+    let body: Attachment = json_body(&headers, &body)?;
+    let answer = glossaries::attach(&state, &caller, series_id, body).await?;
+    Ok(Json(answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mapping_names_term_fields_and_columns() {
+        let parsed = mapping(r#"{"source": 2, "translation": 0}"#).expect("valid");
+        assert_eq!(parsed.get("source"), Some(&2));
+        assert_eq!(parsed.get("translation"), Some(&0));
+
+        let unknown = mapping(r#"{"sauce": 1}"#).unwrap_err();
+        assert_eq!(unknown.code, ErrorCode::InvalidRequest);
+        for bad in [r#"{"source": -1}"#, r#"{"source": "1"}"#, "[1, 2]", "{"] {
+            assert_eq!(
+                mapping(bad).unwrap_err().code,
+                ErrorCode::InvalidRequest,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn booleans_are_true_or_false() {
+        assert_eq!(boolean(Some("true"), "query", "bom").ok(), Some(Some(true)));
+        assert_eq!(boolean(None, "query", "bom").ok(), Some(None));
+        assert!(boolean(Some("yes"), "query", "bom").is_err());
+    }
+}
