@@ -207,15 +207,9 @@ impl MemoryBackend for InternalBackend {
         let volume = store::volume(&self.db, project_id, None).await?;
         let series = store::series_of(&self.db, &volume).await?;
         let snapshot = context::Snapshot::load(&self.db, &volume, &series).await?;
-        let mut contexts = Vec::with_capacity(batches.len());
-        for passage_ids in batches {
-            contexts.push(
-                snapshot
-                    .build(&self.db, &volume, passage_ids, self.settings.context_tokens)
-                    .await?,
-            );
-        }
-        Ok(contexts)
+        snapshot
+            .build_all(&self.db, &volume, batches, self.settings.context_tokens)
+            .await
     }
 
     async fn close_volume(&self, project_id: &str) -> MemoryResult<CloseOutcome> {

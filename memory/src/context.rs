@@ -42,14 +42,14 @@ use crate::entities::{aliases, union_aliases};
 use crate::error::MemoryResult;
 use crate::glossary;
 use crate::normalize::{Haystack, match_key, normalize_text};
-use crate::store::{self, CHUNK};
+use crate::store;
 use dragoman_model::entities::{
     bible_line, chapter, narrative_entity, passage, project, series, series_entity, term,
 };
 use dragoman_model::tokens::estimate_tokens;
 use dragoman_model::vocab::{BibleAspect, EntityKind, Origin};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
-use std::collections::HashSet;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use std::collections::{HashMap, HashSet};
 
 /// The lines of a context, by section, before rendering.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -336,28 +336,71 @@ impl Snapshot {
         QualitySheet { terms, names }
     }
 
-    /// The context of the volume's passages `passage_ids` (in reading
-    /// order), within `budget` tokens.
-    pub async fn build(
+    /// The contexts of `batches` (each a list of the volume's passage ids
+    /// in reading order), each within `budget` tokens. The volume's
+    /// passages and the summaries the batches recall are read once for all
+    /// of them.
+    pub async fn build_all(
         &self,
         db: &impl ConnectionTrait,
         volume: &project::Model,
-        passage_ids: &[String],
+        batches: &[Vec<String>],
         budget: usize,
-    ) -> MemoryResult<BatchContext> {
-        let mut batch: Vec<passage::Model> = Vec::new();
-        for chunk in passage_ids.chunks(CHUNK) {
-            batch.extend(
-                passage::Entity::find()
-                    .filter(passage::Column::Id.is_in(chunk.iter().cloned()))
-                    .filter(passage::Column::ProjectId.eq(volume.id.as_str()))
-                    .all(db)
-                    .await?,
-            );
-        }
-        batch.sort_by_key(|p| passage_ids.iter().position(|id| id == &p.id));
+    ) -> MemoryResult<Vec<BatchContext>> {
+        let reading = Reading::load(db, volume).await?;
+        let firsts: Vec<Option<usize>> = batches
+            .iter()
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| reading.at.get(id).copied())
+                    .min()
+            })
+            .collect();
+        let recalled: Vec<String> = firsts
+            .iter()
+            .flatten()
+            .flat_map(|&first| reading.before(first))
+            .map(|p| p.id.clone())
+            .collect::<HashSet<String>>()
+            .into_iter()
+            .collect();
+        let rows = store::analyses_of_passages(db, &recalled).await?;
+        let summaries: HashMap<&str, String> = rows
+            .iter()
+            .map(|(id, row)| {
+                (
+                    id.as_str(),
+                    store::extraction_of(row).summary.trim().to_owned(),
+                )
+            })
+            .filter(|(_, summary)| !summary.is_empty())
+            .collect();
+        Ok(batches
+            .iter()
+            .zip(firsts)
+            .map(|(ids, first)| self.build(&reading, ids, first, &summaries, budget))
+            .collect())
+    }
+
+    /// The context of the passages `passage_ids`, whose first in reading
+    /// order is at `first`.
+    fn build(
+        &self,
+        reading: &Reading,
+        passage_ids: &[String],
+        first: Option<usize>,
+        summaries: &HashMap<&str, String>,
+        budget: usize,
+    ) -> BatchContext {
+        let batch: Vec<&passage::Model> = passage_ids
+            .iter()
+            .filter_map(|id| reading.at.get(id).map(|&i| &reading.passages[i]))
+            .collect();
+        let Some(first) = first else {
+            return BatchContext::default();
+        };
         if batch.is_empty() || budget == 0 {
-            return Ok(BatchContext::default());
+            return BatchContext::default();
         }
         // The batch searched as one text, each name or term in its form.
         let folded = Haystack::of_all(batch.iter().map(|p| p.source.as_str()), false);
@@ -385,62 +428,61 @@ impl Snapshot {
             }
         }
         parts.style = self.style.clone();
-        if let Some(first) = batch.first() {
-            parts.before = before(db, volume, first).await?;
-        }
-        Ok(parts.cut(budget))
+        let before: Vec<&str> = reading
+            .before(first)
+            .iter()
+            .filter_map(|p| summaries.get(p.id.as_str()).map(String::as_str))
+            .collect();
+        parts.before = (!before.is_empty()).then(|| before.join(" "));
+        parts.cut(budget)
     }
 }
 
-/// The summaries of the (up to) two passages right before `first` in the
-/// volume's reading order, joined by a space.
-async fn before(
-    db: &impl ConnectionTrait,
-    volume: &project::Model,
-    first: &passage::Model,
-) -> MemoryResult<Option<String>> {
-    const WANTED: u64 = 2;
-    let chapters = chapter::Entity::find()
-        .filter(chapter::Column::ProjectId.eq(volume.id.as_str()))
-        .order_by_desc(chapter::Column::Position)
-        .order_by_desc(chapter::Column::Id)
-        .all(db)
-        .await?;
-    let Some(at) = chapters.iter().position(|c| c.id == first.chapter_id) else {
-        return Ok(None);
-    };
-    let mut previous: Vec<passage::Model> = Vec::new();
-    for (i, chapter) in chapters.iter().enumerate().skip(at) {
-        let mut query =
-            passage::Entity::find().filter(passage::Column::ChapterId.eq(chapter.id.as_str()));
-        if i == at {
-            query = query.filter(passage::Column::Position.lt(first.position));
-        }
-        let need = WANTED - previous.len() as u64;
-        previous.extend(
-            sea_orm::QuerySelect::limit(
-                query
-                    .order_by_desc(passage::Column::Position)
-                    .order_by_desc(passage::Column::Id),
-                need,
-            )
+/// The volume's passages in reading order (chapter position, then passage
+/// position, ids breaking ties), with where each one is.
+struct Reading {
+    passages: Vec<passage::Model>,
+    at: HashMap<String, usize>,
+}
+
+impl Reading {
+    /// Passages before a batch whose summaries its context recalls.
+    const RECALLED: usize = 2;
+
+    async fn load(db: &impl ConnectionTrait, volume: &project::Model) -> MemoryResult<Reading> {
+        let chapters = chapter::Entity::find()
+            .filter(chapter::Column::ProjectId.eq(volume.id.as_str()))
             .all(db)
-            .await?,
-        );
-        if previous.len() as u64 >= WANTED {
-            break;
-        }
+            .await?;
+        let rank: HashMap<&str, (i32, &str)> = chapters
+            .iter()
+            .map(|c| (c.id.as_str(), (c.position, c.id.as_str())))
+            .collect();
+        let mut passages = passage::Entity::find()
+            .filter(passage::Column::ProjectId.eq(volume.id.as_str()))
+            .all(db)
+            .await?;
+        // A passage of no listed chapter cannot be placed: it is left out.
+        passages.retain(|p| rank.contains_key(p.chapter_id.as_str()));
+        passages.sort_by(|a, b| {
+            (rank.get(a.chapter_id.as_str()), a.position, &a.id).cmp(&(
+                rank.get(b.chapter_id.as_str()),
+                b.position,
+                &b.id,
+            ))
+        });
+        let at = passages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.clone(), i))
+            .collect();
+        Ok(Reading { passages, at })
     }
-    previous.reverse();
-    let ids: Vec<String> = previous.iter().map(|p| p.id.clone()).collect();
-    let rows = store::analyses_of_passages(db, &ids).await?;
-    let summaries: Vec<String> = ids
-        .iter()
-        .filter_map(|id| rows.get(id))
-        .map(|row| store::extraction_of(row).summary.trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .collect();
-    Ok((!summaries.is_empty()).then(|| summaries.join(" ")))
+
+    /// The (up to) two passages right before the one at `first`.
+    fn before(&self, first: usize) -> &[passage::Model] {
+        &self.passages[first.saturating_sub(Self::RECALLED)..first]
+    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,19 @@ pub async fn series_of(
         .ok_or(MemoryError::SeriesNotFound)
 }
 
+/// A series `account_id` owns; another's answers as an absent one.
+pub async fn owned_series(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    series_id: &str,
+) -> MemoryResult<series::Model> {
+    series::Entity::find_by_id(series_id.to_owned())
+        .one(db)
+        .await?
+        .filter(|s| s.account_id == account_id)
+        .ok_or(MemoryError::SeriesNotFound)
+}
+
 /// The passages of the volume in reading order (chapter position, then
 /// passage position); with `chapters`, only those of these chapters.
 pub async fn reading_order(

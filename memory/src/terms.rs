@@ -154,18 +154,14 @@ mod tests {
     use super::*;
     use crate::backend::MemoryBackend;
     use crate::error::MemoryError;
-    use crate::testing::Fixture;
+    use crate::testing::{self, Fixture};
 
+    /// A locked name.
     fn decision(layer: TermLayer, owner: &str, source: &str, translation: &str) -> TermInput {
         TermInput {
-            layer,
-            owner_id: owner.into(),
-            source: source.into(),
-            translation: translation.into(),
             category: "name".into(),
-            description: String::new(),
             locked: true,
-            accepted: true,
+            ..testing::decision(layer, owner, source, translation)
         }
     }
 

@@ -3,10 +3,14 @@
 //! a line.
 
 use crate::backend::{InternalBackend, MemorySettings};
-use crate::domain::{ExtractedEntity, ExtractedTerm, Extraction, PassageExtraction, StyleNote};
+use crate::domain::{
+    ExtractedEntity, ExtractedTerm, Extraction, PassageExtraction, StyleNote, TermInput,
+};
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::{account, chapter, passage, project, series};
-use dragoman_model::vocab::{BibleAspect, EntityKind, InputKind, PassageStatus, SeriesKind};
+use dragoman_model::vocab::{
+    BibleAspect, EntityKind, InputKind, PassageStatus, SeriesKind, TermLayer,
+};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, DatabaseConnection, Set};
 
@@ -208,5 +212,19 @@ pub fn found(
         style: Vec::new(),
         summary: summary.into(),
         events: Vec::new(),
+    }
+}
+
+/// A person's accepted, unlocked term without category or description.
+pub fn decision(layer: TermLayer, owner: &str, source: &str, translation: &str) -> TermInput {
+    TermInput {
+        layer,
+        owner_id: owner.into(),
+        source: source.into(),
+        translation: translation.into(),
+        category: String::new(),
+        description: String::new(),
+        locked: false,
+        accepted: true,
     }
 }

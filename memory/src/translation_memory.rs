@@ -102,22 +102,9 @@ async fn recall(
 #[cfg(test)]
 mod tests {
     use crate::backend::MemoryBackend;
-    use crate::domain::TermInput;
-    use crate::testing::Fixture;
-    use dragoman_model::vocab::TermLayer;
 
-    fn decision(layer: TermLayer, owner: &str, source: &str, translation: &str) -> TermInput {
-        TermInput {
-            layer,
-            owner_id: owner.into(),
-            source: source.into(),
-            translation: translation.into(),
-            category: String::new(),
-            description: String::new(),
-            locked: false,
-            accepted: true,
-        }
-    }
+    use crate::testing::{Fixture, decision};
+    use dragoman_model::vocab::TermLayer;
 
     #[tokio::test]
     async fn recall_prefers_validated_and_never_crosses_accounts() {

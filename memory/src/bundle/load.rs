@@ -260,16 +260,3 @@ pub async fn owned_book(
         .ok_or(MemoryError::VolumeNotFound)?;
     Ok((volume, series))
 }
-
-/// A series `account_id` owns; another's answers as an absent one.
-pub async fn owned_series(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    series_id: &str,
-) -> MemoryResult<series::Model> {
-    series::Entity::find_by_id(series_id.to_owned())
-        .one(db)
-        .await?
-        .filter(|s| s.account_id == account_id)
-        .ok_or(MemoryError::SeriesNotFound)
-}

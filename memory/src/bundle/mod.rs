@@ -155,7 +155,7 @@ pub async fn series_bundle(
     account_id: &str,
     series_id: &str,
 ) -> MemoryResult<String> {
-    let series = load::owned_series(db, account_id, series_id).await?;
+    let series = crate::store::owned_series(db, account_id, series_id).await?;
     let body = series::body(db, series).await?;
     Ok(seal(body, clock::now()))
 }

@@ -26,7 +26,7 @@ mod text;
 
 use crate::error::{MemoryError, MemoryResult};
 use crate::normalize::match_key;
-use crate::store::CHUNK;
+use crate::store::{self, CHUNK};
 use dragoman_model::entities::{glossary, series, term};
 use dragoman_model::payload::valid_language;
 use dragoman_model::vocab::{
@@ -104,19 +104,6 @@ async fn owned_glossary(
         .await?
         .filter(|g| g.account_id == account_id)
         .ok_or(MemoryError::GlossaryNotFound)
-}
-
-/// The series, when it is the account's.
-async fn owned_series(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    series_id: &str,
-) -> MemoryResult<series::Model> {
-    series::Entity::find_by_id(series_id.to_owned())
-        .one(db)
-        .await?
-        .filter(|s| s.account_id == account_id)
-        .ok_or(MemoryError::SeriesNotFound)
 }
 
 /// The glossary's terms sorted by source, then id.
@@ -435,7 +422,7 @@ pub async fn followed(
     account_id: &str,
     series_id: &str,
 ) -> MemoryResult<Option<GlossaryView>> {
-    let series = owned_series(db, account_id, series_id).await?;
+    let series = store::owned_series(db, account_id, series_id).await?;
     followed_by(db, account_id, &series).await
 }
 
@@ -478,7 +465,7 @@ pub async fn attach(
     glossary_id: Option<&str>,
 ) -> MemoryResult<Option<GlossaryView>> {
     let txn = begin_write(db).await?;
-    let series = owned_series(&txn, account_id, series_id).await?;
+    let series = store::owned_series(&txn, account_id, series_id).await?;
     if let Some(glossary_id) = glossary_id {
         let glossary = owned_glossary(&txn, account_id, glossary_id).await?;
         if !languages_agree(&glossary, &series) {
