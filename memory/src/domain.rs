@@ -2,74 +2,10 @@
 //! and what each operation answers. The gRPC adapter converts the wire
 //! messages to and from these; the backends never see a proto type.
 
-use dragoman_model::vocab::{BibleAspect, EntityKind, Origin, TermLayer};
-use serde::{Deserialize, Serialize};
-
-/// A named thing the model found in a passage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExtractedEntity {
-    pub kind: EntityKind,
-    pub name: String,
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    #[serde(default)]
-    pub target_name: Option<String>,
-    #[serde(default)]
-    pub gender: Option<String>,
-    #[serde(default)]
-    pub address: Option<String>,
-    #[serde(default)]
-    pub description: String,
-    /// The words of the passage it rests on.
-    #[serde(default)]
-    pub evidence: String,
-}
-
-/// A term the model found, with the translation it suggests.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExtractedTerm {
-    pub source: String,
-    #[serde(default)]
-    pub translation: Option<String>,
-    #[serde(default)]
-    pub category: String,
-    #[serde(default)]
-    pub evidence: String,
-}
-
-/// A remark on the style of a passage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StyleNote {
-    pub aspect: BibleAspect,
-    pub text: String,
-    #[serde(default)]
-    pub evidence: String,
-}
-
-/// What the analysis of one passage gave; stored as JSON in
-/// `passage_analyses.extraction`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Extraction {
-    #[serde(default)]
-    pub entities: Vec<ExtractedEntity>,
-    #[serde(default)]
-    pub terms: Vec<ExtractedTerm>,
-    #[serde(default)]
-    pub style: Vec<StyleNote>,
-    #[serde(default)]
-    pub summary: String,
-    #[serde(default)]
-    pub events: Vec<String>,
-}
-
-/// One passage's analysis as handed to the memory.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PassageExtraction {
-    pub passage_id: String,
-    pub extraction: Extraction,
-    /// No usable analysis after every attempt: stored, never retried.
-    pub failed: bool,
-}
+pub use dragoman_model::analysis::{
+    ExtractedEntity, ExtractedTerm, Extraction, PassageExtraction, StyleNote,
+};
+use dragoman_model::vocab::{Origin, TermLayer};
 
 /// A passage still to analyse.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,7 @@
 
 use crate::backend::{InternalBackend, MemoryBackend, MemorySettings};
 use crate::bundle::{self, BookSummary};
-use crate::domain::{
-    ExtractedEntity, ExtractedTerm, Extraction, PassageExtraction, StyleNote, TermInput, TermView,
-};
+use crate::domain::{PassageExtraction, TermInput, TermView};
 use crate::error::MemoryError;
 use crate::shared_glossary::{self, GlossaryInput, GlossaryView, ImportOptions};
 use dragoman_model::vocab::{CsvDelimiter, ErrorCode, ImportStrategy, Issue, IssueKind, Quality};
@@ -14,7 +12,7 @@ use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1;
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
-use dragoman_proto::wire::WireEnum;
+use dragoman_proto::wire::{self, WireEnum};
 use sea_orm::DatabaseConnection;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
@@ -82,61 +80,6 @@ fn quality(value: i32) -> Quality {
     Quality::from_wire(value, "quality").unwrap_or_default()
 }
 
-/// The analysis of one passage; items whose kind or aspect the wire does
-/// not name are left out rather than refusing the whole analysis.
-fn extraction(analysis: v1::PassageAnalysis) -> PassageExtraction {
-    let entities = analysis
-        .entities
-        .into_iter()
-        .filter_map(|e| {
-            let kind = WireEnum::from_wire(e.kind, "kind").ok()?;
-            Some(ExtractedEntity {
-                kind,
-                name: e.name,
-                aliases: e.aliases,
-                target_name: e.target_name,
-                gender: e.gender,
-                address: e.address,
-                description: e.description,
-                evidence: e.evidence,
-            })
-        })
-        .collect();
-    let terms = analysis
-        .terms
-        .into_iter()
-        .map(|t| ExtractedTerm {
-            source: t.source,
-            translation: t.translation,
-            category: t.category,
-            evidence: t.evidence,
-        })
-        .collect();
-    let style = analysis
-        .style
-        .into_iter()
-        .filter_map(|s| {
-            let aspect = WireEnum::from_wire(s.aspect, "aspect").ok()?;
-            Some(StyleNote {
-                aspect,
-                text: s.text,
-                evidence: s.evidence,
-            })
-        })
-        .collect();
-    PassageExtraction {
-        passage_id: analysis.passage_id,
-        extraction: Extraction {
-            entities,
-            terms,
-            style,
-            summary: analysis.summary,
-            events: analysis.events,
-        },
-        failed: analysis.failed,
-    }
-}
-
 fn term(view: TermView) -> v1::Term {
     v1::Term {
         id: view.id,
@@ -198,7 +141,11 @@ impl dragoman_proto::Memory for MemoryService {
     ) -> Result<Response<v1::RecordAnalysisResponse>, Status> {
         self.credential.verify(&request)?;
         let ask = request.into_inner();
-        let analyses: Vec<PassageExtraction> = ask.analyses.into_iter().map(extraction).collect();
+        let analyses: Vec<PassageExtraction> = ask
+            .analyses
+            .into_iter()
+            .map(wire::passage_extraction)
+            .collect();
         let stored = self
             .backend
             .record_analysis(

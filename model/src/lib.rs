@@ -12,7 +12,9 @@
 //!   validation issues, as types.
 //! * [`webhook`]: webhook settings and the callback address policy (SSRF checks).
 //! * [`reading_order`]: the order of a series' volumes.
+//! * [`analysis`]: what the analysis of a passage finds.
 
+pub mod analysis;
 pub mod blob;
 pub mod budget;
 pub mod clock;

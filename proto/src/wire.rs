@@ -7,6 +7,9 @@
 //! refuses the call as an invalid payload.
 
 use crate::v1;
+use dragoman_model::analysis::{
+    ExtractedEntity, ExtractedTerm, Extraction, PassageExtraction, StyleNote,
+};
 use dragoman_model::payload::{
     ChapterIn, OutputOptions, PipelineOptions, SeriesRef, TranslationPayload, VolumeRef,
 };
@@ -259,10 +262,151 @@ pub fn new_provider(message: v1::AddProviderRequest) -> Result<NewProvider, Wire
     })
 }
 
+/// A passage's analysis as the memory service receives it.
+pub fn passage_analysis(analysis: PassageExtraction) -> v1::PassageAnalysis {
+    let Extraction {
+        entities,
+        terms,
+        style,
+        summary,
+        events,
+    } = analysis.extraction;
+    v1::PassageAnalysis {
+        passage_id: analysis.passage_id,
+        entities: entities
+            .into_iter()
+            .map(|e| v1::ExtractedEntity {
+                kind: e.kind.to_wire(),
+                name: e.name,
+                aliases: e.aliases,
+                target_name: e.target_name,
+                gender: e.gender,
+                address: e.address,
+                description: e.description,
+                evidence: e.evidence,
+            })
+            .collect(),
+        terms: terms
+            .into_iter()
+            .map(|t| v1::ExtractedTerm {
+                source: t.source,
+                translation: t.translation,
+                category: t.category,
+                evidence: t.evidence,
+            })
+            .collect(),
+        style: style
+            .into_iter()
+            .map(|s| v1::StyleNote {
+                aspect: s.aspect.to_wire(),
+                text: s.text,
+                evidence: s.evidence,
+            })
+            .collect(),
+        summary,
+        events,
+        failed: analysis.failed,
+    }
+}
+
+/// A passage's analysis from the wire; entities and style notes whose kind
+/// or aspect this build does not know are left out rather than refusing
+/// the whole analysis.
+pub fn passage_extraction(analysis: v1::PassageAnalysis) -> PassageExtraction {
+    let entities = analysis
+        .entities
+        .into_iter()
+        .filter_map(|e| {
+            Some(ExtractedEntity {
+                kind: vocab::EntityKind::from_wire(e.kind, "kind").ok()?,
+                name: e.name,
+                aliases: e.aliases,
+                target_name: e.target_name,
+                gender: e.gender,
+                address: e.address,
+                description: e.description,
+                evidence: e.evidence,
+            })
+        })
+        .collect();
+    let terms = analysis
+        .terms
+        .into_iter()
+        .map(|t| ExtractedTerm {
+            source: t.source,
+            translation: t.translation,
+            category: t.category,
+            evidence: t.evidence,
+        })
+        .collect();
+    let style = analysis
+        .style
+        .into_iter()
+        .filter_map(|s| {
+            Some(StyleNote {
+                aspect: vocab::BibleAspect::from_wire(s.aspect, "aspect").ok()?,
+                text: s.text,
+                evidence: s.evidence,
+            })
+        })
+        .collect();
+    PassageExtraction {
+        passage_id: analysis.passage_id,
+        extraction: Extraction {
+            entities,
+            terms,
+            style,
+            summary: analysis.summary,
+            events: analysis.events,
+        },
+        failed: analysis.failed,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use dragoman_model::vocab::{Priority, Quality, RequestStatus, ResultFormat};
+
+    #[test]
+    fn an_analysis_crosses_and_comes_back() {
+        let original = PassageExtraction {
+            passage_id: "p".into(),
+            extraction: Extraction {
+                entities: vec![ExtractedEntity {
+                    kind: vocab::EntityKind::Place,
+                    name: "Ys".into(),
+                    aliases: vec!["Is".into()],
+                    target_name: Some("Ys".into()),
+                    gender: None,
+                    address: None,
+                    description: "a drowned city".into(),
+                    evidence: "the city of Ys".into(),
+                }],
+                terms: vec![ExtractedTerm {
+                    source: "korrigan".into(),
+                    translation: None,
+                    category: "creature".into(),
+                    evidence: "a korrigan".into(),
+                }],
+                style: vec![StyleNote {
+                    aspect: vocab::BibleAspect::Tense,
+                    text: "past".into(),
+                    evidence: "sank".into(),
+                }],
+                summary: "Ys sinks.".into(),
+                events: vec!["Ys sinks".into()],
+            },
+            failed: false,
+        };
+        assert_eq!(
+            passage_extraction(passage_analysis(original.clone())),
+            original
+        );
+        let mut unknown = passage_analysis(original);
+        unknown.entities[0].kind = 0;
+        assert!(passage_extraction(unknown).extraction.entities.is_empty());
+    }
 
     #[test]
     fn every_status_crosses_and_comes_back() {

@@ -7,7 +7,7 @@ mod protocol;
 mod run;
 
 pub use protocol::{
-    ANALYSIS_SYSTEM_PROMPT, AnalysisAnswer, AnalysisMessage, AnswerAnalysis, AnswerEntity,
-    AnswerStyle, AnswerTerm, TASK, analysis_message, parse_analysis_answer,
+    ANALYSIS_SYSTEM_PROMPT, AnalysisAnswer, AnalysisMessage, AnswerAnalysis, TASK,
+    analysis_message, parse_analysis_answer,
 };
 pub use run::{ANSWER_FACTOR, Languages, analyse};

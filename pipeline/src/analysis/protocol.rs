@@ -14,9 +14,7 @@
 //! aspects are dropped, not fatal: a model that invents one still gives the
 //! rest of its analysis.
 
-use dragoman_model::vocab::{BibleAspect, EntityKind};
-use dragoman_proto::v1::{ExtractedEntity, ExtractedTerm, PassageAnalysis, StyleNote};
-use dragoman_proto::wire::WireEnum;
+use dragoman_model::analysis::{ExtractedEntity, ExtractedTerm, Extraction, StyleNote};
 use serde::{Deserialize, Serialize};
 
 use crate::translate::PassageIn;
@@ -72,58 +70,15 @@ pub struct AnalysisAnswer {
     pub analyses: Vec<AnswerAnalysis>,
 }
 
-/// One passage's analysis in an answer. Every list may be left out.
+/// One passage's analysis in an answer: its id and what was found, read
+/// leniently (every list may be left out; unknown kinds and aspects are
+/// dropped).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AnswerAnalysis {
     /// A string as asked; a number is tolerated.
     pub id: serde_json::Value,
-    #[serde(default)]
-    pub entities: Vec<AnswerEntity>,
-    #[serde(default)]
-    pub terms: Vec<AnswerTerm>,
-    #[serde(default)]
-    pub style: Vec<AnswerStyle>,
-    #[serde(default)]
-    pub summary: String,
-    #[serde(default)]
-    pub events: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AnswerEntity {
-    pub kind: String,
-    pub name: String,
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    #[serde(default)]
-    pub target_name: Option<String>,
-    #[serde(default)]
-    pub gender: Option<String>,
-    #[serde(default)]
-    pub address: Option<String>,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub evidence: String,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AnswerTerm {
-    pub source: String,
-    #[serde(default)]
-    pub translation: Option<String>,
-    #[serde(default)]
-    pub category: String,
-    #[serde(default)]
-    pub evidence: String,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AnswerStyle {
-    pub aspect: String,
-    pub text: String,
-    #[serde(default)]
-    pub evidence: String,
+    #[serde(flatten)]
+    pub extraction: Extraction,
 }
 
 /// Longest name, term or note kept from an answer, in characters: a model
@@ -140,7 +95,7 @@ fn clip_opt(text: Option<String>) -> Option<String> {
 
 /// Reads an analysis answer into (id, analysis) pairs. Tolerates a code
 /// fence and text around the JSON object, like the translation protocol.
-pub fn parse_analysis_answer(text: &str) -> Result<Vec<(String, PassageAnalysis)>, String> {
+pub fn parse_analysis_answer(text: &str) -> Result<Vec<(String, Extraction)>, String> {
     let body = crate::translate::json_body(text);
     let parsed = serde_json::from_str::<AnalysisAnswer>(body).or_else(|first| {
         match (body.find('{'), body.rfind('}')) {
@@ -157,26 +112,21 @@ pub fn parse_analysis_answer(text: &str) -> Result<Vec<(String, PassageAnalysis)
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            let analysis = typed(&id, item);
-            (id, analysis)
+            (id, trimmed(item.extraction))
         })
         .collect())
 }
 
-/// One answer item as the memory service's message; what names no known
-/// kind or aspect, or has no name, is dropped.
-fn typed(id: &str, item: AnswerAnalysis) -> PassageAnalysis {
-    let entities = item
+/// An analysis with every text trimmed and clipped; what has no name, no
+/// source or no text is dropped.
+fn trimmed(found: Extraction) -> Extraction {
+    let entities = found
         .entities
         .into_iter()
         .filter_map(|e| {
-            let kind: EntityKind = e.kind.trim().parse().ok()?;
             let name = clip(&e.name);
-            if name.is_empty() {
-                return None;
-            }
-            Some(ExtractedEntity {
-                kind: kind.to_wire(),
+            (!name.is_empty()).then(|| ExtractedEntity {
+                kind: e.kind,
                 name,
                 aliases: e
                     .aliases
@@ -192,7 +142,7 @@ fn typed(id: &str, item: AnswerAnalysis) -> PassageAnalysis {
             })
         })
         .collect();
-    let terms = item
+    let terms = found
         .terms
         .into_iter()
         .filter_map(|t| {
@@ -205,32 +155,29 @@ fn typed(id: &str, item: AnswerAnalysis) -> PassageAnalysis {
             })
         })
         .collect();
-    let style = item
+    let style = found
         .style
         .into_iter()
         .filter_map(|s| {
-            let aspect: BibleAspect = s.aspect.trim().parse().ok()?;
             let text = clip(&s.text);
             (!text.is_empty()).then(|| StyleNote {
-                aspect: aspect.to_wire(),
+                aspect: s.aspect,
                 text,
                 evidence: clip(&s.evidence),
             })
         })
         .collect();
-    PassageAnalysis {
-        passage_id: id.to_owned(),
+    Extraction {
         entities,
         terms,
         style,
-        summary: clip(&item.summary),
-        events: item
+        summary: clip(&found.summary),
+        events: found
             .events
             .iter()
             .map(|e| clip(e))
             .filter(|e| !e.is_empty())
             .collect(),
-        failed: false,
     }
 }
 

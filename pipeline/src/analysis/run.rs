@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use dragoman_proto::v1::PassageAnalysis;
+use dragoman_model::analysis::{Extraction, PassageExtraction};
 
 use super::protocol::{ANALYSIS_SYSTEM_PROMPT, analysis_message, parse_analysis_answer};
 use crate::llm::{LlmClient, clip};
@@ -38,7 +38,7 @@ fn max_tokens_for(passages: &[PassageIn]) -> u32 {
 enum Answered {
     /// The analyses it read, by id (empty when it kept failing or was
     /// refused).
-    Read(HashMap<String, PassageAnalysis>),
+    Read(HashMap<String, Extraction>),
     /// The answer was cut at `max_tokens`: the batch asks for too much.
     Cut,
 }
@@ -113,9 +113,7 @@ async fn request(
         if let Some(items) = found {
             // A single passage's answer is taken whatever id the model wrote.
             if let ([one], [(_, analysis)]) = (passages, items.as_slice()) {
-                let mut analysis = analysis.clone();
-                analysis.passage_id = one.id.clone();
-                return Answered::Read(HashMap::from([(one.id.clone(), analysis)]));
+                return Answered::Read(HashMap::from([(one.id.clone(), analysis.clone())]));
             }
             let mut by_id = HashMap::new();
             for (id, analysis) in items {
@@ -139,7 +137,7 @@ pub async fn analyse(
     passages: &[PassageIn],
     policy: &RetryPolicy,
     on_call: &mut (dyn FnMut(CallRecord) + Send),
-) -> Vec<PassageAnalysis> {
+) -> Vec<PassageExtraction> {
     if passages.is_empty() {
         return Vec::new();
     }
@@ -174,16 +172,13 @@ pub async fn analyse(
     }
     passages
         .iter()
-        .map(|p| match found.remove(&p.id) {
-            Some(mut analysis) => {
-                analysis.passage_id = p.id.clone();
-                analysis
-            }
-            None => PassageAnalysis {
+        .map(|p| {
+            let found = found.remove(&p.id);
+            PassageExtraction {
                 passage_id: p.id.clone(),
-                failed: true,
-                ..PassageAnalysis::default()
-            },
+                failed: found.is_none(),
+                extraction: found.unwrap_or_default(),
+            }
         })
         .collect()
 }

@@ -15,9 +15,9 @@
 use dragoman_book::placeholder::{self, Token};
 
 use super::pseudo;
-use crate::analysis::{
-    AnalysisAnswer, AnalysisMessage, AnswerAnalysis, AnswerEntity, AnswerStyle, AnswerTerm,
-};
+use crate::analysis::{AnalysisAnswer, AnalysisMessage, AnswerAnalysis};
+use dragoman_model::analysis::{ExtractedEntity, ExtractedTerm, Extraction, StyleNote};
+use dragoman_model::vocab::{BibleAspect, EntityKind};
 
 /// Capitalised words that are not names.
 const STOP: [&str; 25] = [
@@ -66,7 +66,7 @@ pub(super) fn answer(message: &AnalysisMessage) -> String {
             .iter()
             .map(|p| AnswerAnalysis {
                 id: serde_json::Value::String(p.id.clone()),
-                ..analyse(&p.text, &message.target_language)
+                extraction: analyse(&p.text, &message.target_language),
             })
             .collect(),
     };
@@ -89,8 +89,8 @@ pub(super) fn strip_placeholders(text: &str) -> String {
     }
 }
 
-/// The analysis of one passage (its id left empty).
-fn analyse(text: &str, target: &str) -> AnswerAnalysis {
+/// The analysis of one passage.
+fn analyse(text: &str, target: &str) -> Extraction {
     let text = strip_placeholders(text);
     let sentences = sentences(&text);
     let evidence = |at: usize| {
@@ -102,8 +102,8 @@ fn analyse(text: &str, target: &str) -> AnswerAnalysis {
     };
     let entities = names(&text)
         .into_iter()
-        .map(|name| AnswerEntity {
-            kind: "character".into(),
+        .map(|name| ExtractedEntity {
+            kind: EntityKind::Character,
             target_name: Some(pseudo::render(&name.name, target)),
             description: "named in the text".into(),
             evidence: evidence(name.at),
@@ -113,11 +113,11 @@ fn analyse(text: &str, target: &str) -> AnswerAnalysis {
             address: None,
         })
         .collect();
-    let mut terms: Vec<AnswerTerm> = Vec::new();
+    let mut terms: Vec<ExtractedTerm> = Vec::new();
     for (at, word) in words(&text) {
         let caps = word.chars().count() >= 3 && word.chars().all(char::is_uppercase);
         if caps && !terms.iter().any(|t| t.source == word) {
-            terms.push(AnswerTerm {
+            terms.push(ExtractedTerm {
                 source: word.to_owned(),
                 translation: Some(pseudo::render(word, target)),
                 category: "term".into(),
@@ -134,13 +134,13 @@ fn analyse(text: &str, target: &str) -> AnswerAnalysis {
             .iter()
             .any(|(start, end)| text[*start..*end].split_whitespace().count() > 25);
     let style = vec![
-        AnswerStyle {
-            aspect: "tense".into(),
+        StyleNote {
+            aspect: BibleAspect::Tense,
             text: if past { "past" } else { "present" }.into(),
             evidence: opening.clone(),
         },
-        AnswerStyle {
-            aspect: "register".into(),
+        StyleNote {
+            aspect: BibleAspect::Register,
             text: if literary { "literary" } else { "plain" }.into(),
             evidence: opening,
         },
@@ -149,8 +149,7 @@ fn analyse(text: &str, target: &str) -> AnswerAnalysis {
         .first()
         .map(|(start, end)| clip(text[*start..*end].trim(), EVENT_CHARS))
         .unwrap_or_default();
-    AnswerAnalysis {
-        id: serde_json::Value::Null,
+    Extraction {
         entities,
         terms,
         style,

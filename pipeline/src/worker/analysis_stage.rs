@@ -13,7 +13,7 @@
 use dragoman_model::entities::provider;
 use dragoman_model::vocab::{AnalysisMode, Quality};
 use dragoman_proto::v1::{JobTicket, PlanAnalysisRequest, ReconcileRequest, RecordAnalysisRequest};
-use dragoman_proto::wire::WireEnum;
+use dragoman_proto::wire::{self, WireEnum};
 use futures::StreamExt;
 use tokio::sync::watch;
 
@@ -139,7 +139,7 @@ impl Worker {
         self.memory
             .record_analysis(self.credential.system_request(RecordAnalysisRequest {
                 project_id: ticket.project_id.clone(),
-                analyses,
+                analyses: analyses.into_iter().map(wire::passage_analysis).collect(),
                 reconcile,
                 quality: run.quality.to_wire(),
             }))
