@@ -38,11 +38,12 @@
 //! heading too.
 
 use crate::domain::{BatchContext, QualitySheet, SheetName};
-use crate::entities::{aliases, union_aliases};
+use crate::entities::union_aliases;
 use crate::error::MemoryResult;
 use crate::glossary;
 use crate::normalize::{Haystack, match_key, normalize_text};
 use crate::store;
+use dragoman_model::entities::named::NamedThing;
 use dragoman_model::entities::{
     bible_line, chapter, narrative_entity, passage, project, series, series_entity, term,
 };
@@ -171,43 +172,33 @@ impl Sheet {
 
 /// A book entity's sheet, completed by its series identity when linked.
 fn book_sheet(entity: &narrative_entity::Model, identity: Option<&series_entity::Model>) -> Sheet {
-    let mut list = aliases(&entity.aliases);
-    let mut target_name = entity.target_name.clone();
-    let mut gender = entity.gender.clone();
-    let mut address = entity.address.clone();
+    let mut sheet = sheet(entity, entity.mentions);
     if let Some(identity) = identity {
-        let series_aliases = aliases(&identity.aliases);
+        let series_aliases = identity.aliases();
         union_aliases(
             &entity.name_key,
-            &mut list,
+            &mut sheet.aliases,
             std::iter::once(&identity.name).chain(&series_aliases),
         );
         if present(&identity.target_name).is_some() {
-            target_name = identity.target_name.clone();
+            sheet.target_name = identity.target_name.clone();
         }
-        crate::entities::fill(&mut gender, identity.gender.as_deref());
-        crate::entities::fill(&mut address, identity.address.as_deref());
+        crate::entities::fill(&mut sheet.gender, identity.gender.as_deref());
+        crate::entities::fill(&mut sheet.address, identity.address.as_deref());
     }
-    Sheet {
-        kind: Some(entity.kind),
-        name: entity.name.clone(),
-        target_name,
-        aliases: list,
-        gender,
-        address,
-        mentions: entity.mentions,
-    }
+    sheet
 }
 
-fn series_sheet(identity: &series_entity::Model) -> Sheet {
+/// The sheet of a named thing as it describes itself.
+fn sheet(thing: &impl NamedThing, mentions: i32) -> Sheet {
     Sheet {
-        kind: Some(identity.kind),
-        name: identity.name.clone(),
-        target_name: identity.target_name.clone(),
-        aliases: aliases(&identity.aliases),
-        gender: identity.gender.clone(),
-        address: identity.address.clone(),
-        mentions: 0,
+        kind: Some(thing.kind()),
+        name: thing.name().to_owned(),
+        target_name: thing.target_name().map(str::to_owned),
+        aliases: thing.aliases(),
+        gender: thing.gender().map(str::to_owned),
+        address: thing.address().map(str::to_owned),
+        mentions,
     }
 }
 
@@ -273,7 +264,7 @@ impl Snapshot {
                 identities
                     .iter()
                     .filter(|s| !linked.contains(s.id.as_str()))
-                    .map(series_sheet),
+                    .map(|identity| sheet(identity, 0)),
             )
             .collect();
         sheets.sort_by(|a, b| {

@@ -7,8 +7,9 @@
 
 use super::fingerprint::{Obj, fingerprint, list};
 use super::load::{SeriesMemory, VolumeMemory};
-use crate::entities::{aliases, keys, observations};
+use crate::entities::{keys, observations};
 use crate::normalize::match_key;
+use dragoman_model::entities::named::NamedThing;
 use dragoman_model::entities::{bible_line, chapter, narrative_entity, passage, project, term};
 use dragoman_model::vocab::{BibleAspect, EntityKind, Origin};
 use serde_json::Value;
@@ -176,21 +177,26 @@ fn sheet(entity: &narrative_entity::Model) -> Obj {
             .with("note", o.note)
             .with("origin", Origin::Analysis.as_str())
     });
-    Obj::new()
-        .with("id", entity.id.as_str())
-        .with("kind", entity.kind.as_str())
-        .with("name", entity.name.as_str())
-        .with("aliases", aliases(&entity.aliases))
-        .with("target_name", entity.target_name.clone())
-        .with("description", entity.description.as_str())
-        .with("gender", entity.gender.clone())
-        .with("address", entity.address.clone())
+    described(entity)
         .with("mentions", entity.mentions)
         .with("first_passage_id", entity.passage_id.clone())
         .with("evidence", entity.evidence.clone())
         .with("observations", list(notes))
         .with("series_entity_id", entity.series_entity_id.clone())
-        .with("origin", entity.origin.as_str())
+}
+
+/// The fields a book entity and a series identity share.
+pub fn described(thing: &impl NamedThing) -> Obj {
+    Obj::new()
+        .with("id", thing.id())
+        .with("kind", thing.kind().as_str())
+        .with("name", thing.name())
+        .with("aliases", thing.aliases())
+        .with("target_name", thing.target_name())
+        .with("description", thing.description())
+        .with("gender", thing.gender())
+        .with("address", thing.address())
+        .with("origin", thing.origin().as_str())
 }
 
 /// Finds the book character an extracted name stands for, the way the

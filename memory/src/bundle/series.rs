@@ -6,7 +6,6 @@
 use super::book::{self, bible, glossary, kind_rank, series_object};
 use super::fingerprint::{Obj, fingerprint, list};
 use super::load::{self, SeriesMemory};
-use crate::entities::aliases;
 use crate::error::MemoryResult;
 use dragoman_model::entities::{project, series, series_entity};
 use dragoman_model::reading_order as order;
@@ -17,16 +16,7 @@ use std::collections::HashMap;
 /// An identity with the book entities linked to it, listed in the reading
 /// order of their books.
 fn identity(entity: &series_entity::Model, links: &[(usize, &str, &str)]) -> Obj {
-    Obj::new()
-        .with("id", entity.id.as_str())
-        .with("kind", entity.kind.as_str())
-        .with("name", entity.name.as_str())
-        .with("aliases", aliases(&entity.aliases))
-        .with("target_name", entity.target_name.clone())
-        .with("description", entity.description.as_str())
-        .with("gender", entity.gender.clone())
-        .with("address", entity.address.clone())
-        .with("origin", entity.origin.as_str())
+    book::described(entity)
         .with("first_book_id", entity.first_project_id.clone())
         .with(
             "links",
