@@ -221,6 +221,15 @@ async fn a_suspended_series_refuses_paid_work_but_accepts_imports() {
         f.submit(&f.body("Saga", 1, json!([chapter(2, "c")]))).await,
         Err(SchedulerError::SeriesSuspended)
     ));
+    // The suspension is the target's state: judged before the other checks
+    // (a callback that would be refused, a provider that does not exist).
+    let mut also_wrong = f.body("Saga", 2, json!([chapter(1, "b")]));
+    also_wrong["callback_url"] = json!("http://hooks.example.com/x");
+    also_wrong["provider_id"] = json!("no-such-provider");
+    assert!(matches!(
+        f.submit(&also_wrong).await,
+        Err(SchedulerError::SeriesSuspended)
+    ));
     assert_eq!(f.stored().await, before);
 
     let imported = f
