@@ -249,14 +249,11 @@ pub async fn owned_book(
     account_id: &str,
     book_id: &str,
 ) -> MemoryResult<(project::Model, series::Model)> {
-    let volume = project::Entity::find_by_id(book_id.to_owned())
-        .one(db)
-        .await?
-        .ok_or(MemoryError::VolumeNotFound)?;
-    let series = series::Entity::find_by_id(volume.series_id.clone())
-        .one(db)
-        .await?
-        .filter(|s| s.account_id == account_id)
-        .ok_or(MemoryError::VolumeNotFound)?;
-    Ok((volume, series))
+    let volume = store::volume(db, book_id, None).await?;
+    // Visible through a series the account owns, never through a share.
+    match store::series_of(db, &volume).await {
+        Ok(series) if series.account_id == account_id => Ok((volume, series)),
+        Ok(_) | Err(MemoryError::SeriesNotFound) => Err(MemoryError::VolumeNotFound),
+        Err(e) => Err(e),
+    }
 }
