@@ -35,6 +35,15 @@ pub enum AdminCommand {
         #[arg(long)]
         username: String,
     },
+    /// Set an account's own word allowance per licence cycle (calendar
+    /// months without a licence); `none` removes it.
+    SetAllowance {
+        #[arg(long)]
+        username: String,
+        /// Source words per cycle, or `none`.
+        #[arg(long)]
+        words: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -63,6 +72,10 @@ pub enum ProviderCommand {
         /// Concurrent calls the provider accepts from the whole installation.
         #[arg(long)]
         capacity: Option<i32>,
+        /// Name of an existing, cheaper provider a job moves to near its
+        /// budget.
+        #[arg(long)]
+        fallback: Option<String>,
         /// Make it the installation's default provider, used when a request,
         /// its volume and its series name none.
         #[arg(long)]
@@ -198,8 +211,32 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
                 .map_err(|e| describe(&e))?;
             println!("enabled account `{username}`");
         }
+        AdminCommand::SetAllowance { username, words } => {
+            let allowance = parse_allowance(&words)?;
+            dragoman_gateway::identity::set_allowance(&db, &username, allowance)
+                .await
+                .map_err(|e| describe(&e))?;
+            match allowance {
+                Some(words) => println!("account `{username}` may add {words} words per cycle"),
+                None => println!("account `{username}` has no word allowance of its own"),
+            }
+        }
     }
     Ok(())
+}
+
+/// `none`, or a number of words from 0.
+fn parse_allowance(text: &str) -> Result<Option<i64>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    match text.parse::<i64>() {
+        Ok(words) if words >= 0 => Ok(Some(words)),
+        _ => Err(format!(
+            "--words must be a number of words from 0, or `none` (got `{text}`)"
+        )),
+    }
 }
 
 pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), String> {
@@ -214,6 +251,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
             price_input,
             price_output,
             capacity,
+            fallback,
             default,
         } => {
             let added = dragoman_pipeline::providers::add(
@@ -227,6 +265,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
                     price_input,
                     price_output,
                     capacity: capacity.map(i64::from),
+                    fallback,
                 },
             )
             .await

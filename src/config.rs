@@ -3,10 +3,14 @@
 //! command line; validated once before anything starts.
 
 use dragoman_delivery::webhooks::RetrySchedule;
+use dragoman_model::licence::LicenceSettings;
 use dragoman_model::vocab::AnalysisMode;
 use dragoman_model::webhook::WebhookSettings;
 use dragoman_model::webhook::settings as webhook_settings;
 use dragoman_proto::remote::CallLimits;
+use dragoman_scheduler::lifecycle::budget_stall::DEFAULT_STALL_MINUTES;
+use dragoman_scheduler::lifecycle::job_start::OnEstimate;
+use dragoman_scheduler::lifecycle::queue::{self, QueueSettings};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -88,6 +92,9 @@ pub struct Config {
     pub demo_mode: bool,
     /// Spec `API_MAX_CHAPTERS`.
     pub api_max_chapters: usize,
+    /// Spec `API_RATE_LIMIT_PER_MINUTE`: calls per token per minute (each `/mcp`
+    /// message counts).
+    pub api_rate_limit_per_minute: u32,
     /// Spec `API_RESULT_MAX_WAIT_SECONDS`.
     pub api_result_max_wait_seconds: u64,
     /// Spec `RETENTION_RESULTS_DAYS`.
@@ -124,6 +131,16 @@ pub struct Config {
     /// `AUTOPILOT_PROVIDER`: name of the stronger provider the autopilot's
     /// last round uses; none by default.
     pub autopilot_provider: Option<String>,
+    /// `BUDGET_SWITCH_PERCENT`: share of a token or book cap (1 to 100)
+    /// past which a running job moves to a cheaper provider, or pauses.
+    pub budget_switch_percent: u8,
+    /// Spec `BUDGET_ON_ESTIMATE`: `refuse` ends a job whose estimate costs
+    /// more than its caps leave before it starts; `allow` (default) lets
+    /// the budget stop it when it gets there.
+    pub budget_on_estimate: OnEstimate,
+    /// Spec `API_REQUEST_STALL_MINUTES`: a job paused by a budget for
+    /// longer ends `failed` (default 1440).
+    pub api_request_stall_minutes: i64,
     /// Spec `API_WEBHOOK_HOSTS` (comma-separated; empty refuses every callback).
     pub api_webhook_hosts: String,
     /// Spec `API_WEBHOOK_PRIVATE_NETWORKS` (comma-separated CIDR).
@@ -139,6 +156,22 @@ pub struct Config {
     pub webhook_retry_first_ms: u64,
     /// Longest wait between two calls of a webhook, in milliseconds (1 h).
     pub webhook_retry_longest_ms: u64,
+    /// `DRAGOMAN_LICENCE_FILE`: the licence document (JSON). A licence an
+    /// administrator saves wins over it; with neither the installation runs
+    /// unlicensed (every feature, no word limit).
+    pub licence_file: Option<PathBuf>,
+    /// Spec `LICENCE_QUOTA_OVERRUN_WORDS`: words a request may go beyond
+    /// what the licence cycle (or an account's allowance) has left.
+    pub licence_quota_overrun_words: i64,
+    /// Spec `QUEUE_MAX_RUNNING_PER_ACCOUNT` (1 to 1000): running jobs of an
+    /// account that sets no limit of its own. An administrator setting
+    /// (`/api/settings/queue`) wins over it.
+    pub queue_max_running_per_account: u32,
+    /// `DRAGOMAN_QUEUE_MAX_QUEUED_PER_ACCOUNT` (1 to 100000): requests
+    /// waiting to start of an account that sets no quota of its own; none
+    /// by default (each token keeps its own `max_queued`). An administrator
+    /// setting wins over it.
+    pub queue_max_queued_per_account: Option<u32>,
 }
 
 impl Default for Config {
@@ -166,6 +199,7 @@ impl Default for Config {
             grpc_timeout_seconds: 120,
             demo_mode: false,
             api_max_chapters: 2000,
+            api_rate_limit_per_minute: 600,
             api_result_max_wait_seconds: 60,
             retention_results_days: 30,
             delivery_repair_attempts: 3,
@@ -181,6 +215,9 @@ impl Default for Config {
             quality_review_below: 70,
             autopilot_rounds: 3,
             autopilot_provider: None,
+            budget_switch_percent: dragoman_model::budget::DEFAULT_SWITCH_PERCENT,
+            budget_on_estimate: OnEstimate::Allow,
+            api_request_stall_minutes: DEFAULT_STALL_MINUTES,
             api_webhook_hosts: String::new(),
             api_webhook_private_networks: String::new(),
             api_webhook_max_attempts: webhook_settings::DEFAULT_MAX_ATTEMPTS,
@@ -188,6 +225,10 @@ impl Default for Config {
             api_webhook_secret: String::new(),
             webhook_retry_first_ms: millis(RetrySchedule::default().first),
             webhook_retry_longest_ms: millis(RetrySchedule::default().longest),
+            licence_file: None,
+            licence_quota_overrun_words: dragoman_model::licence::DEFAULT_OVERRUN_WORDS,
+            queue_max_running_per_account: queue::DEFAULT_MAX_RUNNING_PER_ACCOUNT,
+            queue_max_queued_per_account: None,
         }
     }
 }
@@ -202,12 +243,16 @@ const GRPC_MESSAGE_PER_PAYLOAD: u64 = 4;
 const GRPC_MESSAGE_HEADROOM_MB: u64 = 16;
 
 /// The spec's variables, read without the `DRAGOMAN_` prefix.
-const SPEC_VARIABLES: [&str; 12] = [
+const SPEC_VARIABLES: [&str; 18] = [
+    "BUDGET_ON_ESTIMATE",
+    "API_REQUEST_STALL_MINUTES",
+    "BUDGET_SWITCH_PERCENT",
     "DELIVERY_REPAIR_ATTEMPTS",
     "ANALYSIS_MODE",
     "API_MAX_PAYLOAD_MB",
     "DEMO_MODE",
     "API_MAX_CHAPTERS",
+    "API_RATE_LIMIT_PER_MINUTE",
     "API_RESULT_MAX_WAIT_SECONDS",
     "RETENTION_RESULTS_DAYS",
     "API_WEBHOOK_HOSTS",
@@ -215,6 +260,8 @@ const SPEC_VARIABLES: [&str; 12] = [
     "API_WEBHOOK_MAX_ATTEMPTS",
     "API_WEBHOOK_TIMEOUT_SECONDS",
     "API_WEBHOOK_SECRET",
+    "LICENCE_QUOTA_OVERRUN_WORDS",
+    "QUEUE_MAX_RUNNING_PER_ACCOUNT",
 ];
 
 impl Config {
@@ -317,6 +364,22 @@ impl Config {
         )
     }
 
+    /// Where the licence is found and its margin.
+    pub fn licence_settings(&self) -> LicenceSettings {
+        LicenceSettings {
+            file: self.licence_file.clone(),
+            margin: self.licence_quota_overrun_words,
+        }
+    }
+
+    /// The queue settings of the environment (spec 8).
+    pub fn queue_settings(&self) -> Result<QueueSettings, String> {
+        QueueSettings::from_environment(
+            self.queue_max_running_per_account,
+            self.queue_max_queued_per_account,
+        )
+    }
+
     /// When failed webhook calls are tried again.
     pub fn webhook_schedule(&self) -> RetrySchedule {
         RetrySchedule {
@@ -396,6 +459,12 @@ impl Config {
         if !(0..=100).contains(&self.quality_review_below) {
             return Err("DRAGOMAN_QUALITY_REVIEW_BELOW must be a score from 0 to 100".into());
         }
+        if !(1..=100).contains(&self.budget_switch_percent) {
+            return Err("BUDGET_SWITCH_PERCENT must be from 1 to 100".into());
+        }
+        if self.api_request_stall_minutes < 1 {
+            return Err("API_REQUEST_STALL_MINUTES must be at least 1".into());
+        }
         if self.autopilot_rounds > 5 {
             return Err("DRAGOMAN_AUTOPILOT_ROUNDS must be from 0 to 5".into());
         }
@@ -408,10 +477,14 @@ impl Config {
                     .into(),
             );
         }
+        if self.api_rate_limit_per_minute == 0 {
+            return Err("API_RATE_LIMIT_PER_MINUTE must be at least 1".into());
+        }
         if self.lease_seconds < 3 || self.workers == 0 || self.provider_max_attempts == 0 {
             return Err("DRAGOMAN_LEASE_SECONDS must be at least 3, DRAGOMAN_WORKERS and DRAGOMAN_PROVIDER_MAX_ATTEMPTS at least 1".into());
         }
         self.webhook_settings()?;
+        self.queue_settings()?;
         if self.webhook_retry_first_ms == 0
             || self.webhook_retry_longest_ms < self.webhook_retry_first_ms
         {
@@ -420,6 +493,18 @@ impl Config {
         if !(1..=365).contains(&self.session_days) {
             return Err("DRAGOMAN_SESSION_DAYS must be 1 to 365".into());
         }
+        if self.licence_quota_overrun_words < 0 {
+            return Err("LICENCE_QUOTA_OVERRUN_WORDS must be 0 or more".into());
+        }
+        // A licence file that does not read stops the start: running
+        // unlicensed (or refusing everything) because of a typo would both
+        // be worse than saying so.
+        self.licence_settings().check_file().map_err(|e| match e {
+            dragoman_model::ModelError::Config(message) => {
+                format!("DRAGOMAN_LICENCE_FILE: {message}")
+            }
+            other => format!("DRAGOMAN_LICENCE_FILE: {other}"),
+        })?;
         Ok(roles)
     }
 }
@@ -427,6 +512,19 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_switch_percent_is_a_share_of_a_cap() {
+        let mut config = Config::default();
+        assert_eq!(config.budget_switch_percent, 90);
+        config.budget_switch_percent = 0;
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("BUDGET_SWITCH_PERCENT"), "{err}");
+        config.budget_switch_percent = 101;
+        assert!(config.validate().is_err());
+        config.budget_switch_percent = 100;
+        assert!(config.validate().is_ok());
+    }
 
     #[test]
     fn embedded_defaults_run_every_role_on_sqlite() {
@@ -506,6 +604,61 @@ mod tests {
         };
         let err = config.validate().unwrap_err();
         assert!(err.contains("DRAGOMAN_GRPC_TIMEOUT_SECONDS"), "{err}");
+    }
+
+    #[test]
+    fn the_rate_limit_is_at_least_one_call() {
+        assert_eq!(Config::default().api_rate_limit_per_minute, 600);
+        let config = Config {
+            api_rate_limit_per_minute: 0,
+            ..Config::default()
+        };
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("API_RATE_LIMIT_PER_MINUTE"), "{err}");
+    }
+
+    #[test]
+    fn a_licence_file_must_read_and_the_margin_be_positive() {
+        let dir = std::env::temp_dir().join(format!("dragoman-licence-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("licence.json");
+        std::fs::write(
+            &file,
+            r#"{"plan": "professional", "subscribed_at": "2026-03-14"}"#,
+        )
+        .expect("write");
+        let config = Config {
+            licence_file: Some(file.clone()),
+            ..Config::default()
+        };
+        assert!(config.validate().is_ok());
+        assert_eq!(config.licence_settings().margin, 20_000);
+        std::fs::write(
+            &file,
+            r#"{"plan": "platinum", "subscribed_at": "2026-03-14"}"#,
+        )
+        .expect("write");
+        let err = config.validate().unwrap_err();
+        assert!(
+            err.contains("DRAGOMAN_LICENCE_FILE") && err.contains("licence.json"),
+            "{err}"
+        );
+        let config = Config {
+            licence_file: Some(dir.join("missing.json")),
+            ..Config::default()
+        };
+        assert!(config.validate().unwrap_err().contains("missing.json"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = Config {
+            licence_quota_overrun_words: -1,
+            ..Config::default()
+        };
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .contains("LICENCE_QUOTA_OVERRUN_WORDS")
+        );
     }
 
     #[test]

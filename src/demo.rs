@@ -74,6 +74,7 @@ pub async fn run(config: &mut Config) -> Result<(), String> {
                 price_input: Some(0.5),
                 price_output: Some(1.5),
                 capacity: Some(4),
+                fallback: None,
             },
         )
         .await

@@ -25,6 +25,7 @@ use dragoman_proto::v1::{
     FILE_DESCRIPTOR_SET, delivery_server::DeliveryServer, memory_server::MemoryServer,
     pipeline_server::PipelineServer, scheduler_server::SchedulerServer,
 };
+use dragoman_scheduler::lifecycle::job_start::StartSettings;
 use dragoman_scheduler::{IntakeLimits, SchedulerService};
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -96,6 +97,20 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             .await
             .map_err(|e| format!("migrations: {e}"))?;
     }
+    match config.licence_settings().in_force(&db).await {
+        Ok(in_force) => match &in_force.licence {
+            Some(licence) => tracing::info!(
+                plan = %licence.plan,
+                source = ?in_force.source,
+                word_limit = ?licence.word_limit,
+                "licence in force"
+            ),
+            None => tracing::info!(
+                "no licence configured: running unlicensed (every feature, no word limit)"
+            ),
+        },
+        Err(e) => tracing::warn!(error = %e, "the licence does not read"),
+    }
     let coordination: Arc<dyn Coordination> = match &config.redis_url {
         Some(url) => Arc::new(
             RedisCoordination::connect(url, &config.redis_namespace)
@@ -137,6 +152,15 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         },
     };
 
+    let queue = config.queue_settings()?;
+    let start = StartSettings {
+        switch_percent: config.budget_switch_percent,
+        on_estimate: config.budget_on_estimate,
+        batch_tokens: u64::try_from(config.batch_tokens).unwrap_or(u64::MAX),
+        context_tokens: u64::try_from(config.context_tokens).unwrap_or(u64::MAX),
+        stall_minutes: config.api_request_stall_minutes,
+        licence: config.licence_settings(),
+    };
     let scheduler_local = runs(Role::Scheduler).then(|| {
         Arc::new(SchedulerService::new(
             db.clone(),
@@ -147,9 +171,13 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 analysis_mode: config.analysis_mode,
                 final_review: config.final_review,
                 review_below: config.quality_review_below,
+                licence: config.licence_settings(),
+                budget_switch_percent: config.budget_switch_percent,
+                queue,
             },
             webhooks.clone(),
             blobs.clone(),
+            start,
         ))
     });
     let pipeline_local = runs(Role::Pipeline)
@@ -330,6 +358,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 batch_tokens: config.batch_tokens,
                 autopilot_rounds: config.autopilot_rounds,
                 autopilot_provider: config.autopilot_provider.clone(),
+                budget_switch_percent: config.budget_switch_percent,
             },
         });
         let stop = stop_rx.clone();
@@ -370,7 +399,9 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 public_url: config.public_url.clone(),
                 session_days: config.session_days,
                 max_wait_seconds: config.api_result_max_wait_seconds,
+                rate_limit_per_minute: config.api_rate_limit_per_minute,
                 roles: roles.iter().map(|r| r.name().to_owned()).collect(),
+                licence: config.licence_settings(),
             },
             blobs: blobs.clone(),
         };

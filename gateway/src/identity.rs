@@ -145,6 +145,40 @@ pub async fn set_password(
     Ok(updated)
 }
 
+/// Sets an account's own word allowance per licence cycle (`None`: no
+/// allowance of its own, only the licence's quota applies).
+pub async fn set_allowance(
+    db: &impl ConnectionTrait,
+    username: &str,
+    words: Option<i64>,
+) -> Result<account::Model, ApiError> {
+    if words.is_some_and(|w| w < 0) {
+        return Err(ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![
+            Issue::at("body", "word_allowance", IssueKind::OutOfRange).with_ctx(json!({"min": 0})),
+        ]));
+    }
+    let found = account::Entity::find()
+        .filter(account::Column::Username.eq(username))
+        .one(db)
+        .await?
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
+    let id = found.id.clone();
+    let mut model: account::ActiveModel = found.into();
+    model.word_allowance = Set(words);
+    model.updated_at = Set(clock::now());
+    let updated = model.update(db).await?;
+    audit(
+        db,
+        None,
+        "account.allowance",
+        "account",
+        Some(&id),
+        json!({"word_allowance": words}),
+    )
+    .await?;
+    Ok(updated)
+}
+
 /// Appends one line to the audit log.
 pub async fn audit(
     db: &impl ConnectionTrait,

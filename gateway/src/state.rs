@@ -34,8 +34,13 @@ pub struct GatewaySettings {
     pub session_days: i64,
     /// `API_RESULT_MAX_WAIT_SECONDS`: the longest long poll.
     pub max_wait_seconds: u64,
+    /// `API_RATE_LIMIT_PER_MINUTE`: calls per token per minute (at least 1).
+    pub rate_limit_per_minute: u32,
     /// Roles this process runs, for `/health`.
     pub roles: Vec<String>,
+    /// Where the licence is found (`DRAGOMAN_LICENCE_FILE`, else the
+    /// administrator setting) and `LICENCE_QUOTA_OVERRUN_WORDS`.
+    pub licence: dragoman_model::licence::LicenceSettings,
 }
 
 pub struct Gateway {

@@ -13,6 +13,7 @@ mod m0001_initial;
 mod m0002_book_edition;
 mod m0003_narrative_memory;
 mod m0004_quality;
+mod m0005_limits;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0002_book_edition::Migration),
             Box::new(m0003_narrative_memory::Migration),
             Box::new(m0004_quality::Migration),
+            Box::new(m0005_limits::Migration),
         ]
     }
 }

@@ -31,7 +31,7 @@ use sea_orm::{
 use sea_orm_migration::SchemaManager;
 use serde_json::json;
 
-const TABLES: [&str; 23] = [
+const TABLES: [&str; 24] = [
     "accounts",
     "sessions",
     "api_tokens",
@@ -55,6 +55,7 @@ const TABLES: [&str; 23] = [
     "bible_lines",
     "autopilot_runs",
     "autopilot_decisions",
+    "licence_words",
 ];
 
 /// A timestamp beyond 32 bits, to prove the columns are 64-bit.
@@ -122,6 +123,7 @@ async fn exercise(db: &DatabaseConnection) {
             priority_ceiling: Priority::High,
             max_running: Some(2),
             max_queued: None,
+            word_allowance: None,
             created_at: T,
             updated_at: T + 1,
         },
@@ -140,6 +142,7 @@ async fn exercise(db: &DatabaseConnection) {
             price_input: Some(0.15),
             price_output: None,
             capacity: 4,
+            fallback_provider_id: None,
             created_at: T,
             updated_at: T,
         },
@@ -236,6 +239,8 @@ async fn exercise(db: &DatabaseConnection) {
             threads: Some(3),
             archived: false,
             ai_disclosure: Some(false),
+            licence_counted: true,
+            budget_amount: Some(12.5),
             created_at: T,
             updated_at: T,
         },
@@ -372,6 +377,9 @@ async fn exercise(db: &DatabaseConnection) {
             attempts: 1,
             progress: json!({"done": 0, "total": 10}),
             estimate: None,
+            paused_at: Some(T),
+            pause_reason: Some("budget_exceeded".into()),
+            provider_switches: 1,
             created_at: T,
             updated_at: T,
             started_at: Some(T),

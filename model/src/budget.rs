@@ -1,11 +1,30 @@
-//! Token spending caps (spec 8, "Token budget rules"): the window a cap
-//! covers and what was spent in it, from the recorded provider calls. Shared
-//! by the token view (gateway) and admission (scheduler).
+//! Spending caps (spec 8, "Token budget rules"): a token's cap per calendar
+//! month in UTC or over its life, and a book's cap over its life; what was
+//! spent under each, from the recorded provider calls; and where a job
+//! stands against them. Shared by the token view (gateway), admission and
+//! job start (scheduler), and the worker that spends (pipeline).
+//!
+//! What a token spent in a window: a finished request counts its whole cost
+//! in the window it ended in; a request not finished yet counts its cost so
+//! far in the current window; a call outside any request counts when it was
+//! made. A book's spending is every call made for it.
+//!
+//! Near a cap — past [`DEFAULT_SWITCH_PERCENT`] of it — a job on its
+//! original provider moves to a cheaper fallback provider when one exists,
+//! or stops. A job that already moved goes on up to the cap itself: the
+//! rest of the cap is the room the cheaper provider is given.
 
-use crate::entities::{api_token, provider_call};
+use crate::entities::{api_token, project, provider_call, request};
 use crate::vocab::BudgetPeriod;
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::sea_query::{Expr, ExprTrait, Query};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect,
+};
 use serde_json::{Value, json};
+
+/// Share of a cap (in percent) past which a job moves to a cheaper provider
+/// or stops (`BUDGET_SWITCH_PERCENT`).
+pub const DEFAULT_SWITCH_PERCENT: u8 = 90;
 
 /// Start of the budget window and when it resets: the calendar month in UTC,
 /// or the token's whole life (never resets).
@@ -31,21 +50,177 @@ pub fn window(period: BudgetPeriod, created_at: i64, now: i64) -> (i64, Option<i
     (start, reset)
 }
 
-/// Cost of the token's calls since `since` (calls without a price count 0).
-pub async fn spent_since(
+/// Cost of the token's calls in the window `[since, until)` (calls without
+/// a price count 0), each request's calls in the window it ended in, or the
+/// current one while it runs. `until` none is an open window.
+pub async fn token_spent(
     db: &impl ConnectionTrait,
     token_id: &str,
     since: i64,
+    until: Option<i64>,
 ) -> Result<f64, DbErr> {
+    let in_window = |column: request::Column| {
+        let mut condition = Condition::all().add(Expr::col((request::Entity, column)).gte(since));
+        if let Some(until) = until {
+            condition = condition.add(Expr::col((request::Entity, column)).lt(until));
+        }
+        condition
+    };
+    let ended_in_window = Query::select()
+        .column(request::Column::Id)
+        .from(request::Entity)
+        .and_where(Expr::col(request::Column::TokenId).eq(token_id))
+        .cond_where(in_window(request::Column::FinishedAt))
+        .to_owned();
+    let running = Query::select()
+        .column(request::Column::Id)
+        .from(request::Entity)
+        .and_where(Expr::col(request::Column::TokenId).eq(token_id))
+        .and_where(Expr::col(request::Column::FinishedAt).is_null())
+        .to_owned();
+    let mut outside = Condition::all()
+        .add(provider_call::Column::RequestId.is_null())
+        .add(provider_call::Column::CreatedAt.gte(since));
+    if let Some(until) = until {
+        outside = outside.add(provider_call::Column::CreatedAt.lt(until));
+    }
+    sum_cost(
+        db,
+        Condition::all()
+            .add(provider_call::Column::TokenId.eq(token_id))
+            .add(
+                Condition::any()
+                    .add(provider_call::Column::RequestId.in_subquery(ended_in_window))
+                    .add(provider_call::Column::RequestId.in_subquery(running))
+                    .add(outside),
+            ),
+    )
+    .await
+}
+
+/// Cost of every call made for the book.
+pub async fn book_spent(db: &impl ConnectionTrait, project_id: &str) -> Result<f64, DbErr> {
+    let requests = Query::select()
+        .column(request::Column::Id)
+        .from(request::Entity)
+        .and_where(Expr::col(request::Column::ProjectId).eq(project_id))
+        .to_owned();
+    sum_cost(
+        db,
+        Condition::all().add(provider_call::Column::RequestId.in_subquery(requests)),
+    )
+    .await
+}
+
+async fn sum_cost(db: &impl ConnectionTrait, filter: Condition) -> Result<f64, DbErr> {
     let spent: Option<Option<f64>> = provider_call::Entity::find()
         .select_only()
         .column_as(provider_call::Column::Cost.sum(), "spent")
-        .filter(provider_call::Column::TokenId.eq(token_id))
-        .filter(provider_call::Column::CreatedAt.gte(since))
+        .filter(filter)
         .into_tuple()
         .one(db)
         .await?;
     Ok(spent.flatten().unwrap_or(0.0))
+}
+
+/// What a cap covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapScope {
+    Token,
+    Book,
+}
+
+/// One cap in force, with what was spent under it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cap {
+    pub scope: CapScope,
+    pub amount: f64,
+    pub spent: f64,
+    /// The coordination pool holding the reservations of calls in flight
+    /// under this cap.
+    pub pool: String,
+    /// The token's view `{amount, period, spent, resets_at}` for a token
+    /// cap; the book's `{amount, spent}` for a book cap.
+    pub view: Value,
+}
+
+impl Cap {
+    /// Room left below the cap (never negative).
+    pub fn left(&self) -> f64 {
+        (self.amount - self.spent).max(0.0)
+    }
+
+    /// Room left below the switch threshold (never negative).
+    pub fn left_before_switch(&self, switch_percent: u8) -> f64 {
+        (self.amount * f64::from(switch_percent) / 100.0 - self.spent).max(0.0)
+    }
+
+    /// Whether the spending reached the cap.
+    pub fn reached(&self) -> bool {
+        self.spent >= self.amount
+    }
+}
+
+/// The token's cap in force, with what was spent in its current window.
+pub async fn token_cap(
+    db: &impl ConnectionTrait,
+    token: &api_token::Model,
+    now: i64,
+) -> Result<Option<Cap>, DbErr> {
+    let (Some(amount), Some(period)) = (token.budget_amount, token.budget_period) else {
+        return Ok(None);
+    };
+    let (since, resets_at) = window(period, token.created_at, now);
+    let spent = token_spent(db, &token.id, since, resets_at).await?;
+    Ok(Some(Cap {
+        scope: CapScope::Token,
+        amount,
+        spent,
+        pool: format!("budget:token:{}", token.id),
+        view: json!({"amount": amount, "period": period, "spent": spent, "resets_at": resets_at}),
+    }))
+}
+
+/// The book's cap in force, with what was spent on it.
+pub async fn book_cap(
+    db: &impl ConnectionTrait,
+    book: &project::Model,
+) -> Result<Option<Cap>, DbErr> {
+    let Some(amount) = book.budget_amount else {
+        return Ok(None);
+    };
+    let spent = book_spent(db, &book.id).await?;
+    Ok(Some(Cap {
+        scope: CapScope::Book,
+        amount,
+        spent,
+        pool: format!("budget:book:{}", book.id),
+        view: json!({"amount": amount, "spent": spent}),
+    }))
+}
+
+/// Every cap that covers a job of `token` on `book`.
+pub async fn caps(
+    db: &impl ConnectionTrait,
+    token_id: Option<&str>,
+    book_id: &str,
+    now: i64,
+) -> Result<Vec<Cap>, DbErr> {
+    let mut caps = Vec::new();
+    if let Some(id) = token_id
+        && let Some(token) = api_token::Entity::find_by_id(id.to_owned()).one(db).await?
+        && let Some(cap) = token_cap(db, &token, now).await?
+    {
+        caps.push(cap);
+    }
+    if let Some(book) = project::Entity::find_by_id(book_id.to_owned())
+        .one(db)
+        .await?
+        && let Some(cap) = book_cap(db, &book).await?
+    {
+        caps.push(cap);
+    }
+    Ok(caps)
 }
 
 /// The token's cap as shown to clients: `{amount, period, spent, resets_at}`,
@@ -55,19 +230,42 @@ pub async fn view(
     token: &api_token::Model,
     now: i64,
 ) -> Result<Value, DbErr> {
-    Ok(match (token.budget_amount, token.budget_period) {
-        (Some(amount), Some(period)) => {
-            let (since, resets_at) = window(period, token.created_at, now);
-            let spent = spent_since(db, &token.id, since).await?;
-            json!({"amount": amount, "period": period, "spent": spent, "resets_at": resets_at})
-        }
-        _ => Value::Null,
-    })
+    Ok(token_cap(db, token, now)
+        .await?
+        .map_or(Value::Null, |cap| cap.view))
+}
+
+/// Where a job stands against its caps.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    /// Below every threshold, or past one on a provider it already moved to.
+    Clear,
+    /// Past a threshold, and a cheaper provider can take the job.
+    Switch,
+    /// A cap is reached, or passed its threshold with nowhere cheaper to go.
+    Exhausted(Cap),
+}
+
+/// Where a job stands: `switched` says whether it already moved to a
+/// cheaper provider, `cheaper` whether one is there to move to.
+pub fn standing(caps: &[Cap], switch_percent: u8, switched: bool, cheaper: bool) -> Standing {
+    if let Some(reached) = caps.iter().find(|c| c.reached()) {
+        return Standing::Exhausted(reached.clone());
+    }
+    match caps
+        .iter()
+        .find(|c| c.left_before_switch(switch_percent) <= 0.0)
+    {
+        None => Standing::Clear,
+        Some(_) if switched => Standing::Clear,
+        Some(_) if cheaper => Standing::Switch,
+        Some(near) => Standing::Exhausted(near.clone()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::window;
+    use super::*;
     use crate::vocab::BudgetPeriod;
 
     #[test]
@@ -78,5 +276,42 @@ mod tests {
         assert_eq!(start, 1_796_083_200); // 2026-12-01
         assert_eq!(reset, Some(1_798_761_600)); // 2027-01-01
         assert_eq!(window(BudgetPeriod::Total, 42, now), (42, None));
+    }
+
+    fn cap(amount: f64, spent: f64) -> Cap {
+        Cap {
+            scope: CapScope::Token,
+            amount,
+            spent,
+            pool: "p".into(),
+            view: Value::Null,
+        }
+    }
+
+    #[test]
+    fn a_job_moves_past_the_threshold_and_stops_at_the_cap() {
+        let below = [cap(10.0, 8.9)];
+        assert_eq!(standing(&below, 90, false, false), Standing::Clear);
+        let near = [cap(10.0, 9.0)];
+        assert_eq!(standing(&near, 90, false, true), Standing::Switch);
+        assert!(matches!(
+            standing(&near, 90, false, false),
+            Standing::Exhausted(_)
+        ));
+        assert_eq!(standing(&near, 90, true, false), Standing::Clear);
+        let reached = [cap(10.0, 10.0)];
+        assert!(matches!(
+            standing(&reached, 90, true, true),
+            Standing::Exhausted(_)
+        ));
+        assert_eq!(standing(&[], 90, false, false), Standing::Clear);
+    }
+
+    #[test]
+    fn room_is_never_negative() {
+        let over = cap(10.0, 12.0);
+        assert_eq!(over.left(), 0.0);
+        assert_eq!(over.left_before_switch(90), 0.0);
+        assert!((cap(10.0, 4.0).left_before_switch(90) - 5.0).abs() < 1e-9);
     }
 }

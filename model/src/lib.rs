@@ -13,6 +13,7 @@
 //! * [`webhook`]: webhook settings and the callback address policy (SSRF checks).
 //! * [`reading_order`]: the order of a series' volumes.
 //! * [`analysis`]: what the analysis of a passage finds.
+//! * [`licence`]: the installation's licence: plans, word quota, ledger.
 
 pub mod analysis;
 pub mod blob;
@@ -21,9 +22,12 @@ pub mod clock;
 pub mod coordination;
 pub mod db;
 pub mod entities;
+pub mod estimate;
 pub mod error;
 pub mod exports;
+pub mod fallback;
 pub mod ids;
+pub mod licence;
 pub mod payload;
 pub mod provider_default;
 pub mod provider_input;

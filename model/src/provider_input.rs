@@ -25,4 +25,8 @@ pub struct NewProvider {
     /// Concurrent calls the provider accepts from the whole installation.
     #[serde(default)]
     pub capacity: Option<i64>,
+    /// Name of an existing, cheaper provider a job on this one moves to
+    /// near its budget (see `crate::fallback`).
+    #[serde(default)]
+    pub fallback: Option<String>,
 }

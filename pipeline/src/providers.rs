@@ -5,10 +5,10 @@
 use crate::error::PipelineError;
 use crate::llm::ProviderKind as LlmProtocol;
 use dragoman_model::entities::{provider, series};
-use dragoman_model::provider_default;
 use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::{Issue, IssueKind, ProviderKind};
 use dragoman_model::{clock, ids};
+use dragoman_model::{fallback, provider_default};
 use dragoman_proto::v1::{AddProviderRequest, Provider, ProviderAdmin};
 use dragoman_proto::wire::{self, WireEnum};
 use sea_orm::{
@@ -31,7 +31,12 @@ fn public(p: &provider::Model, default_for_series: Vec<String>) -> Provider {
     }
 }
 
-fn admin(p: &provider::Model, default_for_series: Vec<String>, is_default: bool) -> ProviderAdmin {
+fn admin(
+    p: &provider::Model,
+    default_for_series: Vec<String>,
+    is_default: bool,
+    fallback: Option<String>,
+) -> ProviderAdmin {
     ProviderAdmin {
         provider: Some(public(p, default_for_series)),
         api_key_env: p.api_key_env.clone(),
@@ -39,7 +44,16 @@ fn admin(p: &provider::Model, default_for_series: Vec<String>, is_default: bool)
         price_output: p.price_output,
         capacity: p.capacity,
         is_default,
+        fallback,
     }
+}
+
+/// The name of the provider's own fallback, when it names one that exists.
+fn fallback_name(p: &provider::Model, all: &[(provider::Model, Vec<String>)]) -> Option<String> {
+    let id = p.fallback_provider_id.as_deref()?;
+    all.iter()
+        .find(|(other, _)| other.id == id)
+        .map(|(other, _)| other.name.clone())
 }
 
 /// Providers sorted by name, each with the ids of `account_id`'s series that
@@ -83,10 +97,17 @@ pub async fn list_public(
 
 pub async fn list_admin(db: &impl ConnectionTrait) -> Result<Vec<ProviderAdmin>, PipelineError> {
     let default = provider_default::in_force(db).await?;
-    Ok(list(db, None)
-        .await?
+    let all = list(db, None).await?;
+    Ok(all
         .iter()
-        .map(|(p, s)| admin(p, s.clone(), default.as_deref() == Some(p.id.as_str())))
+        .map(|(p, s)| {
+            admin(
+                p,
+                s.clone(),
+                default.as_deref() == Some(p.id.as_str()),
+                fallback_name(p, &all),
+            )
+        })
         .collect())
 }
 
@@ -188,7 +209,11 @@ pub async fn add(
     db: &impl ConnectionTrait,
     input: NewProvider,
 ) -> Result<ProviderAdmin, PipelineError> {
-    let issues = input.check();
+    let mut issues = input.check();
+    let fallback = match &input.fallback {
+        Some(name) => fallback_of(db, &input, name, &mut issues).await?,
+        None => None,
+    };
     if !issues.is_empty() {
         return Err(PipelineError::Invalid(issues));
     }
@@ -215,13 +240,71 @@ pub async fn add(
         price_input: Set(input.price_input),
         price_output: Set(input.price_output),
         capacity: Set(capacity),
+        fallback_provider_id: Set(fallback.as_ref().map(|f| f.id.clone())),
         created_at: Set(now),
         updated_at: Set(now),
     }
     .insert(db)
     .await?;
     let is_default = provider_default::in_force(db).await?.as_deref() == Some(created.id.as_str());
-    Ok(admin(&created, Vec::new(), is_default))
+    Ok(admin(
+        &created,
+        Vec::new(),
+        is_default,
+        fallback.map(|f| f.name),
+    ))
+}
+
+/// The provider `name` names as the fallback of the provider being added:
+/// it must exist and be cheaper (see [`dragoman_model::fallback`]), else an
+/// issue on `fallback` is added.
+async fn fallback_of(
+    db: &impl ConnectionTrait,
+    input: &NewProvider,
+    name: &str,
+    issues: &mut Vec<Issue>,
+) -> Result<Option<provider::Model>, PipelineError> {
+    let found = provider::Entity::find()
+        .filter(provider::Column::Name.eq(name))
+        .one(db)
+        .await?;
+    let Some(found) = found else {
+        let names: Vec<String> = provider::Entity::find()
+            .order_by_asc(provider::Column::Name)
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        issues.push(
+            Issue::at("body", "fallback", IssueKind::Enum)
+                .with_ctx(json!({"expected": names.join(", ")})),
+        );
+        return Ok(None);
+    };
+    // The new provider as it would be stored, to compare prices.
+    let candidate = provider::Model {
+        id: String::new(),
+        name: input.name.clone(),
+        kind: input.kind,
+        model: input.model.clone(),
+        base_url: input.base_url.clone(),
+        api_key_env: input.api_key_env.clone(),
+        price_input: input.price_input,
+        price_output: input.price_output,
+        capacity: 0,
+        fallback_provider_id: None,
+        created_at: 0,
+        updated_at: 0,
+    };
+    if !fallback::is_cheaper(&found, &candidate) {
+        issues.push(
+            Issue::at("body", "fallback", IssueKind::ValueError)
+                .with_ctx(json!({"reason": "not_cheaper"})),
+        );
+        return Ok(None);
+    }
+    Ok(Some(found))
 }
 
 #[cfg(test)]
@@ -238,6 +321,7 @@ mod tests {
             price_input: Some(0.1),
             price_output: None,
             capacity: Some(4),
+            fallback: None,
         }
     }
 
@@ -291,5 +375,97 @@ mod tests {
                 IssueKind::OutOfRange
             ]
         );
+    }
+
+    async fn database() -> sea_orm::DatabaseConnection {
+        use dragoman_migrations::{Migrator, MigratorTrait};
+        let db = dragoman_model::db::connect("sqlite::memory:")
+            .await
+            .expect("in-memory database");
+        Migrator::up(&db, None).await.expect("migrations");
+        db
+    }
+
+    fn priced(name: &str, input: f64, output: f64, fallback: Option<&str>) -> NewProvider {
+        NewProvider {
+            name: name.into(),
+            price_input: Some(input),
+            price_output: Some(output),
+            fallback: fallback.map(str::to_owned),
+            ..provider(ProviderKind::OpenAi)
+        }
+    }
+
+    fn refused_on_fallback(result: Result<ProviderAdmin, PipelineError>) -> Issue {
+        match result {
+            Err(PipelineError::Invalid(issues)) => {
+                assert_eq!(issues.len(), 1);
+                assert_eq!(issues[0].loc, vec![json!("body"), json!("fallback")]);
+                issues[0].clone()
+            }
+            other => panic!("expected an issue on fallback, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_fallback_is_a_known_cheaper_provider() {
+        let db = database().await;
+        add(&db, priced("cheap", 0.1, 0.2, None))
+            .await
+            .expect("cheap");
+        let dear = add(&db, priced("dear", 3.0, 15.0, Some("cheap")))
+            .await
+            .expect("dear");
+        assert_eq!(dear.fallback.as_deref(), Some("cheap"));
+        let stored = provider::Entity::find()
+            .filter(provider::Column::Name.eq("dear"))
+            .one(&db)
+            .await
+            .expect("select")
+            .expect("stored");
+        let cheap_id = dear_fallback_id(&db).await;
+        assert_eq!(stored.fallback_provider_id, Some(cheap_id));
+        let listed = list_admin(&db).await.expect("list");
+        let names: Vec<(String, Option<String>)> = listed
+            .iter()
+            .map(|p| {
+                (
+                    p.provider
+                        .as_ref()
+                        .map(|p| p.name.clone())
+                        .unwrap_or_default(),
+                    p.fallback.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("cheap".to_owned(), None),
+                ("dear".to_owned(), Some("cheap".to_owned()))
+            ]
+        );
+
+        let unknown = refused_on_fallback(add(&db, priced("x", 5.0, 5.0, Some("nope"))).await);
+        assert_eq!(unknown.kind, IssueKind::Enum);
+        assert_eq!(unknown.ctx, Some(json!({"expected": "cheap, dear"})));
+
+        let dearer = refused_on_fallback(add(&db, priced("y", 0.1, 0.1, Some("dear"))).await);
+        assert_eq!(dearer.kind, IssueKind::ValueError);
+        assert_eq!(dearer.ctx, Some(json!({"reason": "not_cheaper"})));
+        // Without its own prices nothing is cheaper than a provider.
+        let mut unpriced = priced("z", 1.0, 1.0, Some("cheap"));
+        unpriced.price_output = None;
+        refused_on_fallback(add(&db, unpriced).await);
+    }
+
+    async fn dear_fallback_id(db: &sea_orm::DatabaseConnection) -> String {
+        provider::Entity::find()
+            .filter(provider::Column::Name.eq("cheap"))
+            .one(db)
+            .await
+            .expect("select")
+            .expect("cheap")
+            .id
     }
 }

@@ -76,6 +76,10 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, {
     lease_job(LeaseJobRequest) -> LeaseJobResponse;
     heartbeat(HeartbeatRequest) -> HeartbeatResponse;
     finish_job(FinishJobRequest) -> RequestDocument;
+    switch_provider(SwitchProviderRequest) -> SwitchProviderResponse;
+    pause_for_budget(PauseForBudgetRequest) -> RequestDocument;
+    get_queue_settings(StatusRequest) -> QueueSettingsView;
+    update_queue_settings(UpdateQueueSettingsRequest) -> QueueSettingsView;
 });
 
 remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {

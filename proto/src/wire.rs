@@ -245,6 +245,7 @@ pub fn add_provider(new: &NewProvider) -> v1::AddProviderRequest {
         capacity: new
             .capacity
             .map(|c| i32::try_from(c).unwrap_or(if c < 0 { i32::MIN } else { i32::MAX })),
+        fallback: new.fallback.clone(),
     }
 }
 
@@ -259,6 +260,7 @@ pub fn new_provider(message: v1::AddProviderRequest) -> Result<NewProvider, Wire
         price_input: message.price_input,
         price_output: message.price_output,
         capacity: message.capacity.map(i64::from),
+        fallback: message.fallback,
     })
 }
 

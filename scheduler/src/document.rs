@@ -6,6 +6,7 @@
 use crate::analysis;
 use crate::error::SchedulerError;
 use crate::lifecycle::lease::review_below;
+use crate::lifecycle::queue::{QueueSettings, wait_reason};
 use crate::report::{self, is_flagged, is_translated};
 use crate::steps;
 use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
@@ -101,9 +102,12 @@ fn review_progress(row: &request::Model, passages: &[passage::Model]) -> Option<
     Some((taken.iter().filter(|p| p.reviewed).count(), taken.len()))
 }
 
+/// The status document of `row`; `queue` are the environment's queue
+/// settings (the running limits behind `queue.reason`).
 pub async fn build(
     db: &impl ConnectionTrait,
     row: &request::Model,
+    queue: &QueueSettings,
 ) -> Result<Value, SchedulerError> {
     let ids = row.chapter_ids();
     let chapters = chapter::Entity::find()
@@ -247,10 +251,14 @@ pub async fn build(
     let state_count = |state: WebhookState| batches.iter().filter(|d| d.state == state).count();
     let waiting_chapters = waiting_chapters(row, &batches);
     let options = &row.options;
-    let queue = job_row
-        .as_ref()
-        .and_then(|j| j.progress.get("queue_reason").cloned())
-        .map(|reason| json!({"reason": reason}));
+    // Read now rather than stored: the reason goes away as soon as the job
+    // starts or a slot frees, whoever frees it.
+    let queue = match &job_row {
+        Some(j) => wait_reason(db, j, queue)
+            .await?
+            .map(|reason| json!({"reason": reason})),
+        None => None,
+    };
     let chapters_obj = json!({
         "created": row.chapters.get("created").cloned().unwrap_or(json!(0)),
         "unchanged": row.chapters.get("unchanged").cloned().unwrap_or(json!(0)),
@@ -344,7 +352,6 @@ pub fn kind_from_key(key: &str) -> dragoman_book::model::ChapterKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lifecycle::lease;
     use crate::report::fixtures::{edit, run, scored};
     use crate::testing::{Fixture, chapter};
     use dragoman_model::vocab::AutopilotOutcome;
@@ -369,7 +376,7 @@ mod tests {
     }
 
     async fn document(f: &Fixture, row: &request::Model) -> Value {
-        build(&f.db, &f.request(&row.id).await)
+        build(&f.db, &f.request(&row.id).await, &f.limits.queue)
             .await
             .expect("document")
     }
@@ -427,7 +434,11 @@ mod tests {
     async fn a_running_job_reads_reviewing_then_its_autopilot_round() {
         let f = Fixture::new().await;
         let (row, ps) = request_with(&f, 2, json!({})).await;
-        lease(&f.db, "w1", 60).await.expect("lease").expect("a job");
+        f.lease("w1", 60)
+            .await
+            .expect("lease")
+            .ticket
+            .expect("a job");
         scored(&f.db, &ps[0], PassageStatus::Ok, Some(90), json!([])).await;
         // One passage still to translate: not reviewing yet.
         let doc = document(&f, &row).await;
@@ -452,7 +463,11 @@ mod tests {
     async fn a_finished_autopilot_no_longer_names_the_step() {
         let f = Fixture::new().await;
         let (row, ps) = request_with(&f, 1, json!({})).await;
-        lease(&f.db, "w1", 60).await.expect("lease").expect("a job");
+        f.lease("w1", 60)
+            .await
+            .expect("lease")
+            .ticket
+            .expect("a job");
         // Still below the threshold and unread, but the autopilot ran: the
         // review pass does not come back to it.
         scored(&f.db, &ps[0], PassageStatus::Check, Some(40), json!([])).await;
@@ -493,7 +508,7 @@ mod tests {
         let row = f
             .accepted(&f.body("Saga", 1, json!([chapter(1, "a\n\nb")])))
             .await;
-        let doc = build(&f.db, &row).await.expect("document");
+        let doc = build(&f.db, &row, &f.limits.queue).await.expect("document");
         let keys: Vec<&str> = doc["progress"]["stages"]
             .as_array()
             .expect("stages")

@@ -89,8 +89,24 @@ pub enum SchedulerError {
     PriorityNotAllowed { max_priority: Priority },
     #[error("spending cap reached")]
     BudgetExceeded(Value),
+    /// A resume while the budget that paused the job still holds; the
+    /// cap's view.
+    #[error("the budget that paused the job is still reached")]
+    BudgetStillReached(Value),
     #[error("queue full ({} limit {limit})", .scope.as_str())]
     QueueFull { scope: QueueScope, limit: i64 },
+    /// An administrator route called by someone else.
+    #[error("this action needs an administrator")]
+    AdminRequired,
+    /// The request's new words do not fit in the licence's word quota
+    /// (`left`: what would still fit, margin included).
+    #[error("{words} words do not fit in the licence word quota ({left} left, margin included)")]
+    LicenceQuotaInsufficient { words: i64, left: i64 },
+    /// The request's new words do not fit in the account's own allowance.
+    #[error(
+        "{words} words do not fit in the account's word allowance ({left} left, margin included)"
+    )]
+    AllowanceInsufficient { words: i64, left: i64 },
     #[error("the callback URL is refused: {0}")]
     CallbackRefused(Refusal),
     /// An uploaded file the book readers refuse; `message` says what is
@@ -169,9 +185,23 @@ impl From<SchedulerError> for ServiceError {
             SchedulerError::BudgetExceeded(budget) => {
                 refusal(ErrorCode::BudgetExceeded).with("budget", budget)
             }
+            SchedulerError::BudgetStillReached(budget) => {
+                refusal(ErrorCode::BudgetStillReached).with("budget", budget)
+            }
             SchedulerError::QueueFull { scope, limit } => refusal(ErrorCode::QueueFull)
                 .with("scope", scope.as_str())
                 .with("limit", limit),
+            SchedulerError::AdminRequired => refusal(ErrorCode::AdminRequired),
+            SchedulerError::LicenceQuotaInsufficient { words, left } => {
+                refusal(ErrorCode::LicenceQuotaInsufficient)
+                    .with("words", words)
+                    .with("left", left)
+            }
+            SchedulerError::AllowanceInsufficient { words, left } => {
+                refusal(ErrorCode::AllowanceInsufficient)
+                    .with("words", words)
+                    .with("left", left)
+            }
             SchedulerError::CallbackRefused(reason) => {
                 refusal(ErrorCode::CallbackRefused).with("reason", reason.reason())
             }
@@ -223,6 +253,30 @@ mod tests {
         assert_eq!(sent.code, ErrorCode::QueueFull);
         assert_eq!(sent.extra.get("scope"), Some(&json!("account")));
         assert_eq!(sent.extra.get("limit"), Some(&json!(3)));
+    }
+
+    #[test]
+    fn word_quotas_name_the_words_and_what_is_left() {
+        let sent = refusal(SchedulerError::LicenceQuotaInsufficient {
+            words: 1200,
+            left: 20,
+        });
+        assert_eq!(sent.code, ErrorCode::LicenceQuotaInsufficient);
+        assert_eq!(sent.code.http_status(), 402);
+        assert_eq!(sent.extra.get("words"), Some(&json!(1200)));
+        assert_eq!(sent.extra.get("left"), Some(&json!(20)));
+
+        let sent = refusal(SchedulerError::AllowanceInsufficient { words: 7, left: 0 });
+        assert_eq!(
+            (sent.code.code(), sent.code.http_status()),
+            ("allowance_insufficient", 402)
+        );
+        assert_eq!(sent.extra.get("words"), Some(&json!(7)));
+        assert_eq!(sent.extra.get("left"), Some(&json!(0)));
+        assert!(
+            SchedulerError::AllowanceInsufficient { words: 7, left: 0 }.is_refusal(),
+            "a series start reports it per volume and goes on"
+        );
     }
 
     #[test]

@@ -6,6 +6,8 @@
 
 use crate::error::SchedulerError;
 use crate::intake::{self, IntakeLimits};
+use crate::lifecycle::Dispatcher;
+use crate::lifecycle::job_start::StartSettings;
 use crate::{document, lifecycle, series};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::request;
@@ -27,6 +29,11 @@ pub struct SchedulerService {
     webhooks: WebhookPolicy,
     /// Where the gateway puts uploads and intake keeps EPUB originals.
     blobs: Arc<dyn ObjectStore>,
+    /// The settings of the checks a job passes when a worker starts it.
+    start: StartSettings,
+    /// This process's dispatch state: the environment's queue settings and
+    /// whose turn it is among accounts.
+    dispatcher: Dispatcher,
 }
 
 impl SchedulerService {
@@ -37,7 +44,9 @@ impl SchedulerService {
         limits: IntakeLimits,
         webhooks: WebhookPolicy,
         blobs: Arc<dyn ObjectStore>,
+        start: StartSettings,
     ) -> Self {
+        let dispatcher = Dispatcher::new(limits.queue);
         Self {
             db,
             coordination,
@@ -45,6 +54,8 @@ impl SchedulerService {
             limits,
             webhooks,
             blobs,
+            start,
+            dispatcher,
         }
     }
 
@@ -57,7 +68,7 @@ impl SchedulerService {
     }
 
     async fn document(&self, row: &request::Model) -> Result<Response<RequestDocument>, Status> {
-        let document = document::build(&self.db, row).await?;
+        let document = document::build(&self.db, row, &self.limits.queue).await?;
         Ok(Response::new(RequestDocument {
             document_json: document.to_string(),
             status: row.status.to_wire(),
@@ -210,8 +221,14 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let message = request.into_inner();
         let action = ControlAction::from_wire(message.action, "action")
             .map_err(SchedulerError::InvalidRequest)?;
-        let row =
-            lifecycle::control(&self.db, &who.account_id, &message.request_id, action).await?;
+        let row = lifecycle::control(
+            &self.db,
+            &who.account_id,
+            &message.request_id,
+            action,
+            &self.limits,
+        )
+        .await?;
         if row.status.is_final() {
             self.after_end(&row).await?;
         } else {
@@ -236,17 +253,31 @@ impl dragoman_proto::Scheduler for SchedulerService {
         for failed in lifecycle::fail_abandoned(&self.db).await? {
             self.after_end(&failed).await?;
         }
+        let stalled =
+            lifecycle::budget_stall::fail_stalled(&self.db, self.start.stall_minutes).await?;
+        for failed in stalled {
+            self.after_end(&failed).await?;
+        }
         let message = request.into_inner();
-        let job = lifecycle::lease(
+        let leased = lifecycle::lease(
             &self.db,
             &message.worker_id,
             i64::from(message.lease_seconds.max(1)),
+            &self.dispatcher,
+            &self.start,
         )
         .await?;
-        if let Some(ticket) = &job {
-            self.notify(&Channel::request(&ticket.request_id)).await;
+        for ended in &leased.ended {
+            self.after_end(ended).await?;
         }
-        Ok(Response::new(LeaseJobResponse { job }))
+        match &leased.ticket {
+            Some(ticket) => self.notify(&Channel::request(&ticket.request_id)).await,
+            // Jobs refused at their start made room: other workers may
+            // find the next one.
+            None if !leased.ended.is_empty() => self.notify(&Channel::Jobs).await,
+            None => {}
+        }
+        Ok(Response::new(LeaseJobResponse { job: leased.ticket }))
     }
 
     async fn heartbeat(
@@ -290,6 +321,64 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let row = lifecycle::finish(&self.db, &m.job_id, &m.worker_id, end).await?;
         self.after_end(&row).await?;
         self.document(&row).await
+    }
+
+    async fn switch_provider(
+        &self,
+        request: Request<SwitchProviderRequest>,
+    ) -> Result<Response<SwitchProviderResponse>, Status> {
+        self.credential.verify(&request)?;
+        let m = request.into_inner();
+        let keep_going =
+            lifecycle::switch_provider(&self.db, &m.job_id, &m.worker_id, &m.provider_id).await?;
+        Ok(Response::new(SwitchProviderResponse { keep_going }))
+    }
+
+    async fn pause_for_budget(
+        &self,
+        request: Request<PauseForBudgetRequest>,
+    ) -> Result<Response<RequestDocument>, Status> {
+        self.credential.verify(&request)?;
+        let m = request.into_inner();
+        let row = lifecycle::pause_for_budget(&self.db, &m.job_id, &m.worker_id).await?;
+        self.notify(&Channel::request(&row.id)).await;
+        // The series is free for its next volume while this one waits, as
+        // after a client's pause.
+        self.promote_next(&row.series_id).await?;
+        self.document(&row).await
+    }
+
+    async fn get_queue_settings(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<QueueSettingsView>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(SchedulerError::AdminRequired.into());
+        }
+        let view = lifecycle::queue::view(&self.db, &self.limits.queue).await?;
+        Ok(Response::new(QueueSettingsView {
+            view_json: view.to_string(),
+        }))
+    }
+
+    async fn update_queue_settings(
+        &self,
+        request: Request<UpdateQueueSettingsRequest>,
+    ) -> Result<Response<QueueSettingsView>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(SchedulerError::AdminRequired.into());
+        }
+        let m = request.into_inner();
+        let view = lifecycle::queue::update(&self.db, &self.limits.queue, &m.changes_json, m.reset)
+            .await?;
+        tracing::info!(account = %who.account_id, reset = m.reset, "queue settings changed");
+        // A higher limit may let waiting jobs start now.
+        self.notify(&Channel::Jobs).await;
+        Ok(Response::new(QueueSettingsView {
+            view_json: view.to_string(),
+        }))
     }
 }
 
@@ -357,6 +446,7 @@ mod tests {
                 f.limits.clone(),
                 f.webhooks.clone(),
                 f.blobs.clone(),
+                f.start.clone(),
             );
             Harness {
                 f,

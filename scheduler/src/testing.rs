@@ -4,6 +4,9 @@
 
 use crate::error::SchedulerError;
 use crate::intake::{self, IntakeLimits};
+use crate::lifecycle::job_start::StartSettings;
+use crate::lifecycle::queue::QueueSettings;
+use crate::lifecycle::{Dispatcher, Leased};
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::{
     account, api_token, chapter, job, passage, project, provider, request, series,
@@ -17,8 +20,8 @@ use dragoman_proto::principal::Principal;
 use dragoman_proto::v1::{SubmitRequest, SubmitResponse};
 use dragoman_proto::wire::{self, WireEnum};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, Set,
 };
 use serde_json::{Value, json};
 
@@ -35,13 +38,23 @@ pub struct Fixture {
     pub limits: IntakeLimits,
     /// The blob store uploads are read from (in memory).
     pub blobs: std::sync::Arc<dyn object_store::ObjectStore>,
+    /// The dispatch state of one scheduler process (whose turn it is).
+    pub dispatcher: Dispatcher,
+    /// The settings of the job-start checks.
+    pub start: StartSettings,
 }
 
 impl Fixture {
+    /// A fixture on an in-memory SQLite database.
     pub async fn new() -> Fixture {
         let db = dragoman_model::db::connect("sqlite::memory:")
             .await
             .expect("in-memory database");
+        Fixture::on(db).await
+    }
+
+    /// A fixture on `db`, migrated here.
+    pub async fn on(db: DatabaseConnection) -> Fixture {
         Migrator::up(&db, None).await.expect("migrations");
         let now = clock::now();
         let mut account = account::ActiveModel::new_account("reader", String::new(), false);
@@ -88,9 +101,19 @@ impl Fixture {
                 analysis_mode: AnalysisMode::Parallel,
                 final_review: true,
                 review_below: crate::lifecycle::lease::DEFAULT_REVIEW_BELOW,
+                queue: QueueSettings::default(),
+                licence: dragoman_model::licence::LicenceSettings::default(),
+                budget_switch_percent: dragoman_model::budget::DEFAULT_SWITCH_PERCENT,
             },
             blobs: std::sync::Arc::new(object_store::memory::InMemory::new()),
+            dispatcher: Dispatcher::new(QueueSettings::default()),
+            start: StartSettings::default(),
         }
+    }
+
+    /// Leases the next job for `worker` as the scheduler service does.
+    pub async fn lease(&self, worker: &str, seconds: i64) -> Result<Leased, SchedulerError> {
+        crate::lifecycle::lease(&self.db, worker, seconds, &self.dispatcher, &self.start).await
     }
 
     /// Registers one more provider.
@@ -291,10 +314,66 @@ async fn insert_provider(db: &DatabaseConnection, name: &str) -> provider::Model
         price_input: Set(None),
         price_output: Set(None),
         capacity: Set(4),
+        fallback_provider_id: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
     }
     .insert(db)
     .await
     .expect("provider")
+}
+
+/// Runs `test` on a fixture over SQLite, then over a fresh PostgreSQL
+/// database when `TEST_DATABASE_URL` names a server (required under CI,
+/// `CI=true`; skipped with a note otherwise). The database is dropped
+/// afterwards, even when the test fails.
+pub async fn on_both<F, Fut>(test: F)
+where
+    F: Fn(Fixture) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    test(Fixture::new().await).await;
+    let Some(admin_url) = postgres_url() else {
+        return;
+    };
+    let admin = dragoman_model::db::connect(&admin_url)
+        .await
+        .expect("TEST_DATABASE_URL");
+    let name = format!("dragoman_scheduler_{}", ids::new_id().replace('-', ""));
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+        .await
+        .expect("create database");
+    let (server, query) = match admin_url.split_once('?') {
+        Some((server, query)) => (server, format!("?{query}")),
+        None => (admin_url.as_str(), String::new()),
+    };
+    let (server, _) = server.rsplit_once('/').expect("database URL with a path");
+    let db = dragoman_model::db::connect(&format!("{server}/{name}{query}"))
+        .await
+        .expect("test database");
+    let run = test(Fixture::on(db.clone()).await);
+    // In a task, so that a failed assertion still drops the database.
+    let outcome = tokio::spawn(run).await;
+    let _ = db.close().await;
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+        .await
+        .expect("drop database");
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+/// `TEST_DATABASE_URL`, when the PostgreSQL variants run.
+fn postgres_url() -> Option<String> {
+    match std::env::var("TEST_DATABASE_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+            assert!(!ci, "TEST_DATABASE_URL is required under CI (CI=true)");
+            eprintln!("TEST_DATABASE_URL not set: PostgreSQL variant not run");
+            None
+        }
+    }
 }

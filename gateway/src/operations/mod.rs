@@ -135,6 +135,7 @@ mod tests {
                 priority_ceiling: Priority::Normal,
                 max_running: None,
                 max_queued: None,
+                word_allowance: None,
                 created_at: 0,
                 updated_at: 0,
             },

@@ -70,7 +70,7 @@ pub fn provider_json(p: &Provider) -> ApiResult<Value> {
 }
 
 /// The administrator's view: the provider plus the name of the variable
-/// holding its key, prices and capacity.
+/// holding its key, prices, capacity and the name of its cheaper fallback.
 fn admin_json(p: &ProviderAdmin) -> ApiResult<Value> {
     let mut value = match &p.provider {
         Some(provider) => provider_json(provider)?,
@@ -82,6 +82,7 @@ fn admin_json(p: &ProviderAdmin) -> ApiResult<Value> {
         map.insert("price_output".into(), json!(p.price_output));
         map.insert("capacity".into(), json!(p.capacity));
         map.insert("default".into(), json!(p.is_default));
+        map.insert("fallback".into(), json!(p.fallback));
     }
     Ok(value)
 }
@@ -151,12 +152,14 @@ mod tests {
             price_output: None,
             capacity: 2,
             is_default: true,
+            fallback: Some("Cheap".into()),
         };
         let value = admin_json(&admin).expect("known kind");
         assert_eq!(value["kind"], "openai_responses");
         assert_eq!(value["api_key_env"], "LOCAL_KEY");
         assert_eq!(value["capacity"], 2);
         assert_eq!(value["default"], true);
+        assert_eq!(value["fallback"], "Cheap");
         assert!(value.get("base_url").is_none());
     }
 }

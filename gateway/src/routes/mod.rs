@@ -1,17 +1,20 @@
 //! The HTTP surface: `/health`, the automation API under `/api/v1` (tokens
 //! only), and the session routes under `/api` (cookies only).
 pub mod auth;
+pub mod book_budget;
 pub mod edition;
 pub mod glossaries;
 pub mod health;
+pub mod licence;
 pub mod narrative;
 pub mod providers;
+pub mod queue_settings;
 pub mod requests;
 pub mod series;
 pub mod settings;
 pub mod tokens;
 
-use crate::auth::{bearer, session};
+use crate::auth::{bearer, rate_limit, session};
 use crate::envelope::envelope;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -51,6 +54,9 @@ async fn demo_guard(demo_mode: bool, request: Request, next: Next) -> Result<Res
 
 pub fn router(state: AppState) -> Router {
     let demo_mode = state.settings.demo_mode;
+    // Layers run outside in: the bearer middleware first, so the limit knows
+    // the token.
+    let limit = rate_limit::RateLimit::of(&state);
     let automation = Router::new()
         .route("/translation-requests", post(requests::submit))
         .route("/translation-requests/{request_id}", get(requests::status))
@@ -94,7 +100,12 @@ pub fn router(state: AppState) -> Router {
             get(narrative::book_revision),
         )
         .fallback(not_found)
-        .layer(from_fn_with_state(state.clone(), bearer::require_token));
+        .layer(from_fn_with_state(limit.clone(), rate_limit::per_call))
+        .layer(from_fn_with_state(state.clone(), bearer::require_token))
+        .layer(from_fn_with_state(
+            state.clone(),
+            crate::auth::licence::require_automation,
+        ));
 
     let session_routes = Router::new()
         .route(SIGN_IN, post(auth::login))
@@ -110,6 +121,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/providers/default", put(providers::admin_set_default))
         .route(
+            "/projects/{project_id}/budget",
+            get(book_budget::get_budget).put(book_budget::put_budget),
+        )
+        .route(
             "/settings/exports",
             get(edition::get_exports).put(edition::put_exports),
         )
@@ -118,10 +133,22 @@ pub fn router(state: AppState) -> Router {
             axum::routing::patch(edition::patch_edition),
         )
         .route(
+            "/settings/licence",
+            get(licence::get_licence)
+                .put(licence::put_licence)
+                .delete(licence::delete_licence),
+        )
+        .route(
             "/settings/webhooks",
             get(settings::get_webhooks)
                 .put(settings::put_webhooks)
                 .delete(settings::delete_webhooks),
+        )
+        .route(
+            "/settings/queue",
+            get(queue_settings::get_queue)
+                .put(queue_settings::put_queue)
+                .delete(queue_settings::delete_queue),
         )
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), session::same_origin));
@@ -129,7 +156,12 @@ pub fn router(state: AppState) -> Router {
     // The tool protocol answers POST only; other methods get 405.
     let tool_protocol = Router::new()
         .route("/mcp", post_service(crate::mcp::service(state.clone())))
-        .layer(from_fn_with_state(state.clone(), bearer::require_token));
+        .layer(from_fn_with_state(limit, rate_limit::per_message))
+        .layer(from_fn_with_state(state.clone(), bearer::require_token))
+        .layer(from_fn_with_state(
+            state.clone(),
+            crate::auth::licence::require_tool_protocol,
+        ));
 
     Router::new()
         .route("/health", get(health::health))

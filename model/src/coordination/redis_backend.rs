@@ -15,6 +15,14 @@
 //! |---|---|---|
 //! | `lease:<key>` | STRING with expiry | the holder |
 //! | channel `notify:<channel>` | pub/sub | empty payload |
+//! | `rate:<per minute>:<key>` | STRING with expiry | the bucket's theoretical arrival time (GCRA), µs since the epoch |
+//! | `reservations:<pool>` | HASH with expiry | id → amount |
+//! | `reservation-expiries:<pool>` | ZSET with expiry | id → expiry, ms since the epoch |
+//!
+//! The rate limit and the reservations read the clock with Redis' `TIME` inside
+//! their scripts, so every process agrees on it whatever its own clock says. Each
+//! key expires when nothing in it matters any more (a refilled bucket, the last
+//! reservation's end), so abandoned keys do not pile up.
 //!
 //! Redis Cluster (sharded) is not supported: commands go to the one server named in
 //! the URL, with no routing by hash slot.
@@ -29,7 +37,10 @@ use redis::{Client, RedisError, Script};
 use tokio::task::JoinHandle;
 
 use super::fanout::{NotifyHub, Subscription};
-use super::{CoordResult, Coordination, lease_ttl_ms};
+use super::{
+    CoordResult, Coordination, OVERSIZED_RETRY_AFTER, RateDecision, check_rate, check_reservation,
+    lease_ttl_ms, room_slack,
+};
 use crate::error::ModelError;
 use crate::vocab::Channel;
 
@@ -62,16 +73,93 @@ redis.call('DEL', KEYS[1])
 return 1
 ";
 
+/// KEYS: tat. ARGV: per minute, cost (at most per minute, checked before).
+/// Returns 0 when admitted, else the microseconds to wait.
+///
+/// GCRA with emission interval t = 60 s / per minute and burst = per minute, so
+/// tolerance tau = t × (burst − 1); `cost` cells weigh t × (cost − 1) on top of
+/// the first. Same arithmetic as `governor`'s `check_key_n`, in microseconds.
+const RATE_ADMIT: &str = r"
+local per_minute = tonumber(ARGV[1])
+local cost = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local t = 60000000 / per_minute
+local tau = t * (per_minute - 1)
+local extra = t * (cost - 1)
+local tat = now
+local stored = redis.call('GET', KEYS[1])
+if stored then tat = math.max(tonumber(stored), now) end
+local earliest = tat + extra - tau
+if now < earliest then return math.max(1, math.ceil(earliest - now)) end
+local next_tat = tat + t + extra
+redis.call('SET', KEYS[1], string.format('%.17g', next_tat),
+  'PX', string.format('%.0f', math.max(1, math.ceil((next_tat - now) / 1000))))
+return 0
+";
+
+/// Drops the expired reservations of KEYS (amounts hash, expiries zset); sets
+/// `now` (ms). Shared head of the reservation scripts.
+const RESERVATIONS_PURGE: &str = r"
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+for _, gone in ipairs(expired) do redis.call('HDEL', KEYS[1], gone) end
+if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
+";
+
+/// KEYS: amounts, expiries. ARGV: id, amount, room, ttl ms, slack. 1 if reserved.
+const RESERVE: &str = r"
+local others = 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if all[i] ~= ARGV[1] then others = others + tonumber(all[i + 1]) end
+end
+if others + tonumber(ARGV[2]) > tonumber(ARGV[3]) + tonumber(ARGV[5]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], string.format('%.0f', now + tonumber(ARGV[4])), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+local keep = string.format('%.0f', math.max(1, tonumber(last[2]) - now))
+redis.call('PEXPIRE', KEYS[1], keep)
+redis.call('PEXPIRE', KEYS[2], keep)
+return 1
+";
+
+/// KEYS: amounts, expiries. ARGV: id.
+const RELEASE: &str = r"
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+";
+
+/// KEYS: amounts, expiries. The live sum, as text (a script's numbers come back
+/// as integers).
+const RESERVED: &str = r"
+local sum = 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 2, #all, 2 do sum = sum + tonumber(all[i]) end
+return string.format('%.17g', sum)
+";
+
 struct Scripts {
     lease_acquire: Script,
     lease_release: Script,
+    rate_admit: Script,
+    reserve: Script,
+    release: Script,
+    reserved: Script,
 }
 
 impl Scripts {
     fn new() -> Self {
+        let purging = |body: &str| Script::new(&format!("{RESERVATIONS_PURGE}{body}"));
         Self {
             lease_acquire: Script::new(LEASE_ACQUIRE),
             lease_release: Script::new(LEASE_RELEASE),
+            rate_admit: Script::new(RATE_ADMIT),
+            reserve: purging(RESERVE),
+            release: Script::new(RELEASE),
+            reserved: purging(RESERVED),
         }
     }
 }
@@ -222,6 +310,14 @@ impl RedisCoordination {
         format!("{}{kind}:{name}", self.namespace)
     }
 
+    /// The two keys of a reservation pool: amounts, expiries.
+    fn pool_keys(&self, pool: &str) -> [String; 2] {
+        [
+            self.key("reservations", pool),
+            self.key("reservation-expiries", pool),
+        ]
+    }
+
     /// Deletes every key of this namespace; tests use it to clean up.
     #[cfg(test)]
     pub(super) async fn purge_namespace(&self) -> CoordResult<u64> {
@@ -322,6 +418,83 @@ impl Coordination for RedisCoordination {
         let channel = channel.name();
         let channel = channel.as_str();
         self.hub.subscribe(channel)
+    }
+
+    async fn rate_admit(&self, key: &str, per_minute: u32, cost: u32) -> CoordResult<RateDecision> {
+        let (per_minute, cost) = check_rate(per_minute, cost)?;
+        if cost > per_minute {
+            return Ok(RateDecision::Refused {
+                retry_after: OVERSIZED_RETRY_AFTER,
+            });
+        }
+        let mut conn = self.conn.clone();
+        let wait_us: i64 = self
+            .scripts
+            .rate_admit
+            .key(self.key("rate", &format!("{per_minute}:{key}")))
+            .arg(per_minute.get())
+            .arg(cost.get())
+            .invoke_async(&mut conn)
+            .await
+            .map_err(|e| redis_err("rate admit", e))?;
+        Ok(match u64::try_from(wait_us) {
+            Ok(0) | Err(_) => RateDecision::Admitted,
+            Ok(us) => RateDecision::Refused {
+                retry_after: Duration::from_micros(us),
+            },
+        })
+    }
+
+    async fn reserve(
+        &self,
+        pool: &str,
+        id: &str,
+        amount: f64,
+        room: f64,
+        ttl: Duration,
+    ) -> CoordResult<bool> {
+        let ttl_ms = check_reservation(amount, room, ttl)?;
+        let mut conn = self.conn.clone();
+        // `{:?}` writes the shortest text that reads back as the same double.
+        let reserved: i64 = self
+            .scripts
+            .reserve
+            .key(self.pool_keys(pool).as_slice())
+            .arg(id)
+            .arg(format!("{amount:?}"))
+            .arg(format!("{room:?}"))
+            .arg(ttl_ms)
+            .arg(format!("{:?}", room_slack(room)))
+            .invoke_async(&mut conn)
+            .await
+            .map_err(|e| redis_err("reserve", e))?;
+        Ok(reserved == 1)
+    }
+
+    async fn release(&self, pool: &str, id: &str) -> CoordResult<()> {
+        let mut conn = self.conn.clone();
+        let _: i64 = self
+            .scripts
+            .release
+            .key(self.pool_keys(pool).as_slice())
+            .arg(id)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(|e| redis_err("release", e))?;
+        Ok(())
+    }
+
+    async fn reserved(&self, pool: &str) -> CoordResult<f64> {
+        let mut conn = self.conn.clone();
+        let sum: String = self
+            .scripts
+            .reserved
+            .key(self.pool_keys(pool).as_slice())
+            .invoke_async(&mut conn)
+            .await
+            .map_err(|e| redis_err("reserved", e))?;
+        sum.parse()
+            .map_err(|e| ModelError::Coordination(format!("redis reserved: `{sum}`: {e}")))
     }
 }
 

@@ -116,6 +116,17 @@ suite!(
     many_waiters_all_wake,
     channels_are_independent,
     wait_consumes_notifications,
+    rate_limit_holds,
+    rate_batch_is_all_or_nothing,
+    rate_batch_over_the_burst_is_refused_without_cost,
+    rate_keys_and_limits_are_independent,
+    rate_zero_limit_or_cost_is_an_error,
+    reservation_room_is_respected,
+    reservation_under_the_same_id_replaces,
+    reservation_release_frees,
+    reservation_expiry_frees,
+    reservation_concurrent_reservers_never_exceed_room,
+    reservation_bad_arguments_are_errors,
 );
 
 /// Returns once every notify issued before the call has reached every
@@ -444,6 +455,301 @@ async fn wait_consumes_notifications(a: Coord, b: Coord) {
     a.notify(&Channel::request("ch")).await.expect("notify");
     settle(&b).await;
     assert!(sub.wait(SOON).await);
+}
+
+// ----- rate limits ---------------------------------------------------------------
+
+use super::RateDecision;
+
+/// The wait of a refusal; panics on an admission.
+fn refused(decision: RateDecision, what: &str) -> Duration {
+    match decision {
+        RateDecision::Refused { retry_after } => retry_after,
+        RateDecision::Admitted => panic!("{what}: admitted, expected a refusal"),
+    }
+}
+
+async fn rate_limit_holds(a: Coord, b: Coord) {
+    // 60 a minute: one call a second, and a fresh key takes a minute's worth at once.
+    for i in 0..60 {
+        let c = if i % 2 == 0 { &a } else { &b };
+        let decision = c.rate_admit("token:t1", 60, 1).await.expect("admit");
+        assert_eq!(decision, RateDecision::Admitted, "call {i}");
+    }
+    let wait = refused(
+        a.rate_admit("token:t1", 60, 1).await.expect("admit"),
+        "61st call",
+    );
+    // One emission interval, less the time the 60 calls took.
+    assert!(
+        wait > Duration::from_millis(500) && wait <= Duration::from_secs(1),
+        "retry_after {wait:?}"
+    );
+    let again = refused(
+        b.rate_admit("token:t1", 60, 1).await.expect("admit"),
+        "62nd call",
+    );
+    assert!(again <= wait, "the wait shrinks: {again:?} after {wait:?}");
+    tokio::time::sleep(wait + Duration::from_millis(50)).await;
+    assert_eq!(
+        b.rate_admit("token:t1", 60, 1).await.expect("admit"),
+        RateDecision::Admitted,
+        "after the wait"
+    );
+    refused(
+        a.rate_admit("token:t1", 60, 1).await.expect("admit"),
+        "right after",
+    );
+}
+
+async fn rate_batch_is_all_or_nothing(a: Coord, b: Coord) {
+    // 10 a minute: a cell every 6 s.
+    assert_eq!(
+        a.rate_admit("k", 10, 7).await.expect("admit"),
+        RateDecision::Admitted
+    );
+    // Three cells are left: a batch of four is refused whole...
+    let wait = refused(b.rate_admit("k", 10, 4).await.expect("admit"), "4 of 3");
+    // ...told to wait for the one missing cell...
+    assert!(
+        wait > Duration::from_secs(5) && wait <= Duration::from_secs(6),
+        "retry_after {wait:?}"
+    );
+    // ...and takes nothing: the three are still there.
+    assert_eq!(
+        b.rate_admit("k", 10, 3).await.expect("admit"),
+        RateDecision::Admitted
+    );
+    refused(
+        a.rate_admit("k", 10, 1).await.expect("admit"),
+        "bucket empty",
+    );
+}
+
+async fn rate_batch_over_the_burst_is_refused_without_cost(a: Coord, b: Coord) {
+    let wait = refused(a.rate_admit("k", 10, 11).await.expect("admit"), "11 of 10");
+    assert_eq!(wait, super::OVERSIZED_RETRY_AFTER);
+    refused(
+        b.rate_admit("k", 10, u32::MAX).await.expect("admit"),
+        "u32::MAX of 10",
+    );
+    // Nothing was taken: the whole minute's worth is still there.
+    assert_eq!(
+        b.rate_admit("k", 10, 10).await.expect("admit"),
+        RateDecision::Admitted
+    );
+}
+
+async fn rate_keys_and_limits_are_independent(a: Coord, b: Coord) {
+    assert_eq!(
+        a.rate_admit("token:one", 2, 2).await.expect("admit"),
+        RateDecision::Admitted
+    );
+    refused(
+        b.rate_admit("token:one", 2, 1).await.expect("admit"),
+        "one empty",
+    );
+    for key in ["token:two", "token:one:", "token:*", ""] {
+        assert_eq!(
+            b.rate_admit(key, 2, 2).await.expect("admit"),
+            RateDecision::Admitted,
+            "key {key:?}"
+        );
+    }
+    // The same key under another limit is another bucket.
+    assert_eq!(
+        a.rate_admit("token:one", 3, 3).await.expect("admit"),
+        RateDecision::Admitted
+    );
+    refused(
+        a.rate_admit("token:one", 2, 1).await.expect("admit"),
+        "one still empty",
+    );
+}
+
+async fn rate_zero_limit_or_cost_is_an_error(a: Coord, _b: Coord) {
+    assert!(a.rate_admit("k", 0, 1).await.is_err());
+    assert!(a.rate_admit("k", 10, 0).await.is_err());
+    assert_eq!(
+        a.rate_admit("k", 1, 1).await.expect("admit"),
+        RateDecision::Admitted
+    );
+}
+
+// ----- reservations --------------------------------------------------------------
+
+const LONG: Duration = Duration::from_secs(30);
+
+async fn reservation_room_is_respected(a: Coord, b: Coord) {
+    assert!(
+        a.reserve("p", "r1", 3.0, 10.0, LONG)
+            .await
+            .expect("reserve")
+    );
+    assert!(
+        b.reserve("p", "r2", 5.0, 10.0, LONG)
+            .await
+            .expect("reserve")
+    );
+    assert!(!a.reserve("p", "r3", 3.0, 10.0, LONG).await.expect("over"));
+    assert!(
+        b.reserve("p", "r3", 2.0, 10.0, LONG)
+            .await
+            .expect("exactly full")
+    );
+    assert_eq!(a.reserved("p").await.expect("sum"), 10.0);
+    // Nothing more fits, not even a little; nothing at all does.
+    assert!(!b.reserve("p", "r4", 0.01, 10.0, LONG).await.expect("full"));
+    assert!(b.reserve("p", "r4", 0.0, 10.0, LONG).await.expect("zero"));
+    // The room is the caller's each time: a larger one lets more in.
+    assert!(
+        a.reserve("p", "r5", 1.0, 11.0, LONG)
+            .await
+            .expect("more room")
+    );
+    assert_eq!(b.reserved("p").await.expect("sum"), 11.0);
+    // Amounts adding up to the room exactly on paper fit despite rounding.
+    assert!(a.reserve("cents", "x", 0.1, 0.3, LONG).await.expect("0.1"));
+    assert!(b.reserve("cents", "y", 0.2, 0.3, LONG).await.expect("0.2"));
+    assert!(
+        !a.reserve("cents", "z", 0.001, 0.3, LONG)
+            .await
+            .expect("0.001")
+    );
+    let sum = b.reserved("cents").await.expect("sum");
+    assert!((sum - 0.3).abs() < 1e-12, "sum {sum}");
+    // An empty pool holds nothing.
+    assert_eq!(a.reserved("never used").await.expect("sum"), 0.0);
+}
+
+async fn reservation_under_the_same_id_replaces(a: Coord, b: Coord) {
+    assert!(
+        a.reserve("p", "call", 6.0, 10.0, LONG)
+            .await
+            .expect("reserve")
+    );
+    // Its own 6 does not count against its new amount.
+    assert!(b.reserve("p", "call", 9.0, 10.0, LONG).await.expect("grow"));
+    assert_eq!(a.reserved("p").await.expect("sum"), 9.0);
+    assert!(
+        !b.reserve("p", "other", 2.0, 10.0, LONG)
+            .await
+            .expect("over")
+    );
+    // A refused replacement leaves the old amount in place.
+    assert!(
+        !a.reserve("p", "call", 12.0, 10.0, LONG)
+            .await
+            .expect("too big")
+    );
+    assert_eq!(b.reserved("p").await.expect("sum"), 9.0);
+    assert!(
+        a.reserve("p", "call", 1.5, 10.0, LONG)
+            .await
+            .expect("shrink")
+    );
+    assert_eq!(b.reserved("p").await.expect("sum"), 1.5);
+    assert!(
+        b.reserve("p", "other", 8.5, 10.0, LONG)
+            .await
+            .expect("fits now")
+    );
+}
+
+async fn reservation_release_frees(a: Coord, b: Coord) {
+    assert!(
+        a.reserve("p", "r1", 10.0, 10.0, LONG)
+            .await
+            .expect("reserve")
+    );
+    assert!(
+        a.reserve("q", "r1", 4.0, 10.0, LONG)
+            .await
+            .expect("other pool")
+    );
+    assert!(!b.reserve("p", "r2", 1.0, 10.0, LONG).await.expect("full"));
+    b.release("p", "r1").await.expect("release");
+    assert_eq!(a.reserved("p").await.expect("sum"), 0.0);
+    assert!(b.reserve("p", "r2", 10.0, 10.0, LONG).await.expect("freed"));
+    // Pools are independent: `q` kept its reservation.
+    assert_eq!(a.reserved("q").await.expect("sum"), 4.0);
+    // Releasing what is not there is not an error.
+    a.release("p", "r1").await.expect("release twice");
+    a.release("no such pool", "r1")
+        .await
+        .expect("release unknown");
+    assert_eq!(b.reserved("p").await.expect("sum"), 10.0);
+}
+
+async fn reservation_expiry_frees(a: Coord, b: Coord) {
+    assert!(
+        a.reserve("p", "dies", 10.0, 10.0, LEASE_TTL)
+            .await
+            .expect("reserve")
+    );
+    assert!(
+        a.reserve("p", "lives", 0.0, 10.0, LONG)
+            .await
+            .expect("reserve")
+    );
+    assert_eq!(b.reserved("p").await.expect("sum"), 10.0);
+    assert!(!b.reserve("p", "r2", 1.0, 10.0, LONG).await.expect("full"));
+    tokio::time::sleep(PAST_TTL).await;
+    // The holder never released it; its share frees itself.
+    assert_eq!(b.reserved("p").await.expect("sum"), 0.0);
+    assert!(b.reserve("p", "r2", 10.0, 10.0, LONG).await.expect("freed"));
+    // Reserving again renews: a reservation kept alive outlives its first ttl.
+    assert!(
+        a.reserve("q", "kept", 1.0, 1.0, LEASE_TTL)
+            .await
+            .expect("reserve")
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        a.reserve("q", "kept", 1.0, 1.0, LEASE_TTL)
+            .await
+            .expect("renew")
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(b.reserved("q").await.expect("sum"), 1.0);
+}
+
+async fn reservation_concurrent_reservers_never_exceed_room(a: Coord, b: Coord) {
+    const RESERVERS: usize = 50;
+    let mut tasks = Vec::new();
+    for i in 0..RESERVERS {
+        let c = if i % 2 == 0 {
+            Arc::clone(&a)
+        } else {
+            Arc::clone(&b)
+        };
+        tasks.push(tokio::spawn(async move {
+            c.reserve("budget", &format!("call-{i}"), 1.0, 10.0, LONG)
+                .await
+                .expect("reserve")
+        }));
+    }
+    let mut won = 0;
+    for t in tasks {
+        if t.await.expect("reserver") {
+            won += 1;
+        }
+    }
+    assert_eq!(won, 10);
+    assert_eq!(a.reserved("budget").await.expect("sum"), 10.0);
+}
+
+async fn reservation_bad_arguments_are_errors(a: Coord, b: Coord) {
+    assert!(a.reserve("p", "r", -1.0, 10.0, LONG).await.is_err());
+    assert!(a.reserve("p", "r", f64::NAN, 10.0, LONG).await.is_err());
+    assert!(a.reserve("p", "r", 1.0, f64::INFINITY, LONG).await.is_err());
+    assert!(
+        a.reserve("p", "r", 1.0, 10.0, Duration::ZERO)
+            .await
+            .is_err()
+    );
+    // Nothing was reserved by the refused calls.
+    assert_eq!(b.reserved("p").await.expect("sum"), 0.0);
 }
 
 // ----- Redis only ----------------------------------------------------------------

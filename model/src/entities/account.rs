@@ -20,6 +20,8 @@ pub struct Model {
     pub priority_ceiling: Priority,
     pub max_running: Option<i32>,
     pub max_queued: Option<i32>,
+    /// The account's own words per licence cycle; none without a limit.
+    pub word_allowance: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -106,6 +108,7 @@ impl ActiveModel {
             }),
             max_running: sea_orm::Set(None),
             max_queued: sea_orm::Set(None),
+            word_allowance: sea_orm::Set(None),
             created_at: sea_orm::Set(now),
             updated_at: sea_orm::Set(now),
         }

@@ -24,6 +24,13 @@ pub struct Model {
     pub attempts: i32,
     pub progress: Json,
     pub estimate: Option<Json>,
+    /// When a budget paused the job (a budget pause never ends on its own).
+    pub paused_at: Option<i64>,
+    /// Why the job was paused by the service (`budget_exceeded`); none
+    /// when the client paused it.
+    pub pause_reason: Option<String>,
+    /// Moves to a cheaper provider near the budget.
+    pub provider_switches: i32,
     pub created_at: i64,
     pub updated_at: i64,
     pub started_at: Option<i64>,

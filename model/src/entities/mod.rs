@@ -16,6 +16,7 @@ pub mod bible_line;
 pub mod chapter;
 pub mod glossary;
 pub mod job;
+pub mod licence_word;
 pub mod named;
 pub mod narrative_entity;
 pub mod passage;

@@ -35,6 +35,12 @@ pub struct Model {
     /// Whether written EPUBs carry the AI-assisted-translation mention;
     /// null follows the installation's setting.
     pub ai_disclosure: Option<bool>,
+    /// Whether the book's words are in the licence ledger (books added
+    /// before it are counted when a job starts them).
+    pub licence_counted: bool,
+    /// The book's spending cap over its life, in the currency of provider
+    /// prices; none without a cap.
+    pub budget_amount: Option<f64>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -149,6 +155,10 @@ impl ActiveModel {
             threads: sea_orm::Set(None),
             archived: sea_orm::Set(false),
             ai_disclosure: sea_orm::Set(None),
+            // A volume made by this version has its words counted as its
+            // chapters are stored.
+            licence_counted: sea_orm::Set(true),
+            budget_amount: sea_orm::Set(None),
             created_at: sea_orm::Set(now),
             updated_at: sea_orm::Set(now),
         }

@@ -22,6 +22,8 @@ pub struct Model {
     /// Price per million completion tokens.
     pub price_output: Option<f64>,
     pub capacity: i32,
+    /// The cheaper provider a job moves to near its budget.
+    pub fallback_provider_id: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }

@@ -10,26 +10,24 @@
 //! comes. Both give the same memory when the analyses do not depend on
 //! their neighbours.
 
-use dragoman_model::entities::provider;
 use dragoman_model::vocab::{AnalysisMode, Quality};
 use dragoman_proto::v1::{JobTicket, PlanAnalysisRequest, ReconcileRequest, RecordAnalysisRequest};
 use dragoman_proto::wire::{self, WireEnum};
 use futures::StreamExt;
 use tokio::sync::watch;
 
+use super::budget_guard::{CallSize, Purse};
 use super::{Stop, Worker};
 use crate::analysis::{self, ANALYSIS_SYSTEM_PROMPT, Languages};
-use crate::llm::LlmClient;
 use crate::translate::{
     CallRecord, MAX_COMPLETION_TOKENS, PassageIn, estimate_tokens, plan_batches,
 };
 
 /// What one analysis run needs besides the batch.
 pub(super) struct AnalysisRun<'a> {
-    pub client: &'a LlmClient,
     pub ticket: &'a JobTicket,
-    pub provider: &'a provider::Model,
-    pub capacity: usize,
+    /// The job's provider and budget.
+    pub purse: &'a Purse,
     pub quality: Quality,
 }
 
@@ -95,7 +93,9 @@ impl Worker {
                 }))
                 .buffer_unordered(threads);
                 while let Some(outcome) = runs.next().await {
-                    outcome?;
+                    if let Err(stop) = outcome {
+                        return Err(run.purse.wind_down(&mut runs, stop).await);
+                    }
                 }
             }
         }
@@ -112,8 +112,8 @@ impl Worker {
         Ok(())
     }
 
-    /// Analyses one batch in a capacity slot and hands the analyses to the
-    /// memory service, with the calls recorded before.
+    /// Analyses one batch in a capacity slot, within the budget, and hands
+    /// the analyses to the memory service, with the calls recorded before.
     async fn analyse_batch(
         &self,
         run: &AnalysisRun<'_>,
@@ -121,21 +121,23 @@ impl Worker {
         reconcile: bool,
     ) -> Result<(), Stop> {
         let ticket = run.ticket;
-        let slot = self.take_slot(run.provider, run.capacity).await;
+        let languages = Languages {
+            source: &ticket.source_language,
+            target: &ticket.target_language,
+        };
+        let admitted = self
+            .admit(run.purse, None, &CallSize::analysis(languages, &batch))
+            .await?;
         let mut calls: Vec<CallRecord> = Vec::new();
         let analyses = analysis::analyse(
-            run.client,
-            Languages {
-                source: &ticket.source_language,
-                target: &ticket.target_language,
-            },
+            &admitted.engine.client,
+            languages,
             &batch,
             &self.config.retry,
             &mut |record| calls.push(record),
         )
         .await;
-        self.release_slot(slot).await;
-        self.record_calls(ticket, run.provider, calls).await?;
+        self.close_call(ticket, admitted, calls).await?;
         self.memory
             .record_analysis(self.credential.system_request(RecordAnalysisRequest {
                 project_id: ticket.project_id.clone(),

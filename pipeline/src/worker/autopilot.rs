@@ -35,6 +35,7 @@ use futures::StreamExt;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use tokio::sync::watch;
 
+use super::budget_guard::{CallSize, Purse};
 use super::scoring::{Scorer, apply, db_error, stored_assessment};
 use super::{Engine, Stop, Worker};
 use crate::quality::Assessment;
@@ -64,6 +65,16 @@ pub(super) fn rounds_for(quality: Quality, cap: u32) -> Vec<RoundKind> {
     all.into_iter()
         .take(usize::try_from(cap).unwrap_or(usize::MAX))
         .collect()
+}
+
+/// How a round asks for one passage again.
+struct Asked<'a> {
+    number: i32,
+    kind: RoundKind,
+    /// The round's own provider (the stronger one), if it has one.
+    own: Option<&'a Arc<Engine>>,
+    context: Option<String>,
+    around: Option<String>,
 }
 
 /// Whether a passage still falls short: the autopilot takes it up.
@@ -124,6 +135,7 @@ impl Worker {
     pub(super) async fn autopilot(
         &self,
         ticket: &JobTicket,
+        purse: &Purse,
         scorer: &Scorer,
         quality: Quality,
         lost: &watch::Receiver<bool>,
@@ -155,12 +167,13 @@ impl Worker {
                     })
                     .await?;
             }
-            self.round(ticket, scorer, number, *kind, candidates, lost)
+            self.round(ticket, purse, scorer, number, *kind, candidates, lost)
                 .await?;
         }
         if quality == Quality::Maximum && ticket.final_review {
             // The second pass: what the rounds changed is reviewed too.
-            self.review_stage(ticket, scorer, quality, lost).await?;
+            self.review_stage(ticket, purse, scorer, quality, lost)
+                .await?;
         }
         self.decide(ticket, scorer, &run).await
     }
@@ -219,23 +232,23 @@ impl Worker {
             .collect())
     }
 
-    /// One round over its passages, side by side within the volume's threads.
+    /// One round over its passages, side by side within the volume's
+    /// threads. The stronger round's provider serves it only while the job
+    /// has not moved to a cheaper provider near its budget.
+    #[allow(clippy::too_many_arguments)]
     async fn round(
         &self,
         ticket: &JobTicket,
+        purse: &Purse,
         scorer: &Scorer,
         number: i32,
         kind: RoundKind,
         candidates: Vec<passage::Model>,
         lost: &watch::Receiver<bool>,
     ) -> Result<(), Stop> {
-        let base = self.engine(&ticket.provider_id).await?;
-        let engine = match kind {
-            RoundKind::Stronger => match &self.config.autopilot_provider {
-                Some(name) => self.engine_named(name).await?.unwrap_or(base),
-                None => base,
-            },
-            _ => base,
+        let own: Option<Arc<Engine>> = match (kind, &self.config.autopilot_provider) {
+            (RoundKind::Stronger, Some(name)) => self.engine_named(name).await?.map(Arc::new),
+            _ => None,
         };
         let singles: Vec<Vec<PassageIn>> = candidates
             .iter()
@@ -252,23 +265,30 @@ impl Worker {
             RoundKind::WithContext | RoundKind::Stronger => self.around(&candidates).await?,
         };
         let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
-        let engine = Arc::new(engine);
+        let own = own.as_ref();
         let mut runs =
             futures::stream::iter(candidates.into_iter().zip(contexts).map(|(p, context)| {
-                let engine = engine.clone();
                 let lost = lost.clone();
                 let extra = around.get(&p.id).cloned();
                 async move {
                     if *lost.borrow() {
                         return Err(Stop::Released);
                     }
-                    self.retry_passage(ticket, scorer, number, kind, &engine, p, context, extra)
-                        .await
+                    let asked = Asked {
+                        number,
+                        kind,
+                        own,
+                        context,
+                        around: extra,
+                    };
+                    self.retry_passage(ticket, purse, scorer, p, asked).await
                 }
             }))
             .buffer_unordered(threads);
         while let Some(outcome) = runs.next().await {
-            outcome?;
+            if let Err(stop) = outcome {
+                return Err(purse.wind_down(&mut runs, stop).await);
+            }
         }
         Ok(())
     }
@@ -321,18 +341,21 @@ impl Worker {
     }
 
     /// Translates one passage again and keeps what scores better.
-    #[allow(clippy::too_many_arguments)]
     async fn retry_passage(
         &self,
         ticket: &JobTicket,
+        purse: &Purse,
         scorer: &Scorer,
-        number: i32,
-        kind: RoundKind,
-        engine: &Engine,
         p: passage::Model,
-        context: Option<String>,
-        around: Option<String>,
+        asked: Asked<'_>,
     ) -> Result<(), Stop> {
+        let Asked {
+            number,
+            kind,
+            own,
+            context,
+            around,
+        } = asked;
         let before = stored_assessment(scorer, &p);
         let repair = kind == RoundKind::Alone && only_locked_terms(&before);
         let action = match (kind, repair) {
@@ -365,14 +388,16 @@ impl Worker {
             }],
             context: (!parts.is_empty()).then(|| parts.join("\n")),
         };
-        let slot = self.take_slot(&engine.provider, engine.capacity).await;
+        let admitted = self.admit(purse, own, &CallSize::translation(&job)).await?;
         let mut calls: Vec<CallRecord> = Vec::new();
-        let outcomes = translate::translate(&engine.client, &job, &self.config.retry, &mut |r| {
-            calls.push(r)
-        })
+        let outcomes = translate::translate(
+            &admitted.engine.client,
+            &job,
+            &self.config.retry,
+            &mut |r| calls.push(r),
+        )
         .await;
-        self.release_slot(slot).await;
-        self.record_calls(ticket, &engine.provider, calls).await?;
+        self.close_call(ticket, admitted, calls).await?;
         let text = outcomes.into_iter().next().and_then(|o| o.result.ok());
         let after = text
             .as_deref()

@@ -7,10 +7,13 @@
 //! provider call, scores every passage, runs the review stage and the
 //! autopilot, has the volume's memory enrich its series', then finishes the
 //! job. The ticket carries what the job needs; the scheduler ends the
-//! request and delivery stores its result, each off that event.
+//! request and delivery stores its result, each off that event. Every
+//! provider call first takes budget room ([`budget_guard`]): near a cap the
+//! job moves to a cheaper provider or is paused.
 
 mod analysis_stage;
 mod autopilot;
+mod budget_guard;
 mod recall;
 mod review_stage;
 mod scoring;
@@ -22,6 +25,7 @@ use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
 use crate::titles;
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use analysis_stage::{AnalysisRun, memory_unavailable};
+use budget_guard::{CallSize, Purse};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call};
 use dragoman_model::vocab::{AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality};
@@ -66,6 +70,9 @@ pub struct WorkerConfig {
     /// `AUTOPILOT_PROVIDER`: name of the provider of the autopilot's last
     /// round, when one is configured.
     pub autopilot_provider: Option<String>,
+    /// `BUDGET_SWITCH_PERCENT`: share of a cap (1 to 100) past which a job
+    /// on its original provider moves to a cheaper one or pauses.
+    pub budget_switch_percent: u8,
 }
 
 /// A provider with its client and its capacity.
@@ -97,6 +104,7 @@ struct BatchWork<'a> {
 }
 
 /// Why a job stopped before its end.
+#[derive(Debug)]
 enum Stop {
     /// Lease lost, or the job was paused or cancelled: leave it as it is.
     Released,
@@ -153,6 +161,7 @@ impl Worker {
     }
 
     async fn work(&self, worker_id: &str, ticket: JobTicket) {
+        let purse = Purse::new(&ticket, worker_id);
         let (lost_tx, lost_rx) = watch::channel(false);
         let heartbeat = self.heartbeat(worker_id.to_owned(), ticket.job_id.clone(), lost_tx);
         let mut finish = FinishJobRequest {
@@ -167,7 +176,7 @@ impl Worker {
         // big book takes longer than a lease.
         let outcome = tokio::select! {
             outcome = async {
-                self.translate_job(&ticket, lost_rx).await?;
+                self.translate_job(&ticket, &purse, lost_rx).await?;
                 if ticket.deliver_epub {
                     self.export_epub(&ticket, &mut finish).await?;
                 }
@@ -274,6 +283,7 @@ impl Worker {
     async fn translate_job(
         &self,
         ticket: &JobTicket,
+        purse: &Purse,
         lost: watch::Receiver<bool>,
     ) -> Result<(), Stop> {
         let db_error = scoring::db_error;
@@ -298,10 +308,10 @@ impl Worker {
             .await
             .map_err(db_error)?;
         if !(todo.is_empty() && titles.is_empty() && recalled_titles == 0) {
-            self.translation_stages(ticket, &lost, todo, titles, recalled_titles)
+            self.translation_stages(ticket, purse, &lost, todo, titles, recalled_titles)
                 .await?;
         }
-        self.quality_stages(ticket, &lost).await?;
+        self.quality_stages(ticket, purse, &lost).await?;
         self.close_volume(ticket).await
     }
 
@@ -310,6 +320,7 @@ impl Worker {
     async fn quality_stages(
         &self,
         ticket: &JobTicket,
+        purse: &Purse,
         lost: &watch::Receiver<bool>,
     ) -> Result<(), Stop> {
         let quality = Quality::from_wire(ticket.quality, "quality").unwrap_or_default();
@@ -329,9 +340,10 @@ impl Worker {
         // Once the autopilot started, what it changed is reviewed only by
         // the second pass of `maximum`.
         if ticket.final_review && !started {
-            self.review_stage(ticket, &scorer, quality, lost).await?;
+            self.review_stage(ticket, purse, &scorer, quality, lost)
+                .await?;
         }
-        self.autopilot(ticket, &scorer, quality, lost).await
+        self.autopilot(ticket, purse, &scorer, quality, lost).await
     }
 
     /// A provider by id, with its client.
@@ -375,6 +387,7 @@ impl Worker {
     async fn translation_stages(
         &self,
         ticket: &JobTicket,
+        purse: &Purse,
         lost: &watch::Receiver<bool>,
         todo: Vec<passage::Model>,
         titles: Vec<PassageIn>,
@@ -384,23 +397,18 @@ impl Worker {
         let quality = Quality::from_wire(ticket.quality, "quality").unwrap_or_default();
         let mode = AnalysisMode::from_wire(ticket.analysis_mode, "analysis_mode")
             .unwrap_or(AnalysisMode::Parallel);
-        let Engine {
-            provider,
-            client,
-            capacity,
-        } = self.engine(&ticket.provider_id).await?;
         if quality != Quality::Fast && !todo.is_empty() {
             let run = AnalysisRun {
-                client: &client,
                 ticket,
-                provider: &provider,
-                capacity,
+                purse,
                 quality,
             };
             self.analysis_stage(&run, mode, lost).await?;
         }
+        // Memory records go under the provider the job uses now.
+        let engine = self.current_engine(purse).await?;
         let recall = self
-            .recall(ticket, &provider, &todo, recalled_titles)
+            .recall(ticket, &engine.provider, &todo, recalled_titles)
             .await?;
         let keys = Arc::new(recall.keys);
         let passages: Vec<PassageIn> = titles
@@ -427,9 +435,6 @@ impl Worker {
         let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
         let mut runs =
             futures::stream::iter(batches.into_iter().zip(contexts).map(|(batch, context)| {
-                let client = client.clone();
-                let ticket = ticket.clone();
-                let provider = provider.clone();
                 let lost = lost.clone();
                 let keys = keys.clone();
                 async move {
@@ -441,14 +446,15 @@ impl Worker {
                         context,
                         keys: &keys,
                     };
-                    self.run_batch(&client, &ticket, &provider, capacity, work)
-                        .await
+                    self.run_batch(ticket, purse, work).await
                 }
             }))
             .buffer_unordered(threads);
         let mut announced_at = Instant::now();
         while let Some(outcome) = runs.next().await {
-            outcome?;
+            if let Err(stop) = outcome {
+                return Err(purse.wind_down(&mut runs, stop).await);
+            }
             if *lost.borrow() {
                 return Err(Stop::Released);
             }
@@ -553,31 +559,34 @@ impl Worker {
         .map_err(|e| Stop::Failed(format!("provider client: {e:?}")))
     }
 
-    /// Takes one of the provider's capacity slots, translates the batch
-    /// with its context and stores what came back with its memory key.
+    /// Takes one of the provider's capacity slots and the batch's budget
+    /// room, translates the batch with its context and stores what came
+    /// back with its memory key.
     async fn run_batch(
         &self,
-        client: &LlmClient,
         ticket: &JobTicket,
-        provider: &provider::Model,
-        capacity: usize,
+        purse: &Purse,
         work: BatchWork<'_>,
     ) -> Result<(), Stop> {
         let keys = work.keys;
-        let slot = self.take_slot(provider, capacity).await;
         let job = TranslateJob {
             source_language: ticket.source_language.clone(),
             target_language: ticket.target_language.clone(),
             passages: work.passages,
             context: work.context,
         };
+        let admitted = self
+            .admit(purse, None, &CallSize::translation(&job))
+            .await?;
         let mut calls: Vec<CallRecord> = Vec::new();
-        let outcomes = translate::translate(client, &job, &self.config.retry, &mut |record| {
-            calls.push(record)
-        })
+        let outcomes = translate::translate(
+            &admitted.engine.client,
+            &job,
+            &self.config.retry,
+            &mut |record| calls.push(record),
+        )
         .await;
-        self.release_slot(slot).await;
-        self.record_calls(ticket, provider, calls).await?;
+        self.close_call(ticket, admitted, calls).await?;
         let now = clock::now();
         for outcome in outcomes {
             if let Some(chapter_id) = titles::chapter_of(&outcome.id) {

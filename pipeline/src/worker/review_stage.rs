@@ -16,6 +16,7 @@ use futures::StreamExt;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use tokio::sync::watch;
 
+use super::budget_guard::{CallSize, Purse};
 use super::scoring::{Scorer, apply, db_error};
 use super::{Stop, Worker};
 use crate::analysis::Languages;
@@ -73,6 +74,7 @@ impl Worker {
     pub(super) async fn review_stage(
         &self,
         ticket: &JobTicket,
+        purse: &Purse,
         scorer: &Scorer,
         quality: Quality,
         lost: &watch::Receiver<bool>,
@@ -92,7 +94,6 @@ impl Worker {
         if candidates.is_empty() {
             return Ok(());
         }
-        let engine = self.engine(&ticket.provider_id).await?;
         // Sized on what is sent: the source and the translation.
         let sized: Vec<PassageIn> = candidates
             .iter()
@@ -111,7 +112,6 @@ impl Worker {
         let by_id: std::collections::HashMap<&str, &passage::Model> =
             candidates.iter().map(|p| (p.id.as_str(), p)).collect();
         let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
-            let engine = &engine;
             let terms = &terms;
             let names = &names;
             let by_id = &by_id;
@@ -129,14 +129,15 @@ impl Worker {
                         translation: p.translation.clone().unwrap_or_default(),
                     })
                     .collect();
-                let slot = self.take_slot(&engine.provider, engine.capacity).await;
-                let mut calls: Vec<CallRecord> = Vec::new();
                 let languages = Languages {
                     source: &ticket.source_language,
                     target: &ticket.target_language,
                 };
+                let size = CallSize::review(languages, terms, names, &passages);
+                let admitted = self.admit(purse, None, &size).await?;
+                let mut calls: Vec<CallRecord> = Vec::new();
                 let outcomes = review::review(
-                    &engine.client,
+                    &admitted.engine.client,
                     languages,
                     terms,
                     names,
@@ -145,8 +146,7 @@ impl Worker {
                     &mut |record| calls.push(record),
                 )
                 .await;
-                self.release_slot(slot).await;
-                self.record_calls(ticket, &engine.provider, calls).await?;
+                self.close_call(ticket, admitted, calls).await?;
                 for outcome in outcomes {
                     if let Some(p) = by_id.get(outcome.id.as_str()) {
                         self.store_review(scorer, p, outcome.result.ok()).await?;
@@ -157,7 +157,9 @@ impl Worker {
         }))
         .buffer_unordered(threads);
         while let Some(outcome) = runs.next().await {
-            outcome?;
+            if let Err(stop) = outcome {
+                return Err(purse.wind_down(&mut runs, stop).await);
+            }
         }
         Ok(())
     }

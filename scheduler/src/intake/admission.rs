@@ -1,7 +1,7 @@
 //! Admission (spec 4.2): whether the same content was sent before (a replay
 //! or an idempotency conflict), then the checks that may refuse a request,
-//! in the spec's order — callback, provider, priority, budget, waiting
-//! quota. Nothing here writes.
+//! in the spec's order — callback, provider, priority, budget, licence
+//! word quota, waiting quota. Nothing here writes.
 //!
 //! Before them, a request that starts work in a series its owner suspended
 //! (a series `pause`, spec 4.7) is refused: the suspension is the state of
@@ -11,16 +11,19 @@
 //! The provider resolution, the priority and the [`Allowance`] checks are
 //! shared with a series `start`, which admits one volume after the other.
 
-use super::{Submitted, placement};
-use crate::error::{QueueScope, SchedulerError};
+use super::{Submitted, import, placement};
+use crate::error::SchedulerError;
+use crate::lifecycle::queue::QueueSettings;
+use crate::lifecycle::waiting;
 use dragoman_model::budget;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, api_token, project, provider, request, series};
+use dragoman_model::licence::LicenceSettings;
 use dragoman_model::provider_default;
-use dragoman_model::vocab::{Priority, RequestStatus};
+use dragoman_model::vocab::Priority;
 use dragoman_model::webhook::{WebhookPolicy, callback};
 use dragoman_proto::principal::Principal;
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 use serde_json::Value;
 
 /// A request that passed admission, with what admission decided.
@@ -72,6 +75,8 @@ pub async fn admit(
     db: &impl ConnectionTrait,
     who: &Principal,
     webhooks: &WebhookPolicy,
+    queue: &QueueSettings,
+    licence: &LicenceSettings,
     submitted: Submitted,
 ) -> Result<Admitted, SchedulerError> {
     let payload = &submitted.payload;
@@ -92,8 +97,9 @@ pub async fn admit(
     }
     let provider_id = resolve_provider(db, &owner.id, &submitted, start).await?;
     let priority = check_priority(&owner, token.as_ref(), payload.pipeline.priority)?;
-    Allowance::new(&owner, token.as_ref())
-        .fit(db, start)
+    let words = words_to_add(db, &owner.id, &submitted).await?;
+    Allowance::new(&owner, token.as_ref(), queue, licence)
+        .fit(db, start, words)
         .await?;
     Ok(Admitted {
         owner,
@@ -103,6 +109,34 @@ pub async fn admit(
         priority,
         start,
     })
+}
+
+/// The source words the request would add to the licence's ledger (see
+/// [`crate::licence`]): its chapters that the volume does not hold as they
+/// are, and all the words still to translate of a volume stored before the
+/// ledger. A series or volume that is not found yet costs its chapters;
+/// placement refuses it later, in its place in the order.
+async fn words_to_add(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    submitted: &Submitted,
+) -> Result<i64, SchedulerError> {
+    let series = match placement::find_series(db, account_id, &submitted.payload).await {
+        Ok(series) => series,
+        Err(SchedulerError::SeriesNotFound) => None,
+        Err(e) => return Err(e),
+    };
+    let volume = match &series {
+        Some(series) => placement::find_volume(db, account_id, series, submitted).await?,
+        None => None,
+    };
+    let words =
+        import::new_words(db, volume.as_ref(), &submitted.chapters, &submitted.payload).await?;
+    let older = match &volume {
+        Some(volume) => crate::licence::words_to_start(db, volume).await?,
+        None => 0,
+    };
+    Ok(words.saturating_add(older))
 }
 
 /// 409 `series_suspended` when the series the request names exists and is
@@ -207,37 +241,56 @@ pub fn check_priority(
 /// The allowances one call draws on as it admits requests one after the
 /// other (once for a submission, once per volume for a series `start`),
 /// checked in the spec's order: the token's spending cap for work that
-/// starts, then the waiting quotas.
+/// starts, then the licence's word quota and the account's allowance, then
+/// the waiting quotas.
 ///
 /// Each request must fit in what the ones admitted before it in the same
 /// call left. Those are stored before the next one is checked, so the
 /// waiting quotas count them from the database; they have spent nothing
-/// yet, so the cap is unchanged by them. The licence's word quota joins in
-/// [`Allowance::fit`], between the cap and the waiting quotas (spec 4.2):
-/// the words of the requests this call admitted are not in the database
-/// until they run, so that check keeps them in a field of this struct and
-/// adds to it when a request fits. `fit` takes `&mut self` for that.
+/// yet, so the cap is unchanged by them. Their words are in the database
+/// too: each request's words are counted in the ledger by the transaction
+/// that stores it ([`crate::licence::count`], under the charging lock,
+/// which also settles two calls racing past this check).
 pub struct Allowance<'a> {
     owner: &'a account::Model,
     token: Option<&'a api_token::Model>,
+    /// The environment's queue settings (the account's default waiting
+    /// quota; an administrator setting wins over them).
+    queue: QueueSettings,
+    /// Where the licence is found, and its margin.
+    licence: &'a LicenceSettings,
 }
 
 impl<'a> Allowance<'a> {
-    pub fn new(owner: &'a account::Model, token: Option<&'a api_token::Model>) -> Self {
-        Allowance { owner, token }
+    pub fn new(
+        owner: &'a account::Model,
+        token: Option<&'a api_token::Model>,
+        queue: &QueueSettings,
+        licence: &'a LicenceSettings,
+    ) -> Self {
+        Allowance {
+            owner,
+            token,
+            queue: *queue,
+            licence,
+        }
     }
 
     /// Whether one more request fits; `start` says whether it starts work
-    /// (an import-only request spends nothing).
+    /// (an import-only request spends nothing, but its `words` — the source
+    /// words it adds to the ledger — count like any other: a book is
+    /// counted when it is added).
     pub async fn fit(
         &mut self,
         db: &impl ConnectionTrait,
         start: bool,
+        words: i64,
     ) -> Result<(), SchedulerError> {
         if start && let Some(token) = self.token {
             check_budget(db, token).await?;
         }
-        check_queue(db, self.owner, self.token).await
+        crate::licence::check(db, self.licence, self.owner, words).await?;
+        check_queue(db, self.owner, self.token, &self.queue).await
     }
 }
 
@@ -257,39 +310,12 @@ async fn check_budget(
     Ok(())
 }
 
-/// Requests waiting to start (`pending` or `queued`) count against the
-/// token's and the account's waiting quotas.
+/// The waiting quotas of the token and the account ([`waiting::check`]).
 async fn check_queue(
     db: &impl ConnectionTrait,
     owner: &account::Model,
     token: Option<&api_token::Model>,
+    queue: &QueueSettings,
 ) -> Result<(), SchedulerError> {
-    let waiting = |column: request::Column, value: String| {
-        request::Entity::find()
-            .filter(column.eq(value))
-            .filter(request::Column::Status.is_in(RequestStatus::WAITING))
-    };
-    if let Some(token) = token {
-        let count = waiting(request::Column::TokenId, token.id.clone())
-            .count(db)
-            .await?;
-        if count >= u64::try_from(token.max_queued).unwrap_or(0) {
-            return Err(SchedulerError::QueueFull {
-                scope: QueueScope::Token,
-                limit: i64::from(token.max_queued),
-            });
-        }
-    }
-    if let Some(limit) = owner.max_queued {
-        let count = waiting(request::Column::AccountId, owner.id.clone())
-            .count(db)
-            .await?;
-        if count >= u64::try_from(limit).unwrap_or(0) {
-            return Err(SchedulerError::QueueFull {
-                scope: QueueScope::Account,
-                limit: i64::from(limit),
-            });
-        }
-    }
-    Ok(())
+    waiting::check(db, owner, token, queue).await
 }

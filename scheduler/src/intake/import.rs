@@ -51,6 +51,10 @@ pub struct Imported {
     /// `report.decisions.intake`: the choices made reading an upload.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub intake: Vec<serde_json::Value>,
+    /// Source words of the chapters created or replaced: what the request
+    /// adds to the licence's ledger.
+    #[serde(skip)]
+    pub words: i64,
 }
 
 impl Imported {
@@ -93,6 +97,37 @@ fn matching<'a>(
                 c.number.is_none() && c.title == incoming.title && c.kind == incoming.kind.key()
             }
         })
+}
+
+/// Source words of the chapters an import would create or replace in
+/// `volume` (none yet: every chapter is new), read before anything is
+/// stored. A changed chapter counts only when the request replaces changed
+/// chapters; otherwise the import refuses it as a conflict.
+pub async fn new_words(
+    db: &impl ConnectionTrait,
+    volume: Option<&project::Model>,
+    incoming: &[IncomingChapter],
+    payload: &TranslationPayload,
+) -> Result<i64, SchedulerError> {
+    let existing = match volume {
+        Some(volume) => {
+            chapter::Entity::find()
+                .filter(chapter::Column::ProjectId.eq(volume.id.clone()))
+                .all(db)
+                .await?
+        }
+        None => Vec::new(),
+    };
+    Ok(incoming
+        .iter()
+        .filter(|chapter_in| match matching(&existing, chapter_in) {
+            None => true,
+            Some(old) => {
+                old.source_sha256 != chapter_in.source_sha256 && payload.replace_changed_chapters
+            }
+        })
+        .map(|chapter_in| chapter_in.words)
+        .fold(0i64, i64::saturating_add))
 }
 
 /// Compares the request's chapters with the volume's and stores new and
@@ -142,6 +177,7 @@ pub async fn import_chapters(
                     continue;
                 }
                 imported.record(&old.id, ChapterChange::Replaced);
+                imported.words = imported.words.saturating_add(chapter_in.words);
                 anchor = Some(old.id.clone());
             }
             None => {
@@ -156,6 +192,7 @@ pub async fn import_chapters(
                 );
                 insert_chapter(db, volume, &id, chapter_in, now).await?;
                 imported.record(&id, ChapterChange::Created);
+                imported.words = imported.words.saturating_add(chapter_in.words);
                 anchor = Some(id);
             }
         }

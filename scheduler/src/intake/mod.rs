@@ -8,8 +8,11 @@
 //! idempotency key, then a replay of the same content (answered even when
 //! quotas are full), then the admission checks ([`admission`]); a refusal
 //! stores nothing. One write transaction then places the request
-//! ([`placement`]), imports its chapters ([`import`]) and stores the request
-//! and its job; an EPUB's original is kept only when that succeeds.
+//! ([`placement`]), imports its chapters ([`import`]), stores the request
+//! and its job, and counts the words it adds in the licence's ledger
+//! ([`crate::licence::count`]) — a refusal there (402, when a concurrent
+//! submission took the words admission saw) rolls all of it back; an EPUB's
+//! original is kept only when that succeeds.
 //!
 //! The request row itself, its options and its job are made by
 //! [`store_request`], which a series `start` uses too for the requests it
@@ -26,8 +29,10 @@ pub use import::ChapterChange;
 
 use crate::chapters::{self, IncomingChapter};
 use crate::error::SchedulerError;
+use crate::lifecycle::queue::QueueSettings;
 use crate::{lifecycle, steps};
 use dragoman_model::entities::{passage, project, request, series};
+use dragoman_model::licence::LicenceSettings;
 use dragoman_model::payload::{PipelineOptions, TranslationPayload};
 use dragoman_model::upload::{self as upload_rules, UploadedFile};
 use dragoman_model::vocab::{
@@ -60,6 +65,16 @@ pub struct IntakeLimits {
     /// `QUALITY_REVIEW_BELOW`: passages scoring below it are checked,
     /// retried by the autopilot and counted `to_review`.
     pub review_below: i32,
+    /// `QUEUE_MAX_RUNNING_PER_ACCOUNT` and the account's default waiting
+    /// quota, as the environment gives them (an administrator setting wins
+    /// over them).
+    pub queue: QueueSettings,
+    /// Where the licence is found (`DRAGOMAN_LICENCE_FILE`, else the
+    /// administrator setting) and `LICENCE_QUOTA_OVERRUN_WORDS`.
+    pub licence: LicenceSettings,
+    /// `BUDGET_SWITCH_PERCENT`: the threshold a resume of a paused job is
+    /// judged against.
+    pub budget_switch_percent: u8,
 }
 
 /// Attempts at storing a request that lost a race on a unique index.
@@ -215,7 +230,8 @@ pub async fn submit(
     if let Some(original) = admission::replay(db, &who.account_id, &submitted).await? {
         return Ok((replayed(&original), false));
     }
-    let admitted = admission::admit(db, who, webhooks, submitted).await?;
+    let admitted =
+        admission::admit(db, who, webhooks, &limits.queue, &limits.licence, submitted).await?;
     if let Some(original) = &admitted.submitted.original {
         keep_original(blobs, original).await?;
     }
@@ -334,7 +350,8 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
 }
 
 /// Stores an admitted request: its series and volume, its chapters, the
-/// request row and — when it starts and its series is free — its job.
+/// request row and — when it starts and its series is free — its job; then
+/// counts its words.
 async fn store(
     txn: &DatabaseTransaction,
     admitted: &Admitted,
@@ -382,7 +399,20 @@ async fn store(
         chapters: json!(imported),
         original: admitted.submitted.original.as_ref(),
     };
-    store_request(txn, &series, volume, new, limits).await
+    let book = volume.clone();
+    let row = store_request(txn, &series, volume, new, limits).await?;
+    // Counted last, under the charging lock: a refusal rolls back the
+    // whole store, so nothing of the request is imported.
+    crate::licence::count(
+        txn,
+        &limits.licence,
+        &admitted.owner,
+        &book,
+        &row.id,
+        imported.words,
+    )
+    .await?;
+    Ok(row)
 }
 
 /// A request to store in a volume whose chapters are in place: what
@@ -534,6 +564,8 @@ pub fn unchanged_chapters(ids: Vec<String>) -> Value {
     json!(imported)
 }
 
+#[cfg(test)]
+mod licence_tests;
 #[cfg(test)]
 mod tests;
 

@@ -184,6 +184,7 @@ async fn waiting_quotas_of_the_token_then_the_account() {
         &f.account.id,
         &rows[0].id,
         dragoman_model::vocab::ControlAction::Cancel,
+        &f.limits,
     )
     .await
     .expect("cancel");

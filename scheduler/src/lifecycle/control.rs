@@ -11,13 +11,19 @@
 //! - A final request allows nothing.
 //! - Resume is refused while the request's series is suspended (a series
 //!   `pause`); pause and cancel are not.
+//! - A resume counts as a new queue entry (spec 3): it is refused with
+//!   `queue_full` when the waiting quota of the request's token or account
+//!   is full ([`waiting::check_request`]).
 //!
 //! [`apply`] holds the rules of one request; the whole-series actions
 //! ([`super::series_control`]) apply them to every volume in one call.
 
 use super::ending::finish_report;
+use super::job_start;
 use super::series_queue::{reactivate_job, series_busy, series_suspended};
+use super::waiting;
 use crate::error::SchedulerError;
+use crate::intake::IntakeLimits;
 use crate::steps;
 use dragoman_model::clock;
 use dragoman_model::entities::{job, request};
@@ -34,6 +40,7 @@ pub async fn control(
     account_id: &str,
     request_id: &str,
     action: ControlAction,
+    limits: &IntakeLimits,
 ) -> Result<request::Model, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
     let row = request::Entity::find_by_id(request_id.to_owned())
@@ -51,7 +58,7 @@ pub async fn control(
     let applied = if suspended {
         Err(SchedulerError::SeriesSuspended)
     } else {
-        apply(&txn, row, action).await
+        apply(&txn, row, action, limits).await
     };
     match applied {
         Ok(updated) => {
@@ -68,10 +75,13 @@ pub async fn control(
 /// The rules of `action` on one request, inside the caller's write
 /// transaction. A refusal writes nothing, so a caller acting on several
 /// requests in one transaction may go on with the others after it.
+/// `limits` give the environment's queue settings (for a resume's quota)
+/// and the budget threshold a resume is judged against.
 pub async fn apply(
     txn: &impl ConnectionTrait,
     row: request::Model,
     action: ControlAction,
+    limits: &IntakeLimits,
 ) -> Result<request::Model, SchedulerError> {
     if row.status.is_final() {
         return Err(SchedulerError::ActionNotAllowed(action));
@@ -117,6 +127,16 @@ pub async fn apply(
         (ControlAction::Resume, Some(j))
             if j.status == JobStatus::Paused && row.status != RequestStatus::Queued =>
         {
+            job_start::check_resume(txn, &j, limits.budget_switch_percent).await?;
+            waiting::check_request(txn, &row, &limits.queue).await?;
+            // The pause is over: its reason stays on the job for the
+            // report, the request no longer shows it.
+            let mut resumed: job::ActiveModel = j.clone().into();
+            resumed.paused_at = Set(None);
+            resumed.update(txn).await?;
+            let mut cleared: request::ActiveModel = row.into();
+            cleared.stop_reason = Set(String::new());
+            let row = cleared.update(txn).await?;
             if series_busy(txn, &row.series_id).await? {
                 let mut model: request::ActiveModel = row.into();
                 model.status = Set(RequestStatus::Queued);

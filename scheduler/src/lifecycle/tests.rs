@@ -16,9 +16,10 @@ use serde_json::json;
 const LEASE: i64 = 60;
 
 async fn leased(f: &Fixture, worker: &str) -> JobTicket {
-    lease(&f.db, worker, LEASE)
+    f.lease(worker, LEASE)
         .await
         .expect("lease")
+        .ticket
         .expect("a job to lease")
 }
 
@@ -27,7 +28,7 @@ async fn act(
     row: &request::Model,
     action: ControlAction,
 ) -> Result<request::Model, SchedulerError> {
-    control(&f.db, &f.account.id, &row.id, action).await
+    control(&f.db, &f.account.id, &row.id, action, &f.limits).await
 }
 
 #[tokio::test]
@@ -61,7 +62,7 @@ async fn a_ticket_carries_what_the_worker_needs() {
     assert_eq!(running.status, RequestStatus::Running);
     assert_eq!(running.stage, Stage::Translation);
     // Nothing else to lease.
-    assert!(lease(&f.db, "w2", LEASE).await.expect("lease").is_none());
+    assert!(f.lease("w2", LEASE).await.expect("lease").ticket.is_none());
 
     let mut body = f.body("Other", 1, json!([chapter(1, "c")]));
     body["pipeline"] = json!({"threads": 2});
@@ -129,7 +130,7 @@ async fn a_paused_volume_frees_its_series_and_waits_its_turn_on_resume() {
             Err(SchedulerError::ActionNotAllowed(_))
         ));
     }
-    assert!(lease(&f.db, "w3", LEASE).await.expect("lease").is_none());
+    assert!(f.lease("w3", LEASE).await.expect("lease").ticket.is_none());
     assert_eq!(
         promote_next(&f.db, &a.series_id).await.expect("promote"),
         None
@@ -164,7 +165,7 @@ async fn resume_with_the_series_free_puts_the_job_back_in_line() {
         .accepted(&f.body("Saga", 1, json!([chapter(1, "a")])))
         .await;
     act(&f, &a, ControlAction::Pause).await.expect("pause");
-    assert!(lease(&f.db, "w1", LEASE).await.expect("lease").is_none());
+    assert!(f.lease("w1", LEASE).await.expect("lease").ticket.is_none());
     let resumed = act(&f, &a, ControlAction::Resume).await.expect("resume");
     assert_eq!(resumed.status, RequestStatus::Pending);
     assert_eq!(resumed.step, crate::steps::WAITING_FOR_WORKER);
@@ -203,7 +204,14 @@ async fn a_request_without_a_job_can_only_be_cancelled() {
             Err(SchedulerError::ActionNotAllowed(_))
         ));
     }
-    let other = control(&f.db, "another-account", &queued.id, ControlAction::Cancel).await;
+    let other = control(
+        &f.db,
+        "another-account",
+        &queued.id,
+        ControlAction::Cancel,
+        &f.limits,
+    )
+    .await;
     assert!(matches!(other, Err(SchedulerError::RequestNotFound)));
 }
 
@@ -266,13 +274,21 @@ async fn a_job_whose_workers_keep_dying_fails() {
         .await;
     // Leases that expire at once.
     for attempt in 1..=lease::MAX_JOB_LEASES {
-        let ticket = lease(&f.db, &format!("w{attempt}"), -1)
+        let ticket = f
+            .lease(&format!("w{attempt}"), -1)
             .await
             .expect("lease")
+            .ticket
             .expect("the expired job again");
         assert_eq!(ticket.request_id, row.id);
     }
-    assert!(lease(&f.db, "last", LEASE).await.expect("lease").is_none());
+    assert!(
+        f.lease("last", LEASE)
+            .await
+            .expect("lease")
+            .ticket
+            .is_none()
+    );
     let failed = fail_abandoned(&f.db).await.expect("sweep");
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0].status, RequestStatus::Failed);

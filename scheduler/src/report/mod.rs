@@ -4,6 +4,7 @@
 //! delivery section is added by the export stage of an EPUB request.
 
 mod autopilot;
+mod cost;
 mod quality;
 mod residuals;
 
@@ -19,8 +20,7 @@ pub use residuals::MAX_RESIDUALS;
 use crate::error::SchedulerError;
 use crate::intake::ChapterChange;
 use crate::lifecycle::lease::review_below;
-use dragoman_model::budget;
-use dragoman_model::entities::{api_token, chapter, job, passage, provider_call, request};
+use dragoman_model::entities::{chapter, job, passage, provider_call, request};
 use dragoman_model::vocab::{PassageStatus, RequestStatus};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
@@ -97,32 +97,11 @@ pub async fn build(
         .await?;
     let priced: Vec<f64> = calls.iter().filter_map(|c| c.cost).collect();
     let cost = (!priced.is_empty()).then(|| priced.iter().sum::<f64>());
-    let token = match &row.token_id {
-        Some(id) => api_token::Entity::find_by_id(id.clone()).one(db).await?,
-        None => None,
-    };
-    let budget_view = match &token {
-        Some(t) => budget::view(db, t, now).await?,
-        None => Value::Null,
-    };
-    let book_requests: Vec<String> = request::Entity::find()
-        .filter(request::Column::ProjectId.eq(row.project_id.clone()))
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    let book_spent: f64 = provider_call::Entity::find()
-        .filter(provider_call::Column::RequestId.is_in(book_requests))
-        .all(db)
-        .await?
-        .iter()
-        .filter_map(|c| c.cost)
-        .sum();
     let job_row = match &row.job_id {
         Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
     };
+    let cost_section = cost::section(db, row, job_row.as_ref(), cost, now).await?;
     let started = job_row.as_ref().and_then(|j| j.started_at);
     let chapter_status = row.chapters.get("map").cloned().unwrap_or(Value::Null);
     let mut ordered: Vec<&chapter::Model> = chapters.values().collect();
@@ -175,15 +154,7 @@ pub async fn build(
             "cached_calls": calls.iter().filter(|c| c.cached).count(),
             "cost": cost,
         },
-        "cost": {
-            "estimated": Value::Null,
-            "actual": cost,
-            "budget": budget_view,
-            "book_spent": book_spent,
-            "warning": Value::Null,
-            "paused_for_budget": false,
-            "provider_switches": 0,
-        },
+        "cost": cost_section,
         "durations": {
             "total_seconds": now - row.created_at,
             "queued_seconds": started.unwrap_or(now) - row.created_at,

@@ -3,7 +3,7 @@
 
 use super::fixtures::{decision, edit, run, scored, signal};
 use super::*;
-use crate::lifecycle::{JobEnd, finish, lease};
+use crate::lifecycle::{JobEnd, finish};
 use crate::testing::{Fixture, chapter};
 use dragoman_model::vocab::{AutopilotAction, AutopilotOutcome, Band, SignalCode};
 use sea_orm::Set;
@@ -312,7 +312,12 @@ async fn an_open_unchanged_alert_makes_a_residual_for_the_report_and_the_final_s
 
     let row = f.request(&row.id).await;
     assert_eq!(residual_count(&f.db, &row).await.expect("count"), 1);
-    let ticket = lease(&f.db, "w1", 60).await.expect("lease").expect("a job");
+    let ticket = f
+        .lease("w1", 60)
+        .await
+        .expect("lease")
+        .ticket
+        .expect("a job");
     let done = finish(&f.db, &ticket.job_id, "w1", JobEnd::done())
         .await
         .expect("finish");

@@ -6,14 +6,18 @@
 //! their tests are named `<scenario>::sqlite` and `<scenario>::postgres`.
 
 mod books;
+mod budgets;
 mod cluster;
 mod envelope;
 mod glossaries;
+mod licence;
 mod lifecycle;
 mod memory;
 mod narrative;
 mod providers;
 mod quality;
+mod queue;
+mod rate_limit;
 mod recovery;
 mod requests;
 mod scopes;

@@ -19,8 +19,10 @@
 //!   series, the later ones wait `queued`. A caller that is a token resumes
 //!   only the jobs that token started; the others are refused with
 //!   `not_own_job` and stay paused. A session or an internal caller (no
-//!   token) resumes all. When no paused job took the series, its next
-//!   queued request starts, as when a volume ends.
+//!   token) resumes all. Each resume counts as a new queue entry: one
+//!   that would go over a waiting quota is refused with `queue_full` and
+//!   stays paused, the next volumes go on. When no paused job took the
+//!   series, its next queued request starts, as when a volume ends.
 //! - `cancel` cancels every request of the series that has not ended
 //!   (waiting, running, paused, queued) with the per-request rules. The
 //!   suspension is left as it is.
@@ -33,7 +35,9 @@
 //!   usable translation, or there is none), which are skipped: not done, no
 //!   code. Each volume passes admission after the ones started before it in
 //!   the same call (provider, priority, then the [`Allowance`]: budget,
-//!   waiting quotas), in its own write transaction: a refusal of one volume
+//!   licence words — nothing for a volume already counted, the words
+//!   still to translate of one stored before the ledger —, waiting
+//!   quotas), in its own write transaction: a refusal of one volume
 //!   leaves the ones before it started and the call goes on with the next.
 //!   The first volume started gets its job when the series is free; the
 //!   others wait `queued` (`deferred`).
@@ -194,9 +198,9 @@ pub async fn control_series(
     limits: &IntakeLimits,
 ) -> Result<SeriesControlled, SchedulerError> {
     match action {
-        SeriesAction::Pause => pause(db, who, series_id).await,
-        SeriesAction::Resume => resume(db, who, series_id).await,
-        SeriesAction::Cancel => cancel(db, who, series_id).await,
+        SeriesAction::Pause => pause(db, who, series_id, limits).await,
+        SeriesAction::Resume => resume(db, who, series_id, limits).await,
+        SeriesAction::Cancel => cancel(db, who, series_id, limits).await,
         SeriesAction::Start => start(db, who, series_id, resume_if_paused, limits).await,
     }
 }
@@ -205,6 +209,7 @@ async fn pause(
     db: &DatabaseConnection,
     who: &Principal,
     series_id: &str,
+    limits: &IntakeLimits,
 ) -> Result<SeriesControlled, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
     let series = owned_series(&txn, &who.account_id, series_id).await?;
@@ -214,7 +219,7 @@ async fn pause(
     out.report.suspended = true;
     for row in open_requests(&txn, &series.id, &volumes).await? {
         let project_id = row.project_id.clone();
-        match control::apply(&txn, row, ControlAction::Pause).await {
+        match control::apply(&txn, row, ControlAction::Pause, limits).await {
             Ok(paused) => {
                 if let Some(v) = out.report.volume(&project_id) {
                     v.changed();
@@ -234,12 +239,13 @@ async fn resume(
     db: &DatabaseConnection,
     who: &Principal,
     series_id: &str,
+    limits: &IntakeLimits,
 ) -> Result<SeriesControlled, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
     let series = owned_series(&txn, &who.account_id, series_id).await?;
     let volumes = volumes_in_order(&txn, &series.id).await?;
     let mut out = SeriesControlled::new(SeriesReport::new(&series, SeriesAction::Resume, &volumes));
-    resume_paused(&txn, who, &series, &volumes, &mut out).await?;
+    resume_paused(&txn, who, &series, &volumes, &mut out, limits).await?;
     txn.commit().await?;
     Ok(out)
 }
@@ -253,6 +259,7 @@ async fn resume_paused(
     series: &series::Model,
     volumes: &[project::Model],
     out: &mut SeriesControlled,
+    limits: &IntakeLimits,
 ) -> Result<(), SchedulerError> {
     set_suspended(txn, &series.id, false).await?;
     out.report.suspended = false;
@@ -271,7 +278,7 @@ async fn resume_paused(
             report.refusal = Some(SchedulerError::NotOwnJob.into());
             continue;
         }
-        match control::apply(txn, row, ControlAction::Resume).await {
+        match control::apply(txn, row, ControlAction::Resume, limits).await {
             Ok(row) => {
                 report.changed();
                 if row.status == RequestStatus::Queued {
@@ -328,6 +335,7 @@ async fn cancel(
     db: &DatabaseConnection,
     who: &Principal,
     series_id: &str,
+    limits: &IntakeLimits,
 ) -> Result<SeriesControlled, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
     let series = owned_series(&txn, &who.account_id, series_id).await?;
@@ -335,7 +343,7 @@ async fn cancel(
     let mut out = SeriesControlled::new(SeriesReport::new(&series, SeriesAction::Cancel, &volumes));
     for row in open_requests(&txn, &series.id, &volumes).await? {
         let project_id = row.project_id.clone();
-        match control::apply(&txn, row, ControlAction::Cancel).await {
+        match control::apply(&txn, row, ControlAction::Cancel, limits).await {
             Ok(ended) => {
                 if let Some(v) = out.report.volume(&project_id) {
                     v.changed();
@@ -382,11 +390,11 @@ async fn start(
     let volumes = volumes_in_order(&txn, &series.id).await?;
     let mut out = SeriesControlled::new(SeriesReport::new(&series, SeriesAction::Start, &volumes));
     if series.suspended {
-        resume_paused(&txn, who, &series, &volumes, &mut out).await?;
+        resume_paused(&txn, who, &series, &volumes, &mut out, limits).await?;
     }
     txn.commit().await?;
 
-    let mut allowance = Allowance::new(&owner, token.as_ref());
+    let mut allowance = Allowance::new(&owner, token.as_ref(), &limits.queue, &limits.licence);
     let starter = Starter {
         owner: &owner,
         token: token.as_ref(),
@@ -458,7 +466,10 @@ impl Starter<'_> {
         let provider_id =
             intake::provider_in_force(txn, Some(&volume), Some(&series), true).await?;
         let priority = intake::check_priority(self.owner, self.token, None)?;
-        allowance.fit(txn, true).await?;
+        // A volume already counted costs nothing; one stored before the
+        // licence's ledger costs its words still to translate, counted below.
+        let words = crate::licence::words_to_start(txn, &volume).await?;
+        allowance.fit(txn, true, words).await?;
 
         let chapter_ids: Vec<String> = chapter::Entity::find()
             .select_only()
@@ -493,9 +504,10 @@ impl Starter<'_> {
             chapters: intake::unchanged_chapters(chapter_ids),
             original: None,
         };
-        intake::store_request(txn, &series, volume, new, self.limits)
-            .await
-            .map(Some)
+        let book = volume.clone();
+        let row = intake::store_request(txn, &series, volume, new, self.limits).await?;
+        crate::licence::count(txn, &self.limits.licence, self.owner, &book, &row.id, 0).await?;
+        Ok(Some(row))
     }
 }
 

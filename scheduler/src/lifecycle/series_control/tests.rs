@@ -3,7 +3,7 @@
 //! rule, cancel, and start with its skips and per-volume refusals.
 
 use super::*;
-use crate::lifecycle::{JobEnd, control, finish, heartbeat, lease, promote_next};
+use crate::lifecycle::{JobEnd, control, finish, heartbeat, promote_next};
 use crate::testing::{Fixture, chapter};
 use dragoman_model::entities::{account, api_token};
 use dragoman_model::vocab::{BudgetPeriod, Priority};
@@ -132,9 +132,11 @@ async fn pause_suspends_the_series_and_pauses_its_running_volume() {
         .accepted(&f.body("Saga", 2, json!([chapter(1, "b")])))
         .await;
     assert_eq!(b.status, RequestStatus::Queued);
-    let ticket = lease(&f.db, "w1", LEASE)
+    let ticket = f
+        .lease("w1", LEASE)
         .await
         .expect("lease")
+        .ticket
         .expect("a's job");
     assert_eq!(ticket.request_id, a.id);
 
@@ -173,11 +175,18 @@ async fn pause_suspends_the_series_and_pauses_its_running_volume() {
         (waiting.status, waiting.job_id),
         (RequestStatus::Queued, None)
     );
-    assert!(lease(&f.db, "w2", LEASE).await.expect("lease").is_none());
+    assert!(f.lease("w2", LEASE).await.expect("lease").ticket.is_none());
 
     // A per-request resume is refused while the series is suspended.
     assert!(matches!(
-        control(&f.db, &f.account.id, &a.id, ControlAction::Resume).await,
+        control(
+            &f.db,
+            &f.account.id,
+            &a.id,
+            ControlAction::Resume,
+            &f.limits
+        )
+        .await,
         Err(SchedulerError::SeriesSuspended)
     ));
     assert_eq!(f.job(&ticket.job_id).await.status, JobStatus::Paused);
@@ -255,9 +264,15 @@ async fn resume_clears_the_suspension_and_restarts_in_reading_order() {
         .accepted(&f.body("Saga", 1, json!([chapter(1, "a")])))
         .await;
     assert_eq!(one.status, RequestStatus::Queued);
-    control(&f.db, &f.account.id, &two.id, ControlAction::Pause)
-        .await
-        .expect("pause volume 2");
+    control(
+        &f.db,
+        &f.account.id,
+        &two.id,
+        ControlAction::Pause,
+        &f.limits,
+    )
+    .await
+    .expect("pause volume 2");
     assert_eq!(
         promote_next(&f.db, &one.series_id).await.expect("promote"),
         Some(one.id.clone())
@@ -308,12 +323,14 @@ async fn resume_clears_the_suspension_and_restarts_in_reading_order() {
     let second_job = second.job_id.clone().expect("keeps its paused job");
     assert_eq!(f.job(&second_job).await.status, JobStatus::Paused);
 
-    let ticket = lease(&f.db, "w1", LEASE)
+    let ticket = f
+        .lease("w1", LEASE)
         .await
         .expect("lease")
+        .ticket
         .expect("volume 1");
     assert_eq!(ticket.request_id, one.id);
-    assert!(lease(&f.db, "w2", LEASE).await.expect("lease").is_none());
+    assert!(f.lease("w2", LEASE).await.expect("lease").ticket.is_none());
     finish(&f.db, &ticket.job_id, "w1", JobEnd::done())
         .await
         .expect("finish");
@@ -337,9 +354,15 @@ async fn resume_starts_a_volume_left_waiting_by_the_suspension() {
         .await
         .expect("pause");
     // Cancelling the paused volume frees the series, which stays suspended.
-    control(&f.db, &f.account.id, &a.id, ControlAction::Cancel)
-        .await
-        .expect("cancel");
+    control(
+        &f.db,
+        &f.account.id,
+        &a.id,
+        ControlAction::Cancel,
+        &f.limits,
+    )
+    .await
+    .expect("cancel");
     assert_eq!(
         promote_next(&f.db, &a.series_id).await.expect("promote"),
         None
@@ -384,9 +407,11 @@ async fn cancel_ends_every_volume_and_keeps_the_suspension() {
     let c = f
         .accepted(&f.body("Saga", 3, json!([chapter(1, "c")])))
         .await;
-    let ticket = lease(&f.db, "w1", LEASE)
+    let ticket = f
+        .lease("w1", LEASE)
         .await
         .expect("lease")
+        .ticket
         .expect("a's job");
     act(&f, &f.principal(), &a.series_id, SeriesAction::Pause, false)
         .await
@@ -537,9 +562,11 @@ async fn start_creates_a_request_per_volume_in_reading_order() {
         hashes.insert(f.request(&id).await.content_hash);
     }
     assert_eq!(hashes.len(), 5);
-    let ticket = lease(&f.db, "w1", LEASE)
+    let ticket = f
+        .lease("w1", LEASE)
         .await
         .expect("lease")
+        .ticket
         .expect("the prequel");
     assert_eq!(Some(ticket.request_id), out.report.volumes[0].request_id);
 }

@@ -1,0 +1,307 @@
+//! The estimate of a job (spec 2.2 `estimate`): how many passages, calls and
+//! tokens the work left takes, what it costs at the provider's prices and
+//! how long it lasts at the throughput measured on the provider's recent
+//! calls. Made when a job starts; the same function answers a client that
+//! asks before starting one.
+//!
+//! The translation stage is counted as the pipeline plans it: passages
+//! packed in order into batches of at most `batch_tokens` prompt tokens,
+//! each call also carrying its instructions and its context. The analysis
+//! and review stages read the text again; the autopilot's retranslations
+//! and retried calls are the margin between the expected and the high
+//! figures. The low figures are the translation stage alone.
+
+use crate::entities::{provider, provider_call};
+use crate::tokens::estimate_tokens;
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+};
+use serde::Serialize;
+
+/// Prompt tokens of a call's instructions and languages.
+const CALL_OVERHEAD_TOKENS: u64 = 200;
+/// Prompt tokens of one passage's wrapping in a batch.
+const PASSAGE_OVERHEAD_TOKENS: u64 = 8;
+/// Completion tokens per source token when the provider has no history.
+const DEFAULT_COMPLETION_RATIO: f64 = 1.2;
+/// Seconds per call when the provider has no history.
+const DEFAULT_SECONDS_PER_CALL: f64 = 10.0;
+/// Calls of the provider the throughput is measured on.
+const MEASURED_CALLS: u64 = 200;
+/// The analysis stage reads the source once and answers briefly.
+const ANALYSIS_COMPLETION_SHARE: f64 = 0.3;
+/// The review stage reads source and translation and answers briefly.
+const REVIEW_COMPLETION_SHARE: f64 = 0.2;
+/// Retried calls and the autopilot's rounds, on top of the expected work.
+const HIGH_MARGIN: f64 = 1.25;
+
+/// What the work covers and how the pipeline runs it.
+#[derive(Debug, Clone)]
+pub struct Work<'a> {
+    /// Source text of each passage left to translate, in order.
+    pub passages: Vec<&'a str>,
+    /// Whether the analysis stage runs (every quality but `fast`).
+    pub analysis: bool,
+    /// Whether the review stage runs.
+    pub review: bool,
+    /// Prompt tokens of one batch at most (`batch_tokens`).
+    pub batch_tokens: u64,
+    /// Tokens of a batch's context at most (`context_tokens`).
+    pub context_tokens: u64,
+    /// Parallel batches of the job (its `threads`).
+    pub threads: u64,
+}
+
+/// How fast and how verbose the provider was on its recent calls.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Throughput {
+    /// Whether the figures come from the provider's own calls.
+    pub measured: bool,
+    pub seconds_per_call: f64,
+    /// Completion tokens per prompt token of passages.
+    pub completion_ratio: f64,
+}
+
+/// A low, expected and high figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Range {
+    pub low: f64,
+    pub expected: f64,
+    pub high: f64,
+}
+
+impl Range {
+    fn scaled(low: f64, expected: f64) -> Range {
+        Range {
+            low,
+            expected,
+            high: expected * HIGH_MARGIN,
+        }
+    }
+}
+
+/// The estimate as the status document shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    pub provider_id: String,
+    pub passages: u64,
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// In the currency of the provider's prices; null when it has none.
+    pub cost: Option<Range>,
+    pub duration_seconds: Range,
+    /// Calls running at once: the lower of the provider's capacity and the
+    /// job's threads.
+    pub parallel_calls: u64,
+    pub throughput: Throughput,
+    pub made_at: i64,
+}
+
+impl Estimate {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The throughput of `provider` over its recent calls that reached it.
+pub async fn throughput(db: &impl ConnectionTrait, provider_id: &str) -> Result<Throughput, DbErr> {
+    let recent: Vec<(i64, i64, i64)> = provider_call::Entity::find()
+        .select_only()
+        .column(provider_call::Column::DurationMs)
+        .column(provider_call::Column::PromptTokens)
+        .column(provider_call::Column::CompletionTokens)
+        .filter(provider_call::Column::ProviderId.eq(provider_id))
+        .filter(provider_call::Column::PromptTokens.gt(0))
+        .order_by_desc(provider_call::Column::CreatedAt)
+        .limit(MEASURED_CALLS)
+        .into_tuple()
+        .all(db)
+        .await?;
+    if recent.is_empty() {
+        return Ok(Throughput {
+            measured: false,
+            seconds_per_call: DEFAULT_SECONDS_PER_CALL,
+            completion_ratio: DEFAULT_COMPLETION_RATIO,
+        });
+    }
+    let calls = recent.len() as f64;
+    let millis: i64 = recent.iter().map(|c| c.0.max(0)).sum();
+    let prompt: i64 = recent.iter().map(|c| c.1.max(0)).sum();
+    let completion: i64 = recent.iter().map(|c| c.2.max(0)).sum();
+    Ok(Throughput {
+        measured: true,
+        seconds_per_call: millis as f64 / 1000.0 / calls,
+        completion_ratio: if prompt > 0 {
+            completion as f64 / prompt as f64
+        } else {
+            DEFAULT_COMPLETION_RATIO
+        },
+    })
+}
+
+/// Estimates `work` on `provider` at `throughput`.
+pub fn estimate(
+    work: &Work<'_>,
+    provider: &provider::Model,
+    throughput: Throughput,
+    now: i64,
+) -> Estimate {
+    let passage_tokens: Vec<u64> = work
+        .passages
+        .iter()
+        .map(|text| estimate_tokens(text) as u64 + PASSAGE_OVERHEAD_TOKENS)
+        .collect();
+    let room = work
+        .batch_tokens
+        .saturating_sub(CALL_OVERHEAD_TOKENS)
+        .max(64);
+    let translation_calls = batches(&passage_tokens, room);
+    let source: u64 = passage_tokens.iter().sum();
+    let per_call = CALL_OVERHEAD_TOKENS + work.context_tokens;
+    let translation_prompt = source + translation_calls * per_call;
+    let translated = (source as f64 * throughput.completion_ratio).ceil();
+    let mut calls = translation_calls;
+    let mut prompt = translation_prompt as f64;
+    let mut completion = translated;
+    if work.analysis {
+        calls += translation_calls;
+        prompt += (source + translation_calls * CALL_OVERHEAD_TOKENS) as f64;
+        completion += source as f64 * ANALYSIS_COMPLETION_SHARE;
+    }
+    if work.review {
+        calls += translation_calls;
+        prompt += source as f64 + translated + (translation_calls * CALL_OVERHEAD_TOKENS) as f64;
+        completion += source as f64 * REVIEW_COMPLETION_SHARE;
+    }
+    let price = |prompt: f64, completion: f64| match (provider.price_input, provider.price_output) {
+        (Some(input), Some(output)) => Some((prompt * input + completion * output) / 1_000_000.0),
+        _ => None,
+    };
+    let cost = price(prompt, completion).map(|expected| {
+        let low = price(translation_prompt as f64, translated).unwrap_or(expected);
+        Range::scaled(low, expected)
+    });
+    let capacity = u64::try_from(provider.capacity).unwrap_or(1).max(1);
+    let parallel = capacity.min(work.threads.max(1));
+    let seconds = |calls: u64| calls.div_ceil(parallel) as f64 * throughput.seconds_per_call;
+    Estimate {
+        provider_id: provider.id.clone(),
+        passages: work.passages.len() as u64,
+        calls,
+        prompt_tokens: prompt.ceil() as u64,
+        completion_tokens: completion.ceil() as u64,
+        cost,
+        duration_seconds: Range::scaled(seconds(translation_calls), seconds(calls)),
+        parallel_calls: parallel,
+        throughput,
+        made_at: now,
+    }
+}
+
+/// Batches the passages take, packed in order as the pipeline packs them.
+fn batches(tokens: &[u64], room: u64) -> u64 {
+    let mut count = 0;
+    let mut used = 0;
+    for &t in tokens {
+        if count == 0 || used + t > room {
+            count += 1;
+            used = 0;
+        }
+        used += t;
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(prices: Option<(f64, f64)>, capacity: i32) -> provider::Model {
+        provider::Model {
+            id: "p".into(),
+            name: "p".into(),
+            kind: crate::vocab::ProviderKind::OpenAi,
+            model: "m".into(),
+            base_url: String::new(),
+            api_key_env: String::new(),
+            price_input: prices.map(|p| p.0),
+            price_output: prices.map(|p| p.1),
+            capacity,
+            fallback_provider_id: None,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    fn work(passages: Vec<&str>, analysis: bool, review: bool) -> Work<'_> {
+        Work {
+            passages,
+            analysis,
+            review,
+            batch_tokens: 1000,
+            context_tokens: 0,
+            threads: 4,
+        }
+    }
+
+    const STEADY: Throughput = Throughput {
+        measured: true,
+        seconds_per_call: 2.0,
+        completion_ratio: 1.0,
+    };
+
+    #[test]
+    fn batches_pack_in_order_like_the_pipeline() {
+        assert_eq!(batches(&[], 100), 0);
+        assert_eq!(batches(&[60, 60, 60], 100), 3);
+        assert_eq!(batches(&[40, 40, 40], 100), 2);
+        // A passage larger than the room goes alone.
+        assert_eq!(batches(&[500, 10], 100), 2);
+    }
+
+    #[test]
+    fn cost_follows_prices_and_stages() {
+        let text = "a".repeat(300); // 100 tokens + 8
+        let fast = estimate(
+            &work(vec![&text; 10], false, false),
+            &provider(Some((1.0, 2.0)), 2),
+            STEADY,
+            0,
+        );
+        // 10 passages of 108 tokens in batches of 800: 8 + 2.
+        assert_eq!(fast.calls, 2);
+        assert_eq!(fast.prompt_tokens, 1080 + 2 * 200);
+        assert_eq!(fast.completion_tokens, 1080);
+        let cost = fast.cost.expect("priced");
+        assert!((cost.expected - (1480.0 + 2.0 * 1080.0) / 1e6).abs() < 1e-12);
+        assert_eq!(cost.low, cost.expected);
+        assert!(cost.high > cost.expected);
+        // Two calls at two at once take one round of 2 s.
+        assert_eq!(fast.duration_seconds.expected, 2.0);
+
+        let full = estimate(
+            &work(vec![&text; 10], true, true),
+            &provider(Some((1.0, 2.0)), 2),
+            STEADY,
+            0,
+        );
+        assert_eq!(full.calls, 6);
+        let full_cost = full.cost.expect("priced");
+        assert!(full_cost.expected > cost.expected);
+        assert_eq!(full_cost.low, cost.expected);
+    }
+
+    #[test]
+    fn an_unpriced_provider_has_no_cost() {
+        let e = estimate(
+            &work(vec!["hello"], true, true),
+            &provider(None, 1),
+            STEADY,
+            0,
+        );
+        assert_eq!(e.cost, None);
+        assert_eq!(e.passages, 1);
+        assert_eq!(e.parallel_calls, 1);
+    }
+}

@@ -1,0 +1,990 @@
+//! Budgets while a job runs (spec 8, "Token budget rules"): before each
+//! provider call the worker reserves what the call may cost under every cap
+//! that covers the job (its token's, its book's), so that calls in flight
+//! across all jobs of a token never promise more than the cap leaves.
+//!
+//! - The estimate: prompt tokens are [`estimate_tokens`] of what is sent
+//!   (system prompt and user message), completion tokens the passages'
+//!   estimate times a factor per kind of call ([`TRANSLATION_ANSWER_FACTOR`],
+//!   [`ANALYSIS_ANSWER_FACTOR`], [`REVIEW_ANSWER_FACTOR`]), both at the
+//!   provider's prices. A provider without both prices costs nothing known:
+//!   nothing is reserved and no cap is read.
+//! - The room: while the job is on its original provider, each cap's
+//!   threshold (`BUDGET_SWITCH_PERCENT` of it) less what was spent; once it
+//!   moved, the cap itself less what was spent. The coordination pool of the
+//!   cap holds the reservations of calls in flight; a reservation fits when
+//!   they and it stay within the room. Every cap must take it, else what was
+//!   taken is given back.
+//! - Refused on the original provider: the job moves to its provider's
+//!   cheaper fallback ([`dragoman_model::fallback`]) through the scheduler
+//!   and the call tries once more against the cap's own room. Refused with
+//!   nowhere cheaper to go, or refused after the move: the scheduler pauses
+//!   the job (`budget_exceeded`) and the worker lets it go, once the calls
+//!   already in flight came back and were recorded.
+//! - The room is asked once the call holds its capacity slot, so calls
+//!   waiting for a slot hold none.
+//! - After the call, its usage is recorded and only then its reservations
+//!   released, so a reader always sees a call's cost reserved or recorded.
+//! - A reservation expires on its own after the time its call may take with
+//!   every retry ([`Worker::reservation_ttl`]): a worker that dies holding
+//!   one does not keep the room from the others.
+//!
+//! One [`Purse`] per job holds the provider the job's calls go to now. The
+//! stages run calls side by side; a move swaps the provider for every call
+//! admitted after it, and a job leased again after a move knows it moved
+//! from its ticket (`provider_switches`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use dragoman_model::coordination::Coordination;
+use dragoman_model::entities::provider;
+use dragoman_model::tokens::estimate_tokens;
+use dragoman_model::{budget, clock, fallback, ids};
+use dragoman_proto::v1::{JobTicket, PauseForBudgetRequest, SwitchProviderRequest};
+use futures::{Stream, StreamExt};
+use sea_orm::DatabaseConnection;
+use tokio::sync::{Mutex, RwLock};
+
+use super::slots::Slot;
+use super::{Engine, Stop, Worker, scoring};
+use crate::analysis::{ANALYSIS_SYSTEM_PROMPT, Languages, analysis_message};
+use crate::review::{REVIEW_SYSTEM_PROMPT, ReviewName, ReviewPassage, ReviewTerm, review_message};
+use crate::translate::{
+    CallRecord, PASSAGE_OVERHEAD_TOKENS, PassageIn, SYSTEM_PROMPT, TranslateJob, passage_tokens,
+    user_message,
+};
+
+/// Completion tokens of a translation answer, in times its passages'
+/// estimate: a translation runs longer than its source (and real
+/// tokenizers split accented and other scripts finer), and the answer
+/// repeats each passage's id in the same JSON wrapping.
+pub(super) const TRANSLATION_ANSWER_FACTOR: usize = 2;
+
+/// Completion tokens of an analysis answer, in times its passages'
+/// estimate: names, terms and evidence quote the text with JSON around
+/// them. The answer's ceiling is twice this; a typical one stays below.
+pub(super) const ANALYSIS_ANSWER_FACTOR: usize = 3;
+
+/// Completion tokens of a review answer, in times the translations' estimate:
+/// at most a correction of every translation, plus its flags.
+pub(super) const REVIEW_ANSWER_FACTOR: usize = 2;
+
+/// Time a reservation outlives its call's worst case, so a slow but live
+/// call never loses its reservation before it is recorded.
+const TTL_MARGIN: Duration = Duration::from_secs(60);
+
+/// Estimated tokens of one provider call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct CallSize {
+    pub prompt_tokens: usize,
+    pub completion_tokens: usize,
+}
+
+impl CallSize {
+    /// A translation of the job's passages with its context.
+    pub fn translation(job: &TranslateJob) -> CallSize {
+        let passages: Vec<&PassageIn> = job.passages.iter().collect();
+        let sent = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(&user_message(job, &passages));
+        let passages: usize = job.passages.iter().map(passage_tokens).sum();
+        CallSize {
+            prompt_tokens: sent,
+            completion_tokens: passages.saturating_mul(TRANSLATION_ANSWER_FACTOR),
+        }
+    }
+
+    /// An analysis of these passages.
+    pub fn analysis(languages: Languages<'_>, passages: &[PassageIn]) -> CallSize {
+        let user = analysis_message(languages.source, languages.target, passages);
+        let read: usize = passages.iter().map(passage_tokens).sum();
+        CallSize {
+            prompt_tokens: estimate_tokens(ANALYSIS_SYSTEM_PROMPT) + estimate_tokens(&user),
+            completion_tokens: read.saturating_mul(ANALYSIS_ANSWER_FACTOR),
+        }
+    }
+
+    /// A review of these passages against the glossary and the characters.
+    pub fn review(
+        languages: Languages<'_>,
+        terms: &[ReviewTerm],
+        names: &[ReviewName],
+        passages: &[ReviewPassage],
+    ) -> CallSize {
+        let user = review_message(languages, terms, names, passages);
+        let corrections: usize = passages
+            .iter()
+            .map(|p| {
+                estimate_tokens(&p.id) + estimate_tokens(&p.translation) + PASSAGE_OVERHEAD_TOKENS
+            })
+            .sum();
+        CallSize {
+            prompt_tokens: estimate_tokens(REVIEW_SYSTEM_PROMPT) + estimate_tokens(&user),
+            completion_tokens: corrections.saturating_mul(REVIEW_ANSWER_FACTOR),
+        }
+    }
+
+    /// What the call may cost at the provider's prices; none when either
+    /// price is unknown.
+    pub fn cost(&self, provider: &provider::Model) -> Option<f64> {
+        crate::llm::cost(
+            u64::try_from(self.prompt_tokens).unwrap_or(u64::MAX),
+            u64::try_from(self.completion_tokens).unwrap_or(u64::MAX),
+            provider.price_input,
+            provider.price_output,
+        )
+    }
+}
+
+/// The budget side of one job: the provider its calls go to now, whether
+/// it moved to a cheaper one, whether a budget paused it.
+pub(super) struct Purse {
+    job_id: String,
+    worker_id: String,
+    token_id: Option<String>,
+    project_id: String,
+    /// The job's provider when it was leased.
+    provider_id: String,
+    current: RwLock<Option<Arc<Engine>>>,
+    switched: AtomicBool,
+    paused: AtomicBool,
+    /// Held while a refusal is dealt with, so one move (or one pause)
+    /// serves every call refused at once.
+    refusals: Mutex<()>,
+}
+
+impl Purse {
+    pub fn new(ticket: &JobTicket, worker_id: &str) -> Purse {
+        Purse {
+            job_id: ticket.job_id.clone(),
+            worker_id: worker_id.to_owned(),
+            token_id: ticket.token_id.clone(),
+            project_id: ticket.project_id.clone(),
+            provider_id: ticket.provider_id.clone(),
+            current: RwLock::new(None),
+            switched: AtomicBool::new(ticket.provider_switches > 0),
+            paused: AtomicBool::new(false),
+            refusals: Mutex::new(()),
+        }
+    }
+
+    /// Whether the job moved to a cheaper provider.
+    pub fn switched(&self) -> bool {
+        self.switched.load(Ordering::SeqCst)
+    }
+
+    fn paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+
+    /// Ends a stage whose calls run side by side, after one of them
+    /// stopped the job with `stop`. When a budget paused it, the calls
+    /// already in flight finish first (each records its usage and stores
+    /// what it got: that work is paid for); the ones not started stop at
+    /// once. Otherwise they are dropped as the job is let go.
+    pub async fn wind_down<S>(&self, runs: &mut S, stop: Stop) -> Stop
+    where
+        S: Stream<Item = Result<(), Stop>> + Unpin,
+    {
+        if self.paused() {
+            while runs.next().await.is_some() {}
+        }
+        stop
+    }
+
+    /// The job moved to `cheaper`: calls admitted from now on go there.
+    async fn moved_to(&self, cheaper: Arc<Engine>) {
+        *self.current.write().await = Some(cheaper);
+        self.switched.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Reservations held for one call; give them back with
+/// [`Worker::close_call`].
+#[derive(Debug)]
+pub(super) struct Hold {
+    id: String,
+    pools: Vec<String>,
+}
+
+/// A call allowed to go: the provider it goes to, its capacity slot, its
+/// reservations.
+pub(super) struct Admitted {
+    pub engine: Arc<Engine>,
+    slot: Slot,
+    hold: Hold,
+}
+
+/// What the caps said of a call.
+#[derive(Debug)]
+enum Room {
+    Reserved(Hold),
+    Refused,
+}
+
+/// What follows a refusal.
+#[derive(Debug)]
+enum Next {
+    /// The job moved (now, or meanwhile by another call): ask again.
+    Retry,
+    /// Move the job to this cheaper provider, then ask again.
+    Move(provider::Model),
+    /// Nothing cheaper, or the job already moved: pause it.
+    Pause,
+}
+
+/// The budget checks of one worker process, apart from its services.
+struct Guard<'a> {
+    db: &'a DatabaseConnection,
+    coordination: &'a dyn Coordination,
+    switch_percent: u8,
+    ttl: Duration,
+}
+
+impl Guard<'_> {
+    /// Reserves the estimate of a call of `size` to `provider` under every
+    /// cap of the job, all or nothing. `switched` says which room applies.
+    async fn reserve(
+        &self,
+        purse: &Purse,
+        provider: &provider::Model,
+        size: &CallSize,
+        switched: bool,
+    ) -> Result<Room, Stop> {
+        let mut hold = Hold {
+            id: ids::new_id(),
+            pools: Vec::new(),
+        };
+        let Some(estimate) = size.cost(provider).filter(|c| *c > 0.0) else {
+            return Ok(Room::Reserved(hold));
+        };
+        let caps = budget::caps(
+            self.db,
+            purse.token_id.as_deref(),
+            &purse.project_id,
+            clock::now(),
+        )
+        .await
+        .map_err(scoring::db_error)?;
+        for cap in &caps {
+            let room = if switched {
+                cap.left()
+            } else {
+                cap.left_before_switch(self.switch_percent)
+            };
+            match self
+                .coordination
+                .reserve(&cap.pool, &hold.id, estimate, room, self.ttl)
+                .await
+            {
+                Ok(true) => hold.pools.push(cap.pool.clone()),
+                Ok(false) => {
+                    tracing::info!(
+                        job = %purse.job_id,
+                        scope = ?cap.scope,
+                        amount = cap.amount,
+                        spent = cap.spent,
+                        estimate,
+                        "a budget has no room for the next call"
+                    );
+                    self.release(hold).await;
+                    return Ok(Room::Refused);
+                }
+                Err(e) => {
+                    // Without coordination no call may count on room: the
+                    // job is let go and leased again once its lease expires.
+                    tracing::warn!(job = %purse.job_id, error = %e, "reserving budget room failed; the job is tried again");
+                    self.release(hold).await;
+                    return Err(Stop::Released);
+                }
+            }
+        }
+        Ok(Room::Reserved(hold))
+    }
+
+    async fn release(&self, hold: Hold) {
+        for pool in &hold.pools {
+            if let Err(e) = self.coordination.release(pool, &hold.id).await {
+                // It expires on its own.
+                tracing::warn!(pool = %pool, error = %e, "releasing a budget reservation failed");
+            }
+        }
+    }
+
+    /// What follows a refusal of a call asked when the job had `switched`
+    /// or not, the job being on `current` now. The caller holds the purse's
+    /// refusal lock.
+    async fn next(
+        &self,
+        purse: &Purse,
+        current: &provider::Model,
+        switched: bool,
+    ) -> Result<Next, Stop> {
+        if purse.paused() {
+            return Err(Stop::Released);
+        }
+        if purse.switched() {
+            return Ok(if switched { Next::Pause } else { Next::Retry });
+        }
+        Ok(fallback::cheaper_fallback(self.db, current)
+            .await
+            .map_err(scoring::db_error)?
+            .map_or(Next::Pause, Next::Move))
+    }
+}
+
+impl Worker {
+    fn guard(&self) -> Guard<'_> {
+        Guard {
+            db: &self.db,
+            coordination: self.coordination.as_ref(),
+            switch_percent: self.config.budget_switch_percent,
+            ttl: self.reservation_ttl(),
+        }
+    }
+
+    /// The provider the job's calls go to now.
+    pub(super) async fn current_engine(&self, purse: &Purse) -> Result<Arc<Engine>, Stop> {
+        if let Some(engine) = purse.current.read().await.as_ref() {
+            return Ok(engine.clone());
+        }
+        let mut current = purse.current.write().await;
+        if let Some(engine) = current.as_ref() {
+            return Ok(engine.clone());
+        }
+        let engine = Arc::new(self.engine(&purse.provider_id).await?);
+        *current = Some(engine.clone());
+        Ok(engine)
+    }
+
+    /// How long a reservation lives: every attempt of its call timing out
+    /// after the longest backoff, and a margin.
+    pub(super) fn reservation_ttl(&self) -> Duration {
+        reservation_ttl(
+            self.config.call_timeout,
+            self.config.retry.max_delay,
+            self.config.retry.max_attempts,
+        )
+    }
+
+    /// Lets a call of `size` go: a capacity slot of the job's provider (or
+    /// of `own`, a provider a stage chose, while the job has not moved),
+    /// then its reservations under every cap (see the module doc). Moves
+    /// the job to a cheaper provider, or pauses it, when the caps refuse.
+    pub(super) async fn admit(
+        &self,
+        purse: &Purse,
+        own: Option<&Arc<Engine>>,
+        size: &CallSize,
+    ) -> Result<Admitted, Stop> {
+        let guard = self.guard();
+        loop {
+            if purse.paused() {
+                return Err(Stop::Released);
+            }
+            let switched = purse.switched();
+            let engine = match own {
+                Some(own) if !switched => own.clone(),
+                _ => self.current_engine(purse).await?,
+            };
+            let slot = self.take_slot(&engine.provider, engine.capacity).await;
+            match guard.reserve(purse, &engine.provider, size, switched).await {
+                Ok(Room::Reserved(hold)) => return Ok(Admitted { engine, slot, hold }),
+                Ok(Room::Refused) => {
+                    self.release_slot(slot).await;
+                    self.budget_refused(&guard, purse, switched).await?;
+                }
+                Err(stop) => {
+                    self.release_slot(slot).await;
+                    return Err(stop);
+                }
+            }
+        }
+    }
+
+    /// After the call: gives its slot back, records its usage, then frees
+    /// its reservations — in that order, so its cost is always either
+    /// reserved or recorded.
+    pub(super) async fn close_call(
+        &self,
+        ticket: &JobTicket,
+        admitted: Admitted,
+        calls: Vec<CallRecord>,
+    ) -> Result<(), Stop> {
+        let Admitted { engine, slot, hold } = admitted;
+        self.release_slot(slot).await;
+        let recorded = self.record_calls(ticket, &engine.provider, calls).await;
+        self.guard().release(hold).await;
+        recorded
+    }
+
+    /// A call was refused room (`switched`: whether the job had moved when
+    /// it asked). Ok when the call may ask again, on the cheaper provider;
+    /// otherwise the job is paused and let go.
+    async fn budget_refused(
+        &self,
+        guard: &Guard<'_>,
+        purse: &Purse,
+        switched: bool,
+    ) -> Result<(), Stop> {
+        let _one_at_a_time = purse.refusals.lock().await;
+        let current = self.current_engine(purse).await?;
+        match guard.next(purse, &current.provider, switched).await? {
+            Next::Retry => return Ok(()),
+            Next::Move(cheaper) => match self.engine_of(cheaper) {
+                Ok(engine) => {
+                    self.switch_provider(purse, &current, Arc::new(engine))
+                        .await?;
+                    return Ok(());
+                }
+                Err(_) => {
+                    tracing::warn!(job = %purse.job_id, "the cheaper provider has no client; the job pauses");
+                }
+            },
+            Next::Pause => {}
+        }
+        purse.paused.store(true, Ordering::SeqCst);
+        let call = PauseForBudgetRequest {
+            job_id: purse.job_id.clone(),
+            worker_id: purse.worker_id.clone(),
+        };
+        match self
+            .scheduler
+            .pause_for_budget(self.credential.system_request(call))
+            .await
+        {
+            Ok(_) => tracing::info!(job = %purse.job_id, "job paused: budget exceeded"),
+            // Its lease expires and the next worker meets the same caps.
+            Err(status) => {
+                tracing::warn!(job = %purse.job_id, error = %status, "pausing the job for its budget failed")
+            }
+        }
+        Err(Stop::Released)
+    }
+
+    /// Has the scheduler move the job to `cheaper`, then sends the job's
+    /// next calls there.
+    async fn switch_provider(
+        &self,
+        purse: &Purse,
+        from: &Engine,
+        cheaper: Arc<Engine>,
+    ) -> Result<(), Stop> {
+        let call = SwitchProviderRequest {
+            job_id: purse.job_id.clone(),
+            worker_id: purse.worker_id.clone(),
+            provider_id: cheaper.provider.id.clone(),
+        };
+        match self
+            .scheduler
+            .switch_provider(self.credential.system_request(call))
+            .await
+        {
+            Ok(answer) if answer.get_ref().keep_going => {}
+            Ok(_) => return Err(Stop::Released),
+            Err(status) => {
+                tracing::warn!(job = %purse.job_id, error = %status, "moving the job to a cheaper provider failed; the job is tried again");
+                return Err(Stop::Released);
+            }
+        }
+        tracing::info!(
+            job = %purse.job_id,
+            from = %from.provider.name,
+            to = %cheaper.provider.name,
+            "job moved to a cheaper provider near its budget"
+        );
+        purse.moved_to(cheaper).await;
+        Ok(())
+    }
+}
+
+/// How long a reservation lives: `attempts` calls each timing out after
+/// `call_timeout` and waiting the longest backoff `max_delay`, and
+/// [`TTL_MARGIN`].
+fn reservation_ttl(call_timeout: Duration, max_delay: Duration, attempts: u32) -> Duration {
+    call_timeout
+        .saturating_add(max_delay)
+        .saturating_mul(attempts.max(1))
+        .saturating_add(TTL_MARGIN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{LlmClient, ProviderConfig, ProviderKind as Protocol};
+    use dragoman_migrations::{Migrator, MigratorTrait};
+    use dragoman_model::coordination::LocalCoordination;
+    use dragoman_model::entities::{account, api_token, project, provider_call, series};
+    use dragoman_model::vocab::{
+        BudgetPeriod, Priority, ProjectKind, ProviderKind, SeriesKind, VolumeStatus,
+    };
+    use sea_orm::{ActiveModelTrait, Set};
+    use serde_json::json;
+
+    /// A token with a cap over its life, a book, two providers, and the
+    /// guard of a worker with the default threshold.
+    struct Bench {
+        db: DatabaseConnection,
+        coordination: LocalCoordination,
+        account_id: String,
+        token_id: String,
+        project_id: String,
+    }
+
+    impl Bench {
+        async fn new(token_cap: Option<f64>, book_cap: Option<f64>) -> Bench {
+            let db = dragoman_model::db::connect("sqlite::memory:")
+                .await
+                .expect("in-memory database");
+            Migrator::up(&db, None).await.expect("migrations");
+            let account = account::ActiveModel::new_account("reader", String::new(), false)
+                .insert(&db)
+                .await
+                .expect("account");
+            let now = clock::now();
+            let token = api_token::ActiveModel {
+                id: Set(ids::new_id()),
+                account_id: Set(account.id.clone()),
+                name: Set("ci".into()),
+                prefix: Set(ids::new_id()),
+                secret_hash: Set(String::new()),
+                scopes: Set(json!([])),
+                created_at: Set(now),
+                max_priority: Set(Priority::Normal),
+                max_running: Set(10),
+                max_queued: Set(100),
+                budget_amount: Set(token_cap),
+                budget_period: Set(token_cap.map(|_| BudgetPeriod::Total)),
+                ..Default::default()
+            }
+            .insert(&db)
+            .await
+            .expect("token");
+            let series = series::ActiveModel {
+                id: Set(ids::new_id()),
+                account_id: Set(account.id.clone()),
+                name: Set("Saga".into()),
+                kind: Set(SeriesKind::Numbered),
+                archived: Set(false),
+                suspended: Set(false),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&db)
+            .await
+            .expect("series");
+            let project = project::ActiveModel {
+                id: Set(ids::new_id()),
+                series_id: Set(series.id),
+                account_id: Set(account.id.clone()),
+                title: Set("Saga 1".into()),
+                volume_number: Set(Some(1)),
+                project_kind: Set(ProjectKind::Volume),
+                status: Set(VolumeStatus::Imported),
+                source_language: Set("en".into()),
+                target_language: Set("fr".into()),
+                archived: Set(false),
+                licence_counted: Set(true),
+                budget_amount: Set(book_cap),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&db)
+            .await
+            .expect("book");
+            Bench {
+                db,
+                coordination: LocalCoordination::new(),
+                account_id: account.id,
+                token_id: token.id,
+                project_id: project.id,
+            }
+        }
+
+        fn guard(&self) -> Guard<'_> {
+            Guard {
+                db: &self.db,
+                coordination: &self.coordination,
+                switch_percent: budget::DEFAULT_SWITCH_PERCENT,
+                ttl: Duration::from_secs(60),
+            }
+        }
+
+        fn purse(&self, provider: &provider::Model, switches: i32) -> Purse {
+            let ticket = JobTicket {
+                job_id: "job".into(),
+                token_id: Some(self.token_id.clone()),
+                project_id: self.project_id.clone(),
+                provider_id: provider.id.clone(),
+                provider_switches: switches,
+                ..JobTicket::default()
+            };
+            Purse::new(&ticket, "w1")
+        }
+
+        async fn provider(
+            &self,
+            name: &str,
+            prices: Option<(f64, f64)>,
+            fallback: Option<&provider::Model>,
+        ) -> provider::Model {
+            let now = clock::now();
+            provider::ActiveModel {
+                id: Set(ids::new_id()),
+                name: Set(name.into()),
+                kind: Set(ProviderKind::OpenAi),
+                model: Set("m".into()),
+                base_url: Set("http://127.0.0.1:9/v1".into()),
+                api_key_env: Set(String::new()),
+                price_input: Set(prices.map(|p| p.0)),
+                price_output: Set(prices.map(|p| p.1)),
+                capacity: Set(4),
+                fallback_provider_id: Set(fallback.map(|f| f.id.clone())),
+                created_at: Set(now),
+                updated_at: Set(now),
+            }
+            .insert(&self.db)
+            .await
+            .expect("provider")
+        }
+
+        /// A call of the token already recorded, outside any request.
+        async fn spent(&self, provider: &provider::Model, cost: f64) {
+            provider_call::ActiveModel {
+                id: Set(ids::new_id()),
+                provider_id: Set(provider.id.clone()),
+                account_id: Set(self.account_id.clone()),
+                token_id: Set(Some(self.token_id.clone())),
+                request_id: Set(None),
+                job_id: Set(None),
+                prompt_tokens: Set(1),
+                completion_tokens: Set(1),
+                cached: Set(false),
+                cost: Set(Some(cost)),
+                duration_ms: Set(1),
+                status: Set("ok".into()),
+                error: Set(String::new()),
+                created_at: Set(clock::now()),
+            }
+            .insert(&self.db)
+            .await
+            .expect("call");
+        }
+
+        async fn reserved(&self, pool: &str) -> f64 {
+            self.coordination.reserved(pool).await.expect("reserved")
+        }
+
+        fn token_pool(&self) -> String {
+            format!("budget:token:{}", self.token_id)
+        }
+    }
+
+    fn engine(provider: &provider::Model) -> Arc<Engine> {
+        let client = LlmClient::new(ProviderConfig {
+            kind: Protocol::OpenAi,
+            base_url: provider.base_url.clone(),
+            model: provider.model.clone(),
+            api_key: None,
+            timeout: Duration::from_secs(1),
+            price_input: provider.price_input,
+            price_output: provider.price_output,
+        })
+        .expect("client");
+        Arc::new(Engine {
+            provider: provider.clone(),
+            client: Arc::new(client),
+            capacity: 1,
+        })
+    }
+
+    /// 10 000 tokens each way: 0.4 at 10 + 30 per million, 0.02 at 1 + 1.
+    const SIZE: CallSize = CallSize {
+        prompt_tokens: 10_000,
+        completion_tokens: 10_000,
+    };
+
+    fn reserved(room: Room) -> Hold {
+        match room {
+            Room::Reserved(hold) => hold,
+            Room::Refused => panic!("refused"),
+        }
+    }
+
+    fn refused(room: Room) {
+        assert!(matches!(room, Room::Refused), "{room:?}");
+    }
+
+    #[test]
+    fn estimates_follow_what_is_sent_at_the_providers_prices() {
+        let job = TranslateJob {
+            source_language: "en".into(),
+            target_language: "fr".into(),
+            passages: vec![PassageIn {
+                id: "c1.p0".into(),
+                text: "It was a bright cold day in April.".into(),
+            }],
+            context: Some("Glossary: April => avril".into()),
+        };
+        let size = CallSize::translation(&job);
+        let passages = passage_tokens(&job.passages[0]);
+        assert_eq!(size.completion_tokens, passages * TRANSLATION_ANSWER_FACTOR);
+        assert!(size.prompt_tokens > estimate_tokens(SYSTEM_PROMPT) + passages);
+        let mut without = job.clone();
+        without.context = None;
+        assert!(CallSize::translation(&without).prompt_tokens < size.prompt_tokens);
+
+        let languages = Languages {
+            source: "en",
+            target: "fr",
+        };
+        let analysis = CallSize::analysis(languages, &job.passages);
+        assert_eq!(
+            analysis.completion_tokens,
+            passages * ANALYSIS_ANSWER_FACTOR
+        );
+        let review = CallSize::review(
+            languages,
+            &[],
+            &[],
+            &[ReviewPassage {
+                id: "c1.p0".into(),
+                source: "Hello".into(),
+                translation: "Bonjour".into(),
+            }],
+        );
+        assert_eq!(
+            review.completion_tokens,
+            (estimate_tokens("c1.p0") + estimate_tokens("Bonjour") + PASSAGE_OVERHEAD_TOKENS)
+                * REVIEW_ANSWER_FACTOR
+        );
+
+        let mut priced = provider::Model {
+            id: "p".into(),
+            name: "p".into(),
+            kind: ProviderKind::OpenAi,
+            model: "m".into(),
+            base_url: String::new(),
+            api_key_env: String::new(),
+            price_input: Some(10.0),
+            price_output: Some(30.0),
+            capacity: 1,
+            fallback_provider_id: None,
+            created_at: 0,
+            updated_at: 0,
+        };
+        let cost = SIZE.cost(&priced).expect("priced");
+        assert!((cost - 0.4).abs() < 1e-12);
+        priced.price_output = None;
+        assert_eq!(SIZE.cost(&priced), None);
+    }
+
+    #[tokio::test]
+    async fn a_budget_pause_lets_the_calls_in_flight_finish() {
+        use std::sync::atomic::AtomicUsize;
+        let ticket = JobTicket::default();
+        for paused in [false, true] {
+            let purse = Purse::new(&ticket, "w1");
+            purse.paused.store(paused, Ordering::SeqCst);
+            let finished = AtomicUsize::new(0);
+            let finished = &finished;
+            let mut runs = futures::stream::iter((0..3).map(|i| async move {
+                if i == 0 {
+                    return Err(Stop::Released);
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                finished.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }))
+            .buffer_unordered(3);
+            let first = runs.next().await.expect("an outcome");
+            let stop = first.expect_err("the first stops the job");
+            let stop = purse.wind_down(&mut runs, stop).await;
+            assert!(matches!(stop, Stop::Released));
+            let expected = if paused { 2 } else { 0 };
+            assert_eq!(
+                finished.load(Ordering::SeqCst),
+                expected,
+                "paused: {paused}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reservation_outlives_every_attempt_of_its_call() {
+        let ttl = reservation_ttl(Duration::from_secs(30), Duration::from_secs(60), 4);
+        assert_eq!(ttl, Duration::from_secs(4 * 90) + TTL_MARGIN);
+        let once = reservation_ttl(Duration::from_secs(30), Duration::from_secs(60), 0);
+        assert_eq!(once, Duration::from_secs(90) + TTL_MARGIN);
+        assert_eq!(
+            reservation_ttl(Duration::MAX, Duration::MAX, 4),
+            Duration::MAX
+        );
+    }
+
+    #[tokio::test]
+    async fn a_job_moves_at_the_threshold_then_pauses_at_the_cap() {
+        let bench = Bench::new(Some(1.0), None).await;
+        let cheap = bench.provider("cheap", Some((1.0, 1.0)), None).await;
+        let dear = bench
+            .provider("dear", Some((10.0, 30.0)), Some(&cheap))
+            .await;
+        let guard = bench.guard();
+        let purse = bench.purse(&dear, 0);
+        let pool = bench.token_pool();
+
+        // Calls in flight count: two fit below 90% of the cap, a third not.
+        let first = reserved(
+            guard
+                .reserve(&purse, &dear, &SIZE, false)
+                .await
+                .expect("ok"),
+        );
+        let second = reserved(
+            guard
+                .reserve(&purse, &dear, &SIZE, false)
+                .await
+                .expect("ok"),
+        );
+        assert!((bench.reserved(&pool).await - 0.8).abs() < 1e-9);
+        refused(
+            guard
+                .reserve(&purse, &dear, &SIZE, false)
+                .await
+                .expect("ok"),
+        );
+        assert!((bench.reserved(&pool).await - 0.8).abs() < 1e-9);
+
+        // Refused on its original provider: it moves to the cheaper one.
+        let next = guard.next(&purse, &dear, false).await.expect("next");
+        let Next::Move(to) = next else {
+            panic!("expected a move, got {next:?}")
+        };
+        assert_eq!(to.id, cheap.id);
+        purse.moved_to(engine(&to)).await;
+        assert!(purse.switched());
+        // A call refused before the move asks again on the new provider.
+        assert!(matches!(
+            guard.next(&purse, &cheap, false).await,
+            Ok(Next::Retry)
+        ));
+
+        // After the move the room is the cap itself.
+        let third = reserved(
+            guard
+                .reserve(&purse, &cheap, &SIZE, true)
+                .await
+                .expect("ok"),
+        );
+        assert!((bench.reserved(&pool).await - 0.82).abs() < 1e-9);
+        for hold in [first, second, third] {
+            guard.release(hold).await;
+        }
+        assert_eq!(bench.reserved(&pool).await, 0.0);
+
+        // Recorded spending leaves 0.01: the moved job pauses.
+        bench.spent(&dear, 0.99).await;
+        refused(
+            guard
+                .reserve(&purse, &cheap, &SIZE, true)
+                .await
+                .expect("ok"),
+        );
+        assert!(matches!(
+            guard.next(&purse, &cheap, true).await,
+            Ok(Next::Pause)
+        ));
+        purse.paused.store(true, Ordering::SeqCst);
+        assert!(matches!(
+            guard.next(&purse, &cheap, true).await,
+            Err(Stop::Released)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_job_restarted_after_its_move_keeps_the_caps_room() {
+        let bench = Bench::new(Some(1.0), None).await;
+        let cheap = bench.provider("cheap", Some((1.0, 1.0)), None).await;
+        bench.spent(&cheap, 0.95).await;
+        let guard = bench.guard();
+        // Leased again on the provider it moved to.
+        let purse = bench.purse(&cheap, 1);
+        assert!(purse.switched());
+        let hold = reserved(
+            guard
+                .reserve(&purse, &cheap, &SIZE, purse.switched())
+                .await
+                .expect("ok"),
+        );
+        guard.release(hold).await;
+        // Not moved, nothing cheaper than the cheapest: past the threshold
+        // it pauses.
+        let fresh = bench.purse(&cheap, 0);
+        refused(
+            guard
+                .reserve(&fresh, &cheap, &SIZE, false)
+                .await
+                .expect("ok"),
+        );
+        assert!(matches!(
+            guard.next(&fresh, &cheap, false).await,
+            Ok(Next::Pause)
+        ));
+    }
+
+    #[tokio::test]
+    async fn every_cap_must_take_the_reservation() {
+        let bench = Bench::new(Some(100.0), Some(0.3)).await;
+        let dear = bench.provider("dear", Some((10.0, 30.0)), None).await;
+        let guard = bench.guard();
+        let purse = bench.purse(&dear, 0);
+        // The token has room, the book not: nothing stays reserved.
+        refused(guard.reserve(&purse, &dear, &SIZE, true).await.expect("ok"));
+        assert_eq!(bench.reserved(&bench.token_pool()).await, 0.0);
+        let book_pool = format!("budget:book:{}", bench.project_id);
+        assert_eq!(bench.reserved(&book_pool).await, 0.0);
+
+        let small = CallSize {
+            prompt_tokens: 1_000,
+            completion_tokens: 1_000,
+        };
+        let hold = reserved(
+            guard
+                .reserve(&purse, &dear, &small, true)
+                .await
+                .expect("ok"),
+        );
+        assert!((bench.reserved(&bench.token_pool()).await - 0.04).abs() < 1e-9);
+        assert!((bench.reserved(&book_pool).await - 0.04).abs() < 1e-9);
+        guard.release(hold).await;
+        assert_eq!(bench.reserved(&book_pool).await, 0.0);
+    }
+
+    #[tokio::test]
+    async fn unpriced_calls_reserve_nothing() {
+        let bench = Bench::new(Some(0.0), Some(0.0)).await;
+        let unpriced = bench.provider("local", None, None).await;
+        let guard = bench.guard();
+        let purse = bench.purse(&unpriced, 0);
+        let hold = reserved(
+            guard
+                .reserve(&purse, &unpriced, &SIZE, false)
+                .await
+                .expect("ok"),
+        );
+        assert!(hold.pools.is_empty());
+        // Without caps a priced call reserves nothing either.
+        let free = Bench::new(None, None).await;
+        let dear = free.provider("dear", Some((10.0, 30.0)), None).await;
+        let purse = free.purse(&dear, 0);
+        let hold = reserved(
+            free.guard()
+                .reserve(&purse, &dear, &SIZE, false)
+                .await
+                .expect("ok"),
+        );
+        assert!(hold.pools.is_empty());
+    }
+}
