@@ -514,6 +514,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn queue_limits_are_checked_at_start() {
+        let mut config = Config::default();
+        assert_eq!(
+            config.queue_settings(),
+            Ok(QueueSettings {
+                max_running_per_account: 4,
+                max_queued_per_account: None
+            })
+        );
+        config.queue_max_running_per_account = 0;
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("QUEUE_MAX_RUNNING_PER_ACCOUNT"), "{err}");
+        config.queue_max_running_per_account = 1000;
+        config.queue_max_queued_per_account = Some(100_001);
+        let err = config.validate().unwrap_err();
+        assert!(err.contains("QUEUE_MAX_QUEUED_PER_ACCOUNT"), "{err}");
+        config.queue_max_queued_per_account = Some(100_000);
+        assert!(config.validate().is_ok());
+    }
+
+    #[test]
     fn the_budget_switch_percent_is_a_share_of_a_cap() {
         let mut config = Config::default();
         assert_eq!(config.budget_switch_percent, 90);

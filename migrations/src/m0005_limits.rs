@@ -138,7 +138,12 @@ impl MigrationTrait for Migration {
             boolean(Projects::LicenceCounted).default(false).take(),
         )
         .await?;
-        add_column(manager, Projects::Table, double_null(Projects::BudgetAmount)).await?;
+        add_column(
+            manager,
+            Projects::Table,
+            double_null(Projects::BudgetAmount),
+        )
+        .await?;
         add_column(
             manager,
             Accounts::Table,

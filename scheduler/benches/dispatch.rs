@@ -15,14 +15,20 @@
 //! 1. Latency: 10,000 waiting requests over 100 accounts and 300 tokens
 //!    (10 % high, 60 % normal, 30 % low priority; tokens allowed 1 to 3
 //!    running jobs, accounts 4), 40 running slots: 2,000 leases are timed,
-//!    each after releasing the oldest running job once 40 run.
-//! 2. Growth: 1,000 to 20,000 waiting requests, 200 timed leases each,
-//!    with the groups the decision reads and the process's resident memory.
+//!    each after releasing the oldest running job once 40 run; then 500
+//!    leases each after new work was announced, which makes the decision
+//!    read the waiting groups again (the worst case: new requests between
+//!    any two leases).
+//! 2. Growth: 1,000 to 20,000 waiting requests, 200 timed leases each (and
+//!    200 each after new work), with the groups in the summary and the
+//!    process's resident memory.
 //! 3. Fairness: 19,000 waiting requests, ten accounts holding 1,000 each
 //!    and ninety holding 100, equal priority, limits out of the way, 40
-//!    running slots, 3,000 rounds of "the oldest running job ends, a worker
-//!    leases": each account's share of the running slots against the fair
-//!    share (40 / 100).
+//!    running slots, 3,000 rounds of "a running job ends, a worker leases":
+//!    each account's share of the running slots against the fair share
+//!    (40 / 100). Twice: the oldest job ends each round (jobs of equal
+//!    length: the shares show the decisions alone), then a random one
+//!    (lengths vary as in life; nothing preempts a long job).
 
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::{account, api_token, job, project, request, series};
@@ -66,16 +72,10 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        if std::env::var("PROBE").is_ok() {
-            let world = World::create(&admin_url, |t| 1 + i32::try_from(t % 3).unwrap_or(0)).await;
-            world.history(HISTORY).await;
-            world.fill(10_000, |i| (i * 7919) % (ACCOUNTS * TOKENS_PER_ACCOUNT), mixed_priority).await;
-            println!("kept {}", world.name);
-            return;
-        }
         latency(&admin_url).await;
         growth(&admin_url).await;
-        fairness(&admin_url).await;
+        fairness(&admin_url, false).await;
+        fairness(&admin_url, true).await;
     });
 }
 
@@ -412,8 +412,15 @@ async fn fill_slots(
 }
 
 /// `decisions` timed leases, each after the oldest running job ended once
-/// `SLOTS` run.
-async fn timed_leases(world: &World, dispatcher: &Dispatcher, decisions: usize) -> Vec<Duration> {
+/// `SLOTS` run; with `announced`, each after the process was told of new
+/// work, so that every decision reads the waiting groups again (as when
+/// requests arrive between any two leases).
+async fn timed_leases(
+    world: &World,
+    dispatcher: &Dispatcher,
+    decisions: usize,
+    announced: bool,
+) -> Vec<Duration> {
     let start = StartSettings::default();
     let mut running = VecDeque::new();
     fill_slots(world, dispatcher, &mut running).await;
@@ -423,6 +430,9 @@ async fn timed_leases(world: &World, dispatcher: &Dispatcher, decisions: usize) 
             && let Some((oldest, _)) = running.pop_front()
         {
             world.release(&oldest).await;
+        }
+        if announced {
+            dispatcher.invalidate();
         }
         let began = Instant::now();
         let leased = lease(&world.db, "bench", LEASE_SECONDS, dispatcher, &start)
@@ -488,11 +498,16 @@ async fn latency(admin_url: &str) {
         .await;
     let dispatcher = Dispatcher::new(environment(4));
     // Warm the pool and the caches.
-    timed_leases(&world, &dispatcher, 100).await;
-    let mut times = timed_leases(&world, &dispatcher, 2000).await;
+    timed_leases(&world, &dispatcher, 100, false).await;
+    let mut times = timed_leases(&world, &dispatcher, 2000, false).await;
+    let mut announced = timed_leases(&world, &dispatcher, 500, true).await;
     println!("== latency: 10,000 waiting, 100 accounts, 300 tokens, {SLOTS} slots");
-    println!("groups read per decision: {}", world.groups().await);
+    println!("groups in the summary: {}", world.groups().await);
     println!("2,000 leases: {}", summary(&mut times));
+    println!(
+        "500 leases, each after new work (the groups read again): {}",
+        summary(&mut announced)
+    );
     let mut trip = world.time_sql("SELECT 1", 1000).await;
     println!(
         "one round trip (SELECT 1, 1,000 times): {}",
@@ -511,8 +526,10 @@ async fn latency(admin_url: &str) {
 }
 
 async fn growth(admin_url: &str) {
-    println!("== growth: 200 leases per queue size");
-    println!("| waiting | groups read | p50 | p99 | RSS before | RSS after |");
+    println!("== growth: 200 leases per queue size, then 200 each after new work");
+    println!(
+        "| waiting | groups | p50 | p99 | p50 after new work | p99 after new work | RSS before | RSS after |"
+    );
     for size in [1_000, 5_000, 10_000, 20_000] {
         let world = World::create(admin_url, |t| 1 + i32::try_from(t % 3).unwrap_or(0)).await;
         world.history(HISTORY).await;
@@ -524,22 +541,29 @@ async fn growth(admin_url: &str) {
             )
             .await;
         let dispatcher = Dispatcher::new(environment(4));
-        timed_leases(&world, &dispatcher, 20).await;
+        timed_leases(&world, &dispatcher, 20, false).await;
         let before = rss_mib();
-        let mut times = timed_leases(&world, &dispatcher, 200).await;
+        let mut times = timed_leases(&world, &dispatcher, 200, false).await;
+        let mut announced = timed_leases(&world, &dispatcher, 200, true).await;
         let after = rss_mib();
         times.sort();
+        announced.sort();
         println!(
-            "| {size} | {} | {} | {} | {before:.1} MiB | {after:.1} MiB |",
+            "| {size} | {} | {} | {} | {} | {} | {before:.1} MiB | {after:.1} MiB |",
             world.groups().await,
             ms(percentile(&times, 0.5)),
             ms(percentile(&times, 0.99)),
+            ms(percentile(&announced, 0.5)),
+            ms(percentile(&announced, 0.99)),
         );
         world.drop_database().await;
     }
 }
 
-async fn fairness(admin_url: &str) {
+/// With `uneven`, a random running job ends each round (job lengths vary
+/// as they do in life); otherwise the oldest (every job equally long, so
+/// the shares show the decisions alone).
+async fn fairness(admin_url: &str, uneven: bool) {
     let world = World::create(admin_url, |_| 1000).await;
     // Ten heavy accounts with 1,000 requests each, ninety with 100, mixed
     // in arrival order so that no account is first in line.
@@ -572,9 +596,22 @@ async fn fairness(admin_url: &str) {
     let rounds = 3000;
     let mut slot_rounds = vec![0u64; ACCOUNTS];
     let mut starts = vec![0u64; ACCOUNTS];
+    // xorshift64: the same sequence at every run.
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut random = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
     for _ in 0..rounds {
-        if let Some((oldest, _)) = running.pop_front() {
-            world.release(&oldest).await;
+        let ending = if uneven && !running.is_empty() {
+            usize::try_from(random() % running.len() as u64).unwrap_or(0)
+        } else {
+            0
+        };
+        if let Some((job_id, _)) = running.remove(ending) {
+            world.release(&job_id).await;
         }
         let leased = lease(&world.db, "bench", LEASE_SECONDS, &dispatcher, &start)
             .await
@@ -605,8 +642,13 @@ async fn fairness(admin_url: &str) {
         let n = range.len() as f64;
         shares[range].iter().sum::<f64>() / n
     };
+    let lengths = if uneven {
+        "a random running job ends each round"
+    } else {
+        "the oldest running job ends each round"
+    };
     println!(
-        "== fairness: {rounds} rounds, {SLOTS} slots, 100 accounts (10 with 1,000 waiting, 90 with 100)"
+        "== fairness: {rounds} rounds, {SLOTS} slots, 100 accounts (10 with 1,000 waiting, 90 with 100), {lengths}"
     );
     println!("fair share: {fair:.3} running slots per account");
     println!(
@@ -624,5 +666,7 @@ async fn fairness(admin_url: &str) {
         starts.iter().min().copied().unwrap_or(0),
         starts.iter().max().copied().unwrap_or(0)
     );
+    let within = shares.iter().filter(|s| deviation(s).abs() <= 10.0).count();
+    println!("accounts within 10 % of the fair share: {within} of {ACCOUNTS}");
     world.drop_database().await;
 }

@@ -67,6 +67,14 @@ impl SchedulerService {
         }
     }
 
+    /// Waiting work was added (a job to start, or a limit changed): this
+    /// process's next decision reads the waiting groups again, and the
+    /// workers are woken.
+    async fn work_added(&self) {
+        self.dispatcher.invalidate();
+        self.notify(&Channel::Jobs).await;
+    }
+
     async fn document(&self, row: &request::Model) -> Result<Response<RequestDocument>, Status> {
         let document = document::build(&self.db, row, &self.limits.queue).await?;
         Ok(Response::new(RequestDocument {
@@ -78,7 +86,9 @@ impl SchedulerService {
 
     /// After a request ended: wake its waiters and the delivery role (a
     /// final webhook is due, or a completed request's result is to build),
-    /// and start the next volume of its series.
+    /// start the next volume of its series, and wake the workers: the
+    /// running slot the job held may let a job waiting for its token's or
+    /// its account's limit start.
     async fn after_end(&self, row: &request::Model) -> Result<(), SchedulerError> {
         self.notify(&Channel::request(&row.id)).await;
         let completed = matches!(
@@ -88,14 +98,16 @@ impl SchedulerService {
         if completed || row.callback_url.is_some() {
             self.notify(&Channel::Webhooks).await;
         }
-        self.promote_next(&row.series_id).await
+        self.promote_next(&row.series_id).await?;
+        self.notify(&Channel::Jobs).await;
+        Ok(())
     }
 
     /// Starts the next queued volume of the series if it is free.
     async fn promote_next(&self, series_id: &str) -> Result<(), SchedulerError> {
         if let Some(promoted) = lifecycle::promote_next(&self.db, series_id).await? {
             self.notify(&Channel::request(&promoted)).await;
-            self.notify(&Channel::Jobs).await;
+            self.work_added().await;
         }
         Ok(())
     }
@@ -165,7 +177,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
             self.notify(&Channel::request(id)).await;
         }
         if outcome.wake_workers {
-            self.notify(&Channel::Jobs).await;
+            self.work_added().await;
         }
         Ok(Response::new(series_report(&outcome.report)))
     }
@@ -185,7 +197,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
         )
         .await?;
         if has_job {
-            self.notify(&Channel::Jobs).await;
+            self.work_added().await;
         }
         // An import-only request ends at once: its final webhook is due.
         if answer
@@ -234,10 +246,14 @@ impl dragoman_proto::Scheduler for SchedulerService {
         } else {
             self.notify(&Channel::request(&row.id)).await;
             match action {
-                // The series is free for its next volume while this one waits.
-                ControlAction::Pause => self.promote_next(&row.series_id).await?,
-                ControlAction::Resume if row.status == RequestStatus::Pending => {
+                // The series is free for its next volume while this one
+                // waits, and a running job's slot for the next job.
+                ControlAction::Pause => {
+                    self.promote_next(&row.series_id).await?;
                     self.notify(&Channel::Jobs).await;
+                }
+                ControlAction::Resume if row.status == RequestStatus::Pending => {
+                    self.work_added().await;
                 }
                 _ => {}
             }
@@ -375,7 +391,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
             .await?;
         tracing::info!(account = %who.account_id, reset = m.reset, "queue settings changed");
         // A higher limit may let waiting jobs start now.
-        self.notify(&Channel::Jobs).await;
+        self.work_added().await;
         Ok(Response::new(QueueSettingsView {
             view_json: view.to_string(),
         }))

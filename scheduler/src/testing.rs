@@ -111,8 +111,10 @@ impl Fixture {
         }
     }
 
-    /// Leases the next job for `worker` as the scheduler service does.
+    /// Leases the next job for `worker` as the scheduler service does after
+    /// a wake-up: every change a test makes between two leases is seen.
     pub async fn lease(&self, worker: &str, seconds: i64) -> Result<Leased, SchedulerError> {
+        self.dispatcher.invalidate();
         crate::lifecycle::lease(&self.db, worker, seconds, &self.dispatcher, &self.start).await
     }
 

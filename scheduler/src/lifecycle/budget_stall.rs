@@ -3,13 +3,13 @@
 //! `budget_exceeded` (spec 3), so no request waits forever for a cap that
 //! nobody raises.
 
-use super::ending::finish_report;
+use super::ending::fail_request;
 use crate::error::SchedulerError;
 use dragoman_model::clock;
 use dragoman_model::entities::{job, request};
-use dragoman_model::vocab::{ErrorCode, JobStatus, RequestStatus};
+use dragoman_model::vocab::{ErrorCode, JobStatus};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 /// `API_REQUEST_STALL_MINUTES` when nothing sets it: a day to raise a cap.
 pub const DEFAULT_STALL_MINUTES: i64 = 24 * 60;
@@ -50,11 +50,8 @@ pub async fn fail_stalled(
                     "{}: paused by its budget for more than {stall_minutes} minutes",
                     ErrorCode::BudgetExceeded.code()
                 );
-                let mut model: request::ActiveModel = row.into();
-                model.error = Set(reason.clone());
-                model.stop_reason = Set(ErrorCode::BudgetExceeded.code().to_owned());
-                let row = model.update(&txn).await?;
-                let row = finish_report(&txn, &row, RequestStatus::Failed, Some(&reason)).await?;
+                let row =
+                    fail_request(&txn, row, ErrorCode::BudgetExceeded.code(), &reason).await?;
                 txn.commit().await?;
                 failed.push(row);
             }

@@ -535,3 +535,123 @@ async fn queue_settings_are_for_administrators() {
     let view: Value = serde_json::from_str(&view.view_json).expect("json");
     assert_eq!(view["max_running_per_account"], 7);
 }
+
+#[tokio::test]
+async fn the_summary_is_read_again_when_work_is_added_or_it_runs_dry() {
+    on_both(|f| async move {
+        let dispatcher = Dispatcher::new(f.limits.queue);
+        let next = |worker: &'static str| {
+            let (f, dispatcher) = (&f, &dispatcher);
+            async move {
+                lease(&f.db, worker, LEASE, dispatcher, &f.start)
+                    .await
+                    .expect("lease")
+                    .ticket
+            }
+        };
+        let template = template(&f).await;
+        let low = waiting(&f, &template, &f.account, None, Priority::Low, 2, 100).await;
+        assert_eq!(next("w1").await.expect("a job").job_id, low[0]);
+        // Added behind this process's back (as another scheduler process
+        // would): the summary read a moment ago still stands, and its
+        // group may start.
+        let high = waiting(&f, &template, &f.account, None, Priority::High, 1, 0).await;
+        assert_eq!(next("w1").await.expect("a job").job_id, low[1]);
+        // Added by this process: read again.
+        dispatcher.invalidate();
+        assert_eq!(next("w1").await.expect("a job").job_id, high[0]);
+        // Nothing the summary knows is left: it is read again before the
+        // answer is "none".
+        let normal = waiting(&f, &template, &f.account, None, Priority::Normal, 1, 0).await;
+        assert_eq!(next("w1").await.expect("a job").job_id, normal[0]);
+        assert!(next("w1").await.is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_limit_lowered_a_moment_ago_holds() {
+    on_both(|f| async move {
+        let dispatcher = Dispatcher::new(f.limits.queue);
+        let template = template(&f).await;
+        let owner = add_account(&f, "lowered").await;
+        let token = add_token(&f, &owner, 5).await;
+        waiting(&f, &template, &owner, Some(&token), Priority::Normal, 3, 10).await;
+        let next = || async {
+            lease(&f.db, "w1", LEASE, &dispatcher, &f.start)
+                .await
+                .expect("lease")
+                .ticket
+        };
+        assert!(next().await.is_some());
+        // Lowered without any wake-up, while the summary still says 5.
+        let mut lowered = token.clone().into_active_model();
+        lowered.max_running = Set(1);
+        lowered.update(&f.db).await.expect("token");
+        assert!(next().await.is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_freed_slot_wakes_the_workers() {
+    use dragoman_model::coordination::{Coordination, LocalCoordination};
+    use dragoman_model::vocab::{Channel, JobOutcome};
+    use dragoman_proto::Scheduler;
+    use dragoman_proto::principal::InternalCredential;
+    use dragoman_proto::v1::{FinishJobRequest, LeaseJobRequest};
+    use dragoman_proto::wire::WireEnum;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let f = Fixture::new().await;
+    let mut token = f.token.clone().into_active_model();
+    token.max_running = Set(1);
+    token.update(&f.db).await.expect("token");
+    let coordination = Arc::new(LocalCoordination::new());
+    let credential = InternalCredential::new("internal");
+    let service = crate::service::SchedulerService::new(
+        f.db.clone(),
+        coordination.clone(),
+        credential.clone(),
+        f.limits.clone(),
+        f.webhooks.clone(),
+        f.blobs.clone(),
+        f.start.clone(),
+    );
+    f.accepted(&f.body("Saga A", 1, json!([chapter(1, "a")])))
+        .await;
+    let second = f
+        .accepted(&f.body("Saga B", 1, json!([chapter(1, "b")])))
+        .await;
+    let lease_job = || {
+        service.lease_job(credential.system_request(LeaseJobRequest {
+            worker_id: "w1".into(),
+            lease_seconds: 60,
+        }))
+    };
+    let first = lease_job()
+        .await
+        .expect("lease")
+        .into_inner()
+        .job
+        .expect("a job");
+    assert!(lease_job().await.expect("lease").into_inner().job.is_none());
+    let mut jobs = coordination.subscribe(&Channel::Jobs);
+    service
+        .finish_job(credential.system_request(FinishJobRequest {
+            job_id: first.job_id,
+            worker_id: "w1".into(),
+            outcome: JobOutcome::Done.to_wire(),
+            error: String::new(),
+            delivery_json: None,
+            stop_reason: None,
+        }))
+        .await
+        .expect("finish");
+    assert!(
+        jobs.wait(Duration::from_millis(50)).await,
+        "idle workers learn that a slot is free"
+    );
+    let next = lease_job().await.expect("lease").into_inner().job;
+    assert_eq!(next.map(|t| t.request_id), Some(second.id));
+}

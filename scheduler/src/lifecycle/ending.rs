@@ -159,6 +159,22 @@ pub async fn finish_report(
     Ok(ended)
 }
 
+/// Ends a request `failed` with `reason` in `error` and `stop_reason` as
+/// its code, inside the caller's transaction: the report and final webhook
+/// follow as for any end.
+pub async fn fail_request(
+    db: &impl ConnectionTrait,
+    row: request::Model,
+    stop_reason: &str,
+    reason: &str,
+) -> Result<request::Model, SchedulerError> {
+    let mut model: request::ActiveModel = row.into();
+    model.error = Set(reason.to_owned());
+    model.stop_reason = Set(stop_reason.to_owned());
+    let row = model.update(db).await?;
+    finish_report(db, &row, RequestStatus::Failed, Some(reason)).await
+}
+
 /// Queues the final webhook in the transaction that ends the request;
 /// delivery renders its body at the first attempt (it then carries the
 /// stored result).

@@ -9,14 +9,14 @@
 //! A job refused here ends its request `failed` with the reason in `error`
 //! and the code in `stop_reason`.
 
-use super::ending::finish_report;
+use super::ending::fail_request;
 use super::lease::ticket_threads;
 use crate::error::SchedulerError;
 use dragoman_model::budget::{self, Cap, CapScope, Standing};
 use dragoman_model::entities::{account, job, passage, project, provider, request};
 use dragoman_model::estimate::{self, Estimate, Work};
 use dragoman_model::licence::LicenceSettings;
-use dragoman_model::vocab::{ErrorCode, JobStatus, PassageStatus, Quality, RequestStatus};
+use dragoman_model::vocab::{ErrorCode, JobStatus, PassageStatus, Quality};
 use dragoman_model::{clock, fallback};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
@@ -310,11 +310,7 @@ async fn refuse(
         .one(&txn)
         .await?
         .ok_or(SchedulerError::RequestNotFound)?;
-    let mut model: request::ActiveModel = row.into();
-    model.error = Set(reason.clone());
-    model.stop_reason = Set(code.code().to_owned());
-    let row = model.update(&txn).await?;
-    let row = finish_report(&txn, &row, RequestStatus::Failed, Some(&reason)).await?;
+    let row = fail_request(&txn, row, code.code(), &reason).await?;
     txn.commit().await?;
     Ok(row)
 }

@@ -11,13 +11,13 @@
 //! ([`queue::holds_slot`]), so no limit is checked again, and the work it
 //! stands for waits on nobody else.
 //!
-//! Otherwise the waiting jobs are read as groups of one priority, account
-//! and token, with the arrival of each group's oldest job: one grouped
-//! query that the dispatch index (`ix_jobs_dispatch`) serves, so the rows
-//! the scheduler reads grow with the groups, not with the queue. With them
-//! come the running jobs (few: the limits bound them) and the running
-//! limits of the accounts and tokens involved, in one query each. A group
-//! whose token or account is at its running limit waits. Among the others:
+//! Otherwise the waiting jobs are seen as groups of one priority, account
+//! and token, with the arrival of each group's oldest job and the running
+//! limits of their accounts and tokens, read by one grouped query that the
+//! dispatch index (`ix_jobs_dispatch`) serves: what the scheduler holds
+//! grows with the groups, not with the queue. The running jobs (few: the
+//! limits bound them) are read at every decision. A group whose token or
+//! account is at its running limit waits. Among the others:
 //!
 //! 1. the highest priority;
 //! 2. the account with the fewest running jobs, then the token with the
@@ -28,13 +28,37 @@
 //!    is total.
 //!
 //! The oldest job of the chosen group is taken in a write transaction that
-//! locks the account's row, counts its running jobs again and takes the job
-//! by a conditional update (it is still waiting and unchanged since it was
-//! read). Two workers choosing at once, in one process or several, thus
-//! never take a token or an account past its limit, nor one job twice.
-//! When another worker got there first, or when the job-start checks
-//! ([`job_start`]) refuse the job, the decision is made again from fresh
-//! counts.
+//! locks the account's row, reads the account's and the token's limits as
+//! they are now, and takes the job by a conditional update that counts
+//! their running jobs (it is still waiting and unchanged since it was
+//! read, and both are under their limits). Two workers choosing at once,
+//! in one process or several, thus never take a token or an account past
+//! its limit, nor one job twice. When another worker got there first, or a
+//! limit left no slot, the group is passed over for this lease and the
+//! decision is made again from fresh running counts; when the job-start
+//! checks ([`job_start`]) refuse the job, likewise.
+//!
+//! # The summary of the waiting groups
+//!
+//! Grouping reads every waiting job's index entry, so its cost grows with
+//! the queue (a few milliseconds at 10,000 jobs). Each scheduler process
+//! therefore keeps the groups it read (its [`Dispatcher`]'s summary) and
+//! reads them again:
+//!
+//! - when it adds waiting work itself ([`Dispatcher::invalidate`]: a new
+//!   request with a job, a resume, a promoted volume, a series action, a
+//!   queue setting), at its next decision;
+//! - when nothing it knows may start, before answering "no job";
+//! - at the latest two seconds (`SUMMARY_TTL`) after the last read, for
+//!   work another scheduler process added.
+//!
+//! A freed running slot does not make the summary stale (the running jobs
+//! are read at every decision), so a job ending only wakes the workers. A
+//! group found empty is dropped from the summary; the running counts and
+//! the limits at the take are always read fresh, so a stale summary can
+//! only delay a group that appeared elsewhere by up to `SUMMARY_TTL`, or a
+//! limit raised outside the scheduler, never pass a limit or take a job
+//! twice.
 //!
 //! The turn (rule 3) is kept in memory by each scheduler process: it only
 //! orders accounts that tie on priority and on running jobs, which are read
@@ -50,13 +74,13 @@ use super::queue::{self, QueueSettings};
 use crate::error::SchedulerError;
 use crate::steps;
 use dragoman_model::clock;
-use dragoman_model::entities::{account, api_token, job, project, request};
+use dragoman_model::entities::{account, api_token, job, project, request, setting};
 use dragoman_model::vocab::{
     AnalysisMode, InputKind, JobStatus, Priority, Quality, RequestStatus, ResultFormat, Stage,
 };
 use dragoman_proto::v1::JobTicket;
 use dragoman_proto::wire::WireEnum;
-use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, LockType, Query, SelectStatement};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
     FromQueryResult, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -64,7 +88,8 @@ use sea_orm::{
 use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// Leases a job may have: one whose workers keep dying (a poison job) fails
 /// instead of being retried forever.
@@ -78,13 +103,18 @@ pub const DEFAULT_VOLUME_THREADS: i64 = 4;
 pub const WORKER_LOST: &str = "worker_lost";
 
 /// Decisions one lease makes at most. Each one after the first follows a
-/// job another worker took first or one the job-start checks refused; past
-/// them the worker asks again (it is woken when checks ended requests).
+/// group found empty or passed over, or a job the job-start checks refused;
+/// past them the worker asks again (it is woken when checks ended
+/// requests).
 const DECISIONS: usize = 16;
 
 /// Accounts whose turn a process remembers; past them it forgets those
 /// with nothing waiting.
 const TURNS_KEPT: usize = 10_000;
+
+/// How long a process trusts its summary of the waiting groups when no
+/// wake-up says the queue gained work.
+const SUMMARY_TTL: Duration = Duration::from_secs(2);
 
 /// What one lease did.
 #[derive(Debug, Default)]
@@ -99,11 +129,13 @@ pub struct Leased {
 
 /// What a scheduler process keeps for its dispatch decisions: the
 /// installation's queue settings from the environment (an administrator
-/// setting wins over them), and whose turn it is among accounts.
+/// setting wins over them), whose turn it is among accounts, and its
+/// summary of the waiting groups (see the module's doc).
 #[derive(Debug, Default)]
 pub struct Dispatcher {
     environment: QueueSettings,
     turns: Mutex<Turns>,
+    summary: Mutex<Summary>,
 }
 
 /// When this process last started a job for each account, by a counter
@@ -114,11 +146,20 @@ struct Turns {
     last: HashMap<String, u64>,
 }
 
+/// The waiting groups as last read, with the running limits of their
+/// accounts and tokens, and when they were read (none: to read again).
+#[derive(Debug, Default)]
+struct Summary {
+    groups: Vec<Group>,
+    limits: Limits,
+    read_at: Option<Instant>,
+}
+
 impl Dispatcher {
     pub fn new(environment: QueueSettings) -> Dispatcher {
         Dispatcher {
             environment,
-            turns: Mutex::default(),
+            ..Dispatcher::default()
         }
     }
 
@@ -127,19 +168,82 @@ impl Dispatcher {
         &self.environment
     }
 
-    fn turns(&self) -> std::sync::MutexGuard<'_, Turns> {
+    /// The queue gained work (or a limit changed): the next decision reads
+    /// the waiting groups again.
+    pub fn invalidate(&self) {
+        self.summary().read_at = None;
+    }
+
+    fn turns(&self) -> MutexGuard<'_, Turns> {
         // The map holds no invariant a panicking holder could break.
         self.turns.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Notes that a job of `account` started; `waiting` are the accounts
-    /// with waiting jobs, the ones worth remembering.
-    fn started(&self, account: &str, waiting: &HashSet<&str>) {
+    fn summary(&self) -> MutexGuard<'_, Summary> {
+        // Nor does the summary: at worst it is read again.
+        self.summary.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the summary must be read before deciding.
+    fn stale(&self) -> bool {
+        self.summary()
+            .read_at
+            .is_none_or(|at| at.elapsed() > SUMMARY_TTL)
+    }
+
+    /// Reads the waiting groups and their limits.
+    async fn refresh(&self, db: &DatabaseConnection) -> Result<(), SchedulerError> {
+        let (groups, limits) = waiting_groups(db, &self.environment).await?;
+        *self.summary() = Summary {
+            groups,
+            limits,
+            read_at: Some(Instant::now()),
+        };
+        Ok(())
+    }
+
+    /// The group whose job starts next among those not `passed` in this
+    /// lease.
+    fn choose(&self, load: &Load, passed: &HashSet<Group>) -> Option<Group> {
+        let summary = self.summary();
+        let turns = self.turns();
+        let turn = |account: &str| turns.last.get(account).copied().unwrap_or(0);
+        choose(&summary.groups, load, &summary.limits, turn, passed).cloned()
+    }
+
+    /// The group has no waiting job left.
+    fn forget(&self, group: &Group) {
+        self.summary().groups.retain(|g| g != group);
+    }
+
+    /// The running limits just read for the group's account and token.
+    fn note_limits(&self, group: &Group, account: i64, token: Option<i64>) {
+        let mut summary = self.summary();
+        summary
+            .limits
+            .accounts
+            .insert(group.account_id.clone(), account);
+        if let Some(t) = &group.token_id {
+            match token {
+                Some(limit) => summary.limits.tokens.insert(t.clone(), limit),
+                None => summary.limits.tokens.remove(t),
+            };
+        }
+    }
+
+    /// Notes that a job of `account` started.
+    fn started(&self, account: &str) {
         let mut turns = self.turns();
         turns.clock += 1;
         let now = turns.clock;
         turns.last.insert(account.to_owned(), now);
         if turns.last.len() > TURNS_KEPT {
+            let summary = self.summary();
+            let waiting: HashSet<&str> = summary
+                .groups
+                .iter()
+                .map(|g| g.account_id.as_str())
+                .collect();
             turns.last.retain(|a, _| waiting.contains(a.as_str()));
         }
     }
@@ -197,14 +301,35 @@ fn expired_lease(now: i64) -> Condition {
         .add(job::Column::Attempts.lt(MAX_JOB_LEASES))
 }
 
-/// Waiting jobs of one priority, account and token.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Waiting jobs of one priority, account and token. Two groups are the
+/// same when those are, whatever their oldest job.
+#[derive(Debug, Clone)]
 struct Group {
     priority: Priority,
     account_id: String,
     token_id: Option<String>,
-    /// Arrival of its oldest job.
+    /// Arrival of its oldest job (when last read).
     oldest: i64,
+}
+
+impl Group {
+    fn key(&self) -> (Priority, &str, Option<&str>) {
+        (self.priority, &self.account_id, self.token_id.as_deref())
+    }
+}
+
+impl PartialEq for Group {
+    fn eq(&self, other: &Group) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Group {}
+
+impl std::hash::Hash for Group {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
 }
 
 /// A running job as the decision reads it.
@@ -285,10 +410,11 @@ fn choose<'g>(
     load: &Load,
     limits: &Limits,
     turn: impl Fn(&str) -> u64,
+    passed: &HashSet<Group>,
 ) -> Option<&'g Group> {
     groups
         .iter()
-        .filter(|g| blocked(g, load, limits).is_none())
+        .filter(|g| blocked(g, load, limits).is_none() && !passed.contains(g))
         .min_by_key(|g| {
             (
                 Reverse(g.priority),
@@ -314,37 +440,46 @@ pub async fn lease(
     start: &StartSettings,
 ) -> Result<Leased, SchedulerError> {
     let mut leased = Leased::default();
+    // Groups passed over in this lease: their job was taken by another
+    // worker first, or their limits, read again, left no slot.
+    let mut passed = HashSet::new();
+    let mut refreshed = false;
     for _ in 0..DECISIONS {
-        let t0 = std::time::Instant::now();
         let now = clock::now();
         let running = running_jobs(db).await?;
-        let t1 = t0.elapsed();
         if let Some(ticket) = take_over(db, &running, worker_id, lease_seconds, now).await? {
             leased.ticket = Some(ticket);
             return Ok(leased);
         }
-        let (groups, limits) = waiting_groups(db, dispatcher.environment()).await?;
-        let t2 = t0.elapsed();
-        if groups.is_empty() {
-            break;
+        if !refreshed && dispatcher.stale() {
+            dispatcher.refresh(db).await?;
+            refreshed = true;
         }
         let load = Load::of(&running, now);
-        let chosen = {
-            let turns = dispatcher.turns();
-            let turn = |account: &str| turns.last.get(account).copied().unwrap_or(0);
-            choose(&groups, &load, &limits, turn).cloned()
-        };
+        let mut chosen = dispatcher.choose(&load, &passed);
+        // Nothing the summary knows may start: the queue may have gained
+        // work nobody announced yet; look before saying there is none.
+        if chosen.is_none() && !refreshed {
+            dispatcher.refresh(db).await?;
+            refreshed = true;
+            chosen = dispatcher.choose(&load, &passed);
+        }
         let Some(group) = chosen else { break };
-        let Some(taken) = take(db, &group, &limits, worker_id, lease_seconds, now).await? else {
-            continue;
-        };
-        let (job_row, row) = taken;
-        let t3 = t0.elapsed();
-        if std::env::var("PROBE_TIMES").is_ok() { eprintln!("T running {:?} groups {:?} take {:?}", t1, t2 - t1, t3 - t2); }
+        let (job_row, row) =
+            match take(db, &group, dispatcher, worker_id, lease_seconds, now).await? {
+                Take::Taken(taken) => *taken,
+                Take::Empty => {
+                    dispatcher.forget(&group);
+                    continue;
+                }
+                Take::Passed => {
+                    passed.insert(group);
+                    continue;
+                }
+            };
         match job_start::check(db, &job_row, &row, start).await? {
             StartVerdict::Go => {
-                let waiting: HashSet<&str> = groups.iter().map(|g| g.account_id.as_str()).collect();
-                dispatcher.started(&group.account_id, &waiting);
+                dispatcher.started(&group.account_id);
                 leased.ticket = ticket_of(db, &job_row, &row).await?;
                 return Ok(leased);
             }
@@ -501,22 +636,41 @@ async fn take_over(
     Ok(None)
 }
 
+/// What became of the chosen group's job.
+enum Take {
+    /// Taken: the job and its request as they are now.
+    Taken(Box<(job::Model, request::Model)>),
+    /// The group has no waiting job left.
+    Empty,
+    /// Not taken: another worker took it first, or the account or the
+    /// token, read again, has no free slot.
+    Passed,
+}
+
+/// The running limits of an account and a token as they are now, read
+/// with the lock on the account's row.
+#[derive(Debug, FromQueryResult)]
+struct LockedLimits {
+    account_max: Option<i32>,
+    token_max: Option<i32>,
+    queue_setting: Option<Value>,
+}
+
 /// Takes the oldest job of `group` for `worker_id` when its token and its
-/// account still have a free slot; none when they have not or another
-/// worker took the job first. Returns the job and its request as they are
-/// now.
+/// account have a free slot, counted and limited as they are now.
 async fn take(
     db: &DatabaseConnection,
     group: &Group,
-    limits: &Limits,
+    dispatcher: &Dispatcher,
     worker_id: &str,
     lease_seconds: i64,
     now: i64,
-) -> Result<Option<(job::Model, request::Model)>, SchedulerError> {
+) -> Result<Take, SchedulerError> {
     let token = match &group.token_id {
         Some(t) => job::Column::TokenId.eq(t.clone()),
         None => job::Column::TokenId.is_null(),
     };
+    let txn = dragoman_model::db::begin_write(db).await?;
     let Some(head) = job::Entity::find()
         .filter(job::Column::Status.eq(JobStatus::Pending))
         .filter(job::Column::Priority.eq(group.priority))
@@ -524,36 +678,33 @@ async fn take(
         .filter(token)
         .order_by_asc(job::Column::CreatedAt)
         .order_by_asc(job::Column::Id)
-        .one(db)
+        .one(&txn)
         .await?
     else {
-        return Ok(None);
+        txn.rollback().await?;
+        return Ok(Take::Empty);
     };
-    let txn = dragoman_model::db::begin_write(db).await?;
     // The account's row is the lock every start of the account (and of its
     // tokens) takes before the update counts its running jobs: whoever
     // comes second counts the first one's job (the update reads what was
-    // committed before it began).
-    let locked: Option<String> = account::Entity::find_by_id(group.account_id.clone())
-        .select_only()
-        .column(account::Column::Id)
-        .lock_exclusive()
-        .into_tuple()
-        .one(&txn)
-        .await?;
-    if locked.is_none() {
+    // committed before it began). The limits are read with it, so a limit
+    // lowered a moment ago holds.
+    let Some(locked) =
+        LockedLimits::find_by_statement(db.get_database_backend().build(&lock_with_limits(group)))
+            .one(&txn)
+            .await?
+    else {
         txn.rollback().await?;
-        return Ok(None);
-    }
-    let account_limit = limits.accounts.get(&group.account_id).copied().unwrap_or(0);
-    let token_limit = group
-        .token_id
-        .as_ref()
-        .and_then(|t| limits.tokens.get(t).map(|limit| (t.clone(), *limit)));
+        return Ok(Take::Empty);
+    };
+    let installation = dispatcher.environment().with_saved(locked.queue_setting);
+    let account_limit = installation.running_limit(locked.account_max);
+    let token_limit = locked.token_max.map(i64::from);
+    dispatcher.note_limits(group, account_limit, token_limit);
     let started_at = head.started_at.unwrap_or(now);
     // Taken only while it still waits unchanged and its account and token
     // are under their limits.
-    let taken = job::Entity::update_many()
+    let mut taking = job::Entity::update_many()
         .col_expr(job::Column::Status, Expr::value(JobStatus::Running))
         .col_expr(job::Column::LeaseHolder, Expr::value(worker_id))
         .col_expr(
@@ -575,21 +726,16 @@ async fn take(
             &group.account_id,
             account_limit,
         ));
-    let taken = match &token_limit {
-        Some((token, limit)) => {
-            taken.filter(running_below(now, job::Column::TokenId, token, *limit))
-        }
-        None => taken,
+    if let (Some(token), Some(limit)) = (&group.token_id, token_limit) {
+        taking = taking.filter(running_below(now, job::Column::TokenId, token, limit));
     }
-    .exec(&txn)
-    .await?;
-    if taken.rows_affected != 1 {
+    if taking.exec(&txn).await?.rows_affected != 1 {
         txn.rollback().await?;
-        return Ok(None);
+        return Ok(Take::Passed);
     }
     let Some(row) = mark_running(&txn, &head.request_id, now).await? else {
         txn.rollback().await?;
-        return Ok(None);
+        return Ok(Take::Passed);
     };
     txn.commit().await?;
     // The row as the update left it: the update matched it unchanged.
@@ -602,7 +748,41 @@ async fn take(
         updated_at: now,
         ..head
     };
-    Ok(Some((job_row, row)))
+    Ok(Take::Taken(Box::new((job_row, row))))
+}
+
+/// `SELECT` of the group's account row `FOR UPDATE` (PostgreSQL; SQLite's
+/// write transaction holds the whole database already), with the running
+/// limits of the account and the token and the administrator's queue
+/// settings.
+fn lock_with_limits(group: &Group) -> SelectStatement {
+    let token_max = Query::select()
+        .column(api_token::Column::MaxRunning)
+        .from(api_token::Entity)
+        .and_where(api_token::Column::Id.eq(group.token_id.clone()))
+        .to_owned();
+    let saved = Query::select()
+        .column(setting::Column::Value)
+        .from(setting::Entity)
+        .and_where(setting::Column::Key.eq(queue::SETTINGS_KEY))
+        .to_owned();
+    Query::select()
+        .expr_as(
+            Expr::col((account::Entity, account::Column::MaxRunning)),
+            Alias::new("account_max"),
+        )
+        .expr_as(
+            Expr::SubQuery(None, Box::new(token_max.into())),
+            Alias::new("token_max"),
+        )
+        .expr_as(
+            Expr::SubQuery(None, Box::new(saved.into())),
+            Alias::new("queue_setting"),
+        )
+        .from(account::Entity)
+        .and_where(account::Column::Id.eq(group.account_id.clone()))
+        .lock(LockType::Update)
+        .to_owned()
 }
 
 /// Whether fewer than `limit` jobs whose `column` is `value` hold a
@@ -640,13 +820,39 @@ async fn mark_running(
         .await?)
 }
 
+/// What a ticket takes from the volume, and the job's provider as it is
+/// now (the job-start checks may have moved the job to a cheaper one, a
+/// worker that took it over may have moved it before).
+#[derive(Debug, FromQueryResult)]
+struct TicketVolume {
+    source_language: String,
+    target_language: String,
+    threads: Option<i32>,
+    provider_id: Option<String>,
+    provider_switches: i32,
+}
+
 /// The ticket of a job taken; none when its volume is gone.
 async fn ticket_of(
     db: &DatabaseConnection,
     job_row: &job::Model,
     row: &request::Model,
 ) -> Result<Option<JobTicket>, SchedulerError> {
-    let Some(volume) = project::Entity::find_by_id(job_row.project_id.clone())
+    let query = Query::select()
+        .column((project::Entity, project::Column::SourceLanguage))
+        .column((project::Entity, project::Column::TargetLanguage))
+        .column((project::Entity, project::Column::Threads))
+        .column((job::Entity, job::Column::ProviderId))
+        .column((job::Entity, job::Column::ProviderSwitches))
+        .from(job::Entity)
+        .inner_join(
+            project::Entity,
+            Expr::col((project::Entity, project::Column::Id))
+                .equals((job::Entity, job::Column::ProjectId)),
+        )
+        .and_where(Expr::col((job::Entity, job::Column::Id)).eq(job_row.id.clone()))
+        .to_owned();
+    let Some(volume) = TicketVolume::find_by_statement(db.get_database_backend().build(&query))
         .one(db)
         .await?
     else {
@@ -657,7 +863,7 @@ async fn ticket_of(
         job_id: job_row.id.clone(),
         request_id: job_row.request_id.clone(),
         project_id: job_row.project_id.clone(),
-        provider_id: job_row.provider_id.clone().unwrap_or_default(),
+        provider_id: volume.provider_id.unwrap_or_default(),
         source_language: volume.source_language,
         target_language: volume.target_language,
         threads: ticket_threads(requested, volume.threads),
@@ -673,7 +879,7 @@ async fn ticket_of(
             .and_then(Value::as_bool)
             .unwrap_or(true),
         review_below: review_below(row),
-        provider_switches: job_row.provider_switches,
+        provider_switches: volume.provider_switches,
         deliver_epub: row.input == InputKind::Epub
             && row.options.get("output_format").and_then(|f| f.as_str())
                 == Some(ResultFormat::Epub.as_str()),
@@ -755,6 +961,68 @@ pub async fn heartbeat(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn group(priority: Priority, account: &str, token: Option<&str>, oldest: i64) -> Group {
+        Group {
+            priority,
+            account_id: account.to_owned(),
+            token_id: token.map(str::to_owned),
+            oldest,
+        }
+    }
+
+    #[test]
+    fn the_order_of_the_decision() {
+        let groups = [
+            group(Priority::Normal, "a", Some("a1"), 1),
+            group(Priority::Normal, "a", Some("a2"), 2),
+            group(Priority::Normal, "b", None, 3),
+            group(Priority::Low, "c", None, 0),
+        ];
+        let mut limits = Limits::default();
+        for account in ["a", "b", "c"] {
+            limits.accounts.insert(account.to_owned(), 4);
+        }
+        limits.tokens.insert("a1".to_owned(), 1);
+        let never = |_: &str| 0;
+        let passed = HashSet::new();
+        let pick = |load: &Load, turn: &dyn Fn(&str) -> u64, passed: &HashSet<Group>| {
+            choose(&groups, load, &limits, turn, passed)
+                .map(|g| (g.account_id.clone(), g.token_id.clone()))
+        };
+        let nothing_runs = Load::default();
+        // Normal before low, then the oldest.
+        assert_eq!(
+            pick(&nothing_runs, &never, &passed),
+            Some(("a".into(), Some("a1".into())))
+        );
+        // The account running fewer jobs goes first.
+        let mut a_runs = Load::default();
+        a_runs.accounts.insert("a".into(), 1);
+        a_runs.tokens.insert("a2".into(), 1);
+        assert_eq!(pick(&a_runs, &never, &passed), Some(("b".into(), None)));
+        // Equal accounts, a1 at its limit: a2 (older than b's) goes.
+        let mut b_runs = Load::default();
+        b_runs.accounts.insert("a".into(), 1);
+        b_runs.accounts.insert("b".into(), 1);
+        b_runs.tokens.insert("a1".into(), 1);
+        assert_eq!(
+            pick(&b_runs, &never, &passed),
+            Some(("a".into(), Some("a2".into())))
+        );
+        // Tied accounts take turns: a started last, b goes.
+        let a_last = |account: &str| u64::from(account == "a");
+        assert_eq!(
+            pick(&nothing_runs, &a_last, &passed),
+            Some(("b".into(), None))
+        );
+        // A group passed over in this lease is not chosen again.
+        let passed = HashSet::from([group(Priority::Normal, "b", None, 99)]);
+        assert_eq!(
+            pick(&nothing_runs, &a_last, &passed),
+            Some(("a".into(), Some("a1".into())))
+        );
+    }
 
     #[test]
     fn threads_only_lower_the_volume_share() {

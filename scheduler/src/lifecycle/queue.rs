@@ -89,6 +89,14 @@ impl QueueSettings {
         Ok(saved(db).await?.map_or(*self, |(saved, _)| saved))
     }
 
+    /// The administrator's settings saved as `value` (the `settings` row),
+    /// else these; a value that does not read counts as absent.
+    pub fn with_saved(&self, value: Option<Value>) -> QueueSettings {
+        value
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or(*self)
+    }
+
     /// The running limit of `account` (its own, else the installation's).
     pub fn running_limit(&self, account: Option<i32>) -> i64 {
         account.map_or(i64::from(self.max_running_per_account), i64::from)
