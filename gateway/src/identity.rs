@@ -79,11 +79,7 @@ pub async fn set_active(
     username: &str,
     active: bool,
 ) -> Result<account::Model, ApiError> {
-    let found = account::Entity::find()
-        .filter(account::Column::Username.eq(username))
-        .one(db)
-        .await?
-        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
+    let found = by_username(db, username).await?;
     let id = found.id.clone();
     let mut model: account::ActiveModel = found.into();
     model.active = Set(active);
@@ -123,11 +119,7 @@ pub async fn set_password(
                 json!({"min": password::PASSWORD_MIN, "max": password::PASSWORD_MAX}),
             )]));
     }
-    let found = account::Entity::find()
-        .filter(account::Column::Username.eq(username))
-        .one(db)
-        .await?
-        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
+    let found = by_username(db, username).await?;
     let id = found.id.clone();
     let mut model: account::ActiveModel = found.into();
     model.password_hash = Set(password::hash(password_text).map_err(ApiError::server)?);
@@ -157,11 +149,7 @@ pub async fn set_allowance(
             Issue::at("body", "word_allowance", IssueKind::OutOfRange).with_ctx(json!({"min": 0})),
         ]));
     }
-    let found = account::Entity::find()
-        .filter(account::Column::Username.eq(username))
-        .one(db)
-        .await?
-        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
+    let found = by_username(db, username).await?;
     let id = found.id.clone();
     let mut model: account::ActiveModel = found.into();
     model.word_allowance = Set(words);
@@ -180,6 +168,18 @@ pub async fn set_allowance(
 }
 
 /// Appends one line to the audit log.
+/// The account named `username`; 404 `not_found` when there is none.
+async fn by_username(
+    db: &impl ConnectionTrait,
+    username: &str,
+) -> Result<account::Model, ApiError> {
+    account::Entity::find()
+        .filter(account::Column::Username.eq(username))
+        .one(db)
+        .await?
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))
+}
+
 pub async fn audit(
     db: &impl ConnectionTrait,
     actor: Option<&str>,

@@ -64,6 +64,47 @@ impl<S: Send + Sync> FromRequestParts<S> for TokenCaller {
     }
 }
 
+/// A caller of account `a` holding token `token_id` with `scopes`, for
+/// tests of what runs behind authentication.
+#[cfg(test)]
+pub(crate) fn test_caller(token_id: &str, scopes: &[Scope]) -> TokenCaller {
+    TokenCaller {
+        account: account::Model {
+            id: "a".into(),
+            username: "caller".into(),
+            password_hash: String::new(),
+            email: None,
+            is_admin: false,
+            active: true,
+            priority_ceiling: Priority::Normal,
+            max_running: None,
+            max_queued: None,
+            word_allowance: None,
+            created_at: 0,
+            updated_at: 0,
+        },
+        token: api_token::Model {
+            id: token_id.into(),
+            account_id: "a".into(),
+            name: "caller".into(),
+            prefix: "abcdefgh".into(),
+            secret_hash: String::new(),
+            scopes: serde_json::json!([]),
+            created_at: 0,
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+            webhook_secret_enc: None,
+            max_priority: Priority::Normal,
+            max_running: 1,
+            max_queued: 1,
+            budget_amount: None,
+            budget_period: None,
+        },
+        scopes: scopes.iter().copied().collect(),
+    }
+}
+
 /// Middleware for the token-only routes.
 pub async fn require_token(
     State(state): State<AppState>,

@@ -193,51 +193,11 @@ mod tests {
     use axum::middleware::{from_fn, from_fn_with_state};
     use axum::routing::{get, post};
     use dragoman_model::coordination::{CoordResult, LocalCoordination, Subscription};
-    use dragoman_model::entities::{account, api_token};
     use dragoman_model::error::ModelError;
-    use dragoman_model::vocab::{Channel, Priority};
+    use dragoman_model::vocab::Channel;
     use http_body_util::BodyExt;
     use serde_json::Value;
-    use std::collections::BTreeSet;
     use tower::ServiceExt;
-
-    fn caller(token_id: &str) -> TokenCaller {
-        TokenCaller {
-            account: account::Model {
-                id: "a".into(),
-                username: "caller".into(),
-                password_hash: String::new(),
-                email: None,
-                is_admin: false,
-                active: true,
-                priority_ceiling: Priority::Normal,
-                max_running: None,
-                max_queued: None,
-                word_allowance: None,
-                created_at: 0,
-                updated_at: 0,
-            },
-            token: api_token::Model {
-                id: token_id.into(),
-                account_id: "a".into(),
-                name: "caller".into(),
-                prefix: "abcdefgh".into(),
-                secret_hash: String::new(),
-                scopes: json!([]),
-                created_at: 0,
-                expires_at: None,
-                revoked_at: None,
-                last_used_at: None,
-                webhook_secret_enc: None,
-                max_priority: Priority::Normal,
-                max_running: 1,
-                max_queued: 1,
-                budget_amount: None,
-                budget_period: None,
-            },
-            scopes: BTreeSet::new(),
-        }
-    }
 
     /// Stands in for the bearer middleware: the token id comes in the
     /// `x-token` header; without it no caller is set.
@@ -248,7 +208,9 @@ mod tests {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         if let Some(id) = id {
-            request.extensions_mut().insert(caller(&id));
+            request
+                .extensions_mut()
+                .insert(crate::auth::bearer::test_caller(&id, &[]));
         }
         next.run(request).await
     }

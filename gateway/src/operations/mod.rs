@@ -118,59 +118,19 @@ pub(crate) fn from_wire<T: WireEnum>(value: i32, field: &'static str) -> ApiResu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dragoman_model::entities::{account, api_token};
-    use dragoman_model::vocab::{ErrorCode, Priority};
+    use dragoman_model::vocab::ErrorCode;
     use serde_json::json;
-    use std::collections::BTreeSet;
-
-    fn token_with(scopes: &[Scope]) -> TokenCaller {
-        TokenCaller {
-            account: account::Model {
-                id: "a".into(),
-                username: "reader".into(),
-                password_hash: String::new(),
-                email: None,
-                is_admin: false,
-                active: true,
-                priority_ceiling: Priority::Normal,
-                max_running: None,
-                max_queued: None,
-                word_allowance: None,
-                created_at: 0,
-                updated_at: 0,
-            },
-            token: api_token::Model {
-                id: "t".into(),
-                account_id: "a".into(),
-                name: "reader".into(),
-                prefix: "abcdefgh".into(),
-                secret_hash: String::new(),
-                scopes: json!([]),
-                created_at: 0,
-                expires_at: None,
-                revoked_at: None,
-                last_used_at: None,
-                webhook_secret_enc: None,
-                max_priority: Priority::Normal,
-                max_running: 1,
-                max_queued: 1,
-                budget_amount: None,
-                budget_period: None,
-            },
-            scopes: scopes.iter().copied().collect::<BTreeSet<_>>(),
-        }
-    }
 
     #[test]
     fn each_surface_checks_its_own_scope() {
         let needs = Needs::read(Scope::SeriesRead);
-        let rest_only = token_with(&[Scope::SeriesRead]);
+        let rest_only = crate::auth::bearer::test_caller("t", &[Scope::SeriesRead]);
         assert!(Caller::rest(rest_only.clone()).require(needs).is_ok());
         let refused = Caller::tools(rest_only).require(needs).unwrap_err();
         assert_eq!(refused.code, ErrorCode::InsufficientScope);
         assert_eq!(refused.extra.get("scope"), Some(&json!("library:read")));
 
-        let tools_only = token_with(&[Scope::LibraryRead]);
+        let tools_only = crate::auth::bearer::test_caller("t", &[Scope::LibraryRead]);
         assert!(Caller::tools(tools_only.clone()).require(needs).is_ok());
         let refused = Caller::rest(tools_only).require(needs).unwrap_err();
         assert_eq!(refused.extra.get("scope"), Some(&json!("series:read")));
