@@ -467,6 +467,61 @@ impl dragoman_proto::Memory for MemoryService {
         let json = bundle::series_bundle(&self.db, &account, &ask.series_id).await?;
         Ok(Response::new(v1::JsonDocument { json }))
     }
+    async fn get_book(
+        &self,
+        _request: Request<v1::ProjectRef>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("get_book"))
+    }
+
+    async fn list_chapters(
+        &self,
+        _request: Request<v1::ProjectRef>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("list_chapters"))
+    }
+
+    async fn book_quality(
+        &self,
+        _request: Request<v1::ProjectRef>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("book_quality"))
+    }
+
+    async fn series_consistency(
+        &self,
+        _request: Request<v1::SeriesGlossaryRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("series_consistency"))
+    }
+
+    async fn add_term(
+        &self,
+        _request: Request<v1::PutTermRequest>,
+    ) -> Result<Response<v1::Term>, Status> {
+        Err(Status::unimplemented("add_term"))
+    }
+
+    async fn edit_term(
+        &self,
+        _request: Request<v1::EditTermRequest>,
+    ) -> Result<Response<v1::Term>, Status> {
+        Err(Status::unimplemented("edit_term"))
+    }
+
+    async fn delete_term(
+        &self,
+        _request: Request<v1::TermRef>,
+    ) -> Result<Response<v1::Deleted>, Status> {
+        Err(Status::unimplemented("delete_term"))
+    }
+
+    async fn propagate_term(
+        &self,
+        _request: Request<v1::PropagateTermRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("propagate_term"))
+    }
 }
 
 /// A vocabulary field the caller had to give.

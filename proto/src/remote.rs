@@ -80,6 +80,17 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, {
     pause_for_budget(PauseForBudgetRequest) -> RequestDocument;
     get_queue_settings(StatusRequest) -> QueueSettingsView;
     update_queue_settings(UpdateQueueSettingsRequest) -> QueueSettingsView;
+    create_series(CreateSeriesRequest) -> SeriesDetail;
+    update_series(UpdateSeriesRequest) -> SeriesDetail;
+    delete_series(GetSeriesRequest) -> Deleted;
+    configure_book(ConfigureBookRequest) -> ProjectRef;
+    shelve_book(ShelveBookRequest) -> ProjectRef;
+    attach_volume(AttachVolumeRequest) -> SeriesDetail;
+    delete_book(ProjectRef) -> Deleted;
+    start_job(StartJobRequest) -> RequestDocument;
+    list_jobs(ListJobsRequest) -> JsonDocument;
+    estimate_job(EstimateJobRequest) -> JsonDocument;
+    licence_status(StatusRequest) -> JsonDocument;
 });
 
 remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {
@@ -121,6 +132,14 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
     book_context(BookContextRequest) -> JsonDocument;
     book_revision(ProjectRef) -> JsonDocument;
     series_context(SeriesGlossaryRequest) -> JsonDocument;
+    get_book(ProjectRef) -> JsonDocument;
+    list_chapters(ProjectRef) -> JsonDocument;
+    book_quality(ProjectRef) -> JsonDocument;
+    series_consistency(SeriesGlossaryRequest) -> JsonDocument;
+    add_term(PutTermRequest) -> Term;
+    edit_term(EditTermRequest) -> Term;
+    delete_term(TermRef) -> Deleted;
+    propagate_term(PropagateTermRequest) -> JsonDocument;
 });
 
 #[cfg(test)]
@@ -311,6 +330,49 @@ mod tests {
             _: Request<v1::SeriesGlossaryRequest>,
         ) -> Result<Response<v1::JsonDocument>, Status> {
             Err(Status::unimplemented("fake"))
+        }
+        async fn get_book(&self, _: Request<ProjectRef>) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("get_book"))
+        }
+
+        async fn list_chapters(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("list_chapters"))
+        }
+
+        async fn book_quality(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("book_quality"))
+        }
+
+        async fn series_consistency(
+            &self,
+            _: Request<SeriesGlossaryRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("series_consistency"))
+        }
+
+        async fn add_term(&self, _: Request<PutTermRequest>) -> Result<Response<Term>, Status> {
+            Err(Status::unimplemented("add_term"))
+        }
+
+        async fn edit_term(&self, _: Request<EditTermRequest>) -> Result<Response<Term>, Status> {
+            Err(Status::unimplemented("edit_term"))
+        }
+
+        async fn delete_term(&self, _: Request<TermRef>) -> Result<Response<Deleted>, Status> {
+            Err(Status::unimplemented("delete_term"))
+        }
+
+        async fn propagate_term(
+            &self,
+            _: Request<PropagateTermRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("propagate_term"))
         }
     }
 

@@ -396,6 +396,83 @@ impl dragoman_proto::Scheduler for SchedulerService {
             view_json: view.to_string(),
         }))
     }
+
+    async fn create_series(
+        &self,
+        _request: Request<dragoman_proto::v1::CreateSeriesRequest>,
+    ) -> Result<Response<dragoman_proto::v1::SeriesDetail>, Status> {
+        Err(Status::unimplemented("create_series"))
+    }
+
+    async fn update_series(
+        &self,
+        _request: Request<dragoman_proto::v1::UpdateSeriesRequest>,
+    ) -> Result<Response<dragoman_proto::v1::SeriesDetail>, Status> {
+        Err(Status::unimplemented("update_series"))
+    }
+
+    async fn delete_series(
+        &self,
+        _request: Request<dragoman_proto::v1::GetSeriesRequest>,
+    ) -> Result<Response<dragoman_proto::v1::Deleted>, Status> {
+        Err(Status::unimplemented("delete_series"))
+    }
+
+    async fn configure_book(
+        &self,
+        _request: Request<dragoman_proto::v1::ConfigureBookRequest>,
+    ) -> Result<Response<dragoman_proto::v1::ProjectRef>, Status> {
+        Err(Status::unimplemented("configure_book"))
+    }
+
+    async fn shelve_book(
+        &self,
+        _request: Request<dragoman_proto::v1::ShelveBookRequest>,
+    ) -> Result<Response<dragoman_proto::v1::ProjectRef>, Status> {
+        Err(Status::unimplemented("shelve_book"))
+    }
+
+    async fn attach_volume(
+        &self,
+        _request: Request<dragoman_proto::v1::AttachVolumeRequest>,
+    ) -> Result<Response<dragoman_proto::v1::SeriesDetail>, Status> {
+        Err(Status::unimplemented("attach_volume"))
+    }
+
+    async fn delete_book(
+        &self,
+        _request: Request<dragoman_proto::v1::ProjectRef>,
+    ) -> Result<Response<dragoman_proto::v1::Deleted>, Status> {
+        Err(Status::unimplemented("delete_book"))
+    }
+
+    async fn start_job(
+        &self,
+        _request: Request<dragoman_proto::v1::StartJobRequest>,
+    ) -> Result<Response<dragoman_proto::v1::RequestDocument>, Status> {
+        Err(Status::unimplemented("start_job"))
+    }
+
+    async fn list_jobs(
+        &self,
+        _request: Request<dragoman_proto::v1::ListJobsRequest>,
+    ) -> Result<Response<dragoman_proto::v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("list_jobs"))
+    }
+
+    async fn estimate_job(
+        &self,
+        _request: Request<dragoman_proto::v1::EstimateJobRequest>,
+    ) -> Result<Response<dragoman_proto::v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("estimate_job"))
+    }
+
+    async fn licence_status(
+        &self,
+        _request: Request<dragoman_proto::v1::StatusRequest>,
+    ) -> Result<Response<dragoman_proto::v1::JsonDocument>, Status> {
+        Err(Status::unimplemented("licence_status"))
+    }
 }
 
 /// The report of a series action as it crosses gRPC; a refusal's code by

@@ -9,21 +9,22 @@
 
 mod answer;
 mod arguments;
+mod books;
+mod confirm;
 pub mod page;
+mod series;
+mod terms;
+mod work;
 
 use crate::auth::bearer::TokenCaller;
-use crate::operations::{self, Caller};
+use crate::operations::Caller;
 use crate::state::AppState;
-use answer::answer;
-use arguments::Parameters;
-use page::Page;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
-use serde::Deserialize;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -32,16 +33,9 @@ pub struct McpTools {
     tool_router: ToolRouter<Self>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SeriesRef {
-    /// Id of one of your series.
-    series_id: String,
-}
-
 impl McpTools {
     /// The token the bearer middleware authenticated, calling as a tool.
-    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+    pub(crate) fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
         context
             .extensions
             .get::<axum::http::request::Parts>()
@@ -52,49 +46,15 @@ impl McpTools {
     }
 }
 
-#[tool_router]
 impl McpTools {
     pub fn new(state: AppState) -> Self {
         Self {
             state,
-            tool_router: Self::tool_router(),
+            tool_router: Self::book_tools()
+                + Self::series_tools()
+                + Self::term_tools()
+                + Self::work_tools(),
         }
-    }
-
-    #[tool(description = "List your series (name order), paginated with the total stated.")]
-    async fn list_series(
-        &self,
-        Parameters(page): Parameters<Page>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let caller = self.caller(&context)?;
-        Ok(answer(
-            async { page?.cut(operations::series::list(&self.state, &caller).await?) }.await,
-        ))
-    }
-
-    #[tool(description = "One of your series with its volumes in reading order.")]
-    async fn get_series(
-        &self,
-        Parameters(args): Parameters<SeriesRef>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let caller = self.caller(&context)?;
-        Ok(answer(
-            async { operations::series::detail(&self.state, &caller, args?.series_id).await }.await,
-        ))
-    }
-
-    #[tool(description = "List the translation providers of this installation (name order).")]
-    async fn list_providers(
-        &self,
-        Parameters(page): Parameters<Page>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let caller = self.caller(&context)?;
-        Ok(answer(
-            async { page?.cut(operations::providers::list(&self.state, &caller).await?) }.await,
-        ))
     }
 }
 
