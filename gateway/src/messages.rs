@@ -100,6 +100,7 @@ pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
         ErrorCode::VolumeNotFound => ("Volume introuvable.", "Volume not found."),
         ErrorCode::GlossaryNotFound => ("Glossaire introuvable.", "Glossary not found."),
         ErrorCode::TokenNotFound => ("Jeton introuvable.", "Token not found."),
+        ErrorCode::TermNotFound => ("Terme introuvable.", "Term not found."),
         ErrorCode::MethodNotAllowed => (
             "Méthode non autorisée pour cette adresse.",
             "Method not allowed for this address.",

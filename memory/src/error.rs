@@ -17,6 +17,25 @@ pub enum MemoryError {
     SeriesNotFound,
     #[error("glossary not found")]
     GlossaryNotFound,
+    /// A term absent or outside the caller's books, series and glossaries.
+    #[error("term not found")]
+    TermNotFound,
+    /// A new term whose source the same book or series already has: the
+    /// caller edits that term instead.
+    #[error("the term exists: change it with edit_term")]
+    TermExists { term_id: String },
+    /// A shelved book whose translations are not changed.
+    #[error("volume archived")]
+    VolumeArchived,
+    /// A replacement whose scan holds more than one scan may: nothing was
+    /// written.
+    #[error("the scan exceeds its {measure} limit: narrow it with chapter_id or series false")]
+    ScanTooLarge {
+        /// `passages` or `characters`.
+        measure: &'static str,
+        limit: usize,
+        found: usize,
+    },
     /// A shared glossary's name blank or longer than 200 characters.
     #[error("invalid name")]
     InvalidName,
@@ -59,6 +78,20 @@ impl From<MemoryError> for ServiceError {
             MemoryError::VolumeNotFound => refusal(ErrorCode::VolumeNotFound),
             MemoryError::SeriesNotFound => refusal(ErrorCode::SeriesNotFound),
             MemoryError::GlossaryNotFound => refusal(ErrorCode::GlossaryNotFound),
+            MemoryError::TermNotFound => refusal(ErrorCode::TermNotFound),
+            MemoryError::TermExists { term_id } => {
+                refusal(ErrorCode::Conflict).with("term_id", term_id)
+            }
+            MemoryError::VolumeArchived => refusal(ErrorCode::VolumeArchived),
+            MemoryError::ScanTooLarge {
+                measure,
+                limit,
+                found,
+            } => refusal(ErrorCode::InvalidRequest).with_issues(vec![
+                Issue::at("body", "book_id", IssueKind::TooMany).with_ctx(
+                    serde_json::json!({"measure": measure, "limit": limit, "found": found}),
+                ),
+            ]),
             MemoryError::InvalidName => refusal(ErrorCode::InvalidName),
             MemoryError::GlossaryExists => refusal(ErrorCode::GlossaryExists),
             MemoryError::InvalidFile { line, column, .. } => {
@@ -154,6 +187,32 @@ mod tests {
         let refused = refusal(MemoryError::ImportRefused(report.clone()));
         assert_eq!(refused.code, ErrorCode::InvalidRequest);
         assert_eq!(refused.extra.get("report"), Some(&report));
+    }
+
+    #[test]
+    fn term_refusals_keep_their_codes() {
+        let absent = Status::from(MemoryError::TermNotFound);
+        assert_eq!(absent.code(), tonic::Code::NotFound);
+        assert_eq!(
+            refusal(MemoryError::TermNotFound).code,
+            ErrorCode::TermNotFound
+        );
+        let exists = refusal(MemoryError::TermExists {
+            term_id: "t1".into(),
+        });
+        assert_eq!(exists.code, ErrorCode::Conflict);
+        assert_eq!(exists.extra.get("term_id"), Some(&serde_json::json!("t1")));
+        let large = refusal(MemoryError::ScanTooLarge {
+            measure: "passages",
+            limit: 2,
+            found: 3,
+        });
+        assert_eq!(large.code, ErrorCode::InvalidRequest);
+        assert_eq!(
+            serde_json::to_value(&large.issues).expect("issues"),
+            serde_json::json!([{"loc": ["body", "book_id"], "type": "too_many",
+                "ctx": {"measure": "passages", "limit": 2, "found": 3}}])
+        );
     }
 
     #[test]

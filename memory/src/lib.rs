@@ -12,7 +12,10 @@
 //! * [`translation_memory`], [`context`]: what a translation batch recalls
 //!   and receives.
 //! * [`series_memory`]: what a closed volume gives its series.
-//! * [`terms`]: a person's term decisions.
+//! * [`consistency`]: where the volumes of a series disagree.
+//! * [`terms`]: a person's term decisions; [`term_edit`]: terms added,
+//!   changed and deleted by their owner; [`propagate`]: a new rendering
+//!   carried into stored translations, with a history version per change.
 //! * [`shared_glossary`]: shared glossaries, their export and import, and
 //!   the glossary a series follows.
 //! * [`bundle`]: the read-only narrative context: books list, book and
@@ -22,17 +25,21 @@
 pub mod analysis;
 pub mod backend;
 pub mod bundle;
+pub mod consistency;
 pub mod context;
 pub mod domain;
 pub mod entities;
 pub mod error;
 pub mod glossary;
+pub mod library;
 pub mod normalize;
+pub mod propagate;
 pub mod reconcile;
 pub mod series_memory;
 pub mod service;
 pub mod shared_glossary;
 mod store;
+pub mod term_edit;
 pub mod terms;
 #[cfg(test)]
 mod testing;

@@ -6,7 +6,9 @@ use crate::backend::{InternalBackend, MemoryBackend, MemorySettings};
 use crate::bundle::{self, BookSummary};
 use crate::domain::{PassageExtraction, TermInput, TermView};
 use crate::error::MemoryError;
+use crate::library;
 use crate::shared_glossary::{self, GlossaryInput, GlossaryView, ImportOptions};
+use crate::{propagate, term_edit};
 use dragoman_model::vocab::{CsvDelimiter, ErrorCode, ImportStrategy, Issue, IssueKind, Quality};
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
@@ -469,58 +471,130 @@ impl dragoman_proto::Memory for MemoryService {
     }
     async fn get_book(
         &self,
-        _request: Request<v1::ProjectRef>,
+        request: Request<v1::ProjectRef>,
     ) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("get_book"))
+        let account = self.person(&request)?;
+        let book = library::book(&self.db, &account, &request.get_ref().project_id).await?;
+        let json = library::to_json(&book)?;
+        Ok(Response::new(v1::JsonDocument { json }))
     }
 
     async fn list_chapters(
         &self,
-        _request: Request<v1::ProjectRef>,
+        request: Request<v1::ProjectRef>,
     ) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("list_chapters"))
+        let account = self.person(&request)?;
+        let chapters = library::chapters(&self.db, &account, &request.get_ref().project_id).await?;
+        let json = library::to_json(&chapters)?;
+        Ok(Response::new(v1::JsonDocument { json }))
     }
 
     async fn book_quality(
         &self,
-        _request: Request<v1::ProjectRef>,
+        request: Request<v1::ProjectRef>,
     ) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("book_quality"))
+        let account = self.person(&request)?;
+        let quality =
+            library::book_quality(&self.db, &account, &request.get_ref().project_id).await?;
+        let json = library::to_json(&quality)?;
+        Ok(Response::new(v1::JsonDocument { json }))
     }
 
     async fn series_consistency(
         &self,
-        _request: Request<v1::SeriesGlossaryRequest>,
+        request: Request<v1::SeriesGlossaryRequest>,
     ) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("series_consistency"))
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let json = crate::consistency::report_json(&self.db, &account, &ask.series_id).await?;
+        Ok(Response::new(v1::JsonDocument { json }))
     }
 
     async fn add_term(
         &self,
-        _request: Request<v1::PutTermRequest>,
+        request: Request<v1::PutTermRequest>,
     ) -> Result<Response<v1::Term>, Status> {
-        Err(Status::unimplemented("add_term"))
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let layer = wire_field(ask.layer, "layer")?;
+        let new = term_edit::NewTerm {
+            book_id: ask.owner_id.clone(),
+            input: TermInput {
+                layer,
+                owner_id: ask.owner_id,
+                source: ask.source,
+                translation: ask.translation,
+                category: ask.category,
+                description: ask.description,
+                locked: ask.locked,
+                accepted: ask.accepted,
+            },
+        };
+        let stored = term_edit::add(&self.db, &account, new).await?;
+        Ok(Response::new(term(stored)))
     }
 
     async fn edit_term(
         &self,
-        _request: Request<v1::EditTermRequest>,
+        request: Request<v1::EditTermRequest>,
     ) -> Result<Response<v1::Term>, Status> {
-        Err(Status::unimplemented("edit_term"))
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let changes = term_edit::TermChanges {
+            source: ask.source,
+            translation: ask.translation,
+            category: ask.category,
+            description: ask.description,
+            locked: ask.locked,
+        };
+        let stored = term_edit::edit(&self.db, &account, &ask.term_id, changes).await?;
+        Ok(Response::new(term(stored)))
     }
 
     async fn delete_term(
         &self,
-        _request: Request<v1::TermRef>,
+        request: Request<v1::TermRef>,
     ) -> Result<Response<v1::Deleted>, Status> {
-        Err(Status::unimplemented("delete_term"))
+        let account = self.person(&request)?;
+        let ask = request.into_inner();
+        let id = term_edit::delete(&self.db, &account, &ask.term_id).await?;
+        Ok(Response::new(v1::Deleted { id }))
     }
 
     async fn propagate_term(
         &self,
-        _request: Request<v1::PropagateTermRequest>,
+        request: Request<v1::PropagateTermRequest>,
     ) -> Result<Response<v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("propagate_term"))
+        let account = self.person(&request)?;
+        let token_id = self
+            .credential
+            .principal(&request)
+            .ok()
+            .and_then(|p| p.token_id);
+        let ask = request.into_inner();
+        let actor = propagate::Actor {
+            account_id: account,
+            token_id,
+        };
+        let propagation = propagate::Propagation {
+            book_id: ask.project_id,
+            previous: ask.previous,
+            replacement: ask.replacement,
+            series: ask.series,
+            chapter_id: ask.chapter_id,
+            include_human: ask.include_human,
+        };
+        let report = propagate::propagate(
+            &self.db,
+            &actor,
+            propagation,
+            ask.write,
+            propagate::Limits::default(),
+        )
+        .await?;
+        Ok(Response::new(v1::JsonDocument {
+            json: report.to_string(),
+        }))
     }
 }
 

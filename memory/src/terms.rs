@@ -81,27 +81,62 @@ fn owner_column(layer: TermLayer) -> term::Column {
     }
 }
 
-/// Stores a person's term: a new one, or the owner's term of the same
-/// source made a person's decision.
-pub async fn put(
-    db: &impl ConnectionTrait,
-    account: Option<&str>,
-    input: &TermInput,
-) -> MemoryResult<TermView> {
+/// A term decision's texts as they are stored: the source normalized with
+/// its match key, the other texts trimmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Normalized {
+    pub source: String,
+    pub source_key: String,
+    pub translation: String,
+    pub category: String,
+    pub description: String,
+}
+
+/// The stored form of `input`'s texts.
+pub(crate) fn normalized(input: &TermInput) -> Normalized {
+    let source = normalize_text(&input.source);
+    Normalized {
+        source_key: match_key(&source),
+        source,
+        translation: input.translation.trim().to_owned(),
+        category: input.category.trim().to_owned(),
+        description: input.description.trim().to_owned(),
+    }
+}
+
+/// `input` validated, in its stored form.
+pub(crate) fn checked(input: &TermInput) -> MemoryResult<Normalized> {
     let issues = validate(input);
     if !issues.is_empty() {
         return Err(MemoryError::InvalidRequest(issues));
     }
-    check_owner(db, input.layer, &input.owner_id, account).await?;
-    let source = normalize_text(&input.source);
-    let key = match_key(&source);
-    let now = clock::now();
-    let held = term::Entity::find()
-        .filter(term::Column::Layer.eq(input.layer))
-        .filter(owner_column(input.layer).eq(input.owner_id.as_str()))
-        .filter(term::Column::SourceKey.eq(key.as_str()))
+    Ok(normalized(input))
+}
+
+/// The owner's term of the same source key, if it has one.
+pub(crate) async fn held(
+    db: &impl ConnectionTrait,
+    layer: TermLayer,
+    owner_id: &str,
+    source_key: &str,
+) -> MemoryResult<Option<term::Model>> {
+    Ok(term::Entity::find()
+        .filter(term::Column::Layer.eq(layer))
+        .filter(owner_column(layer).eq(owner_id))
+        .filter(term::Column::SourceKey.eq(source_key))
         .one(db)
-        .await?;
+        .await?)
+}
+
+/// Writes a person's decision: over `held` when given, else as a new term
+/// of the owner `input` names.
+pub(crate) async fn store(
+    db: &impl ConnectionTrait,
+    held: Option<term::Model>,
+    input: &TermInput,
+    values: Normalized,
+) -> MemoryResult<TermView> {
+    let now = clock::now();
     let exists = held.is_some();
     let mut model = match held {
         Some(held) => held.into(),
@@ -119,11 +154,11 @@ pub async fn put(
             ..Default::default()
         },
     };
-    model.source = Set(source);
-    model.source_key = Set(key);
-    model.translation = Set(input.translation.trim().to_owned());
-    model.category = Set(input.category.trim().to_owned());
-    model.description = Set(input.description.trim().to_owned());
+    model.source = Set(values.source);
+    model.source_key = Set(values.source_key);
+    model.translation = Set(values.translation);
+    model.category = Set(values.category);
+    model.description = Set(values.description);
     model.locked = Set(input.locked);
     model.accepted = Set(input.accepted);
     model.origin = Set(Origin::Human);
@@ -134,6 +169,19 @@ pub async fn put(
         model.insert(db).await?
     };
     Ok(TermView::from(&stored))
+}
+
+/// Stores a person's term: a new one, or the owner's term of the same
+/// source made a person's decision.
+pub async fn put(
+    db: &impl ConnectionTrait,
+    account: Option<&str>,
+    input: &TermInput,
+) -> MemoryResult<TermView> {
+    let values = checked(input)?;
+    check_owner(db, input.layer, &input.owner_id, account).await?;
+    let found = held(db, input.layer, &input.owner_id, &values.source_key).await?;
+    store(db, found, input, values).await
 }
 
 /// The terms in force for the volume, sorted by source.

@@ -14,6 +14,7 @@ mod m0002_book_edition;
 mod m0003_narrative_memory;
 mod m0004_quality;
 mod m0005_limits;
+mod m0006_passage_versions;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -27,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0003_narrative_memory::Migration),
             Box::new(m0004_quality::Migration),
             Box::new(m0005_limits::Migration),
+            Box::new(m0006_passage_versions::Migration),
         ]
     }
 }

@@ -16,13 +16,14 @@ use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::db::{self, backend_name, begin_write, ping};
 use dragoman_model::entities::{
     account, api_token, audit_log, autopilot_decision, autopilot_run, chapter, job, passage,
-    project, provider, provider_call, request, result, series, session, setting, webhook_delivery,
+    passage_version, project, provider, provider_call, request, result, series, session, setting,
+    webhook_delivery,
 };
 use dragoman_model::ids::new_id;
 use dragoman_model::vocab::{
     AutopilotAction, AutopilotOutcome, BudgetPeriod, CallbackEvent, InputKind, JobStatus,
     PassageStatus, Priority, ProjectKind, ProviderKind, RequestStatus, ResultFormat, ResultScope,
-    SeriesKind, Stage, VolumeStatus, WebhookState,
+    SeriesKind, Stage, VersionReason, VolumeStatus, WebhookState,
 };
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection,
@@ -31,7 +32,7 @@ use sea_orm::{
 use sea_orm_migration::SchemaManager;
 use serde_json::json;
 
-const TABLES: [&str; 24] = [
+const TABLES: [&str; 25] = [
     "accounts",
     "sessions",
     "api_tokens",
@@ -56,6 +57,7 @@ const TABLES: [&str; 24] = [
     "autopilot_runs",
     "autopilot_decisions",
     "licence_words",
+    "passage_versions",
 ];
 
 /// A timestamp beyond 32 bits, to prove the columns are 64-bit.
@@ -292,6 +294,22 @@ async fn exercise(db: &DatabaseConnection) {
             autopilot_round: 2,
             created_at: T,
             updated_at: T,
+        },
+        id
+    );
+    round_trip!(
+        db,
+        passage_version,
+        passage_version::Model {
+            id: new_id(),
+            passage_id: passage.id.clone(),
+            project_id: project.id.clone(),
+            previous_translation: Some("Seigneur des ténèbres".into()),
+            new_translation: Some("Maître des ténèbres".into()),
+            reason: VersionReason::PropagateTerm,
+            account_id: account.id.clone(),
+            token_id: Some(token.id.clone()),
+            created_at: T,
         },
         id
     );
@@ -544,6 +562,7 @@ async fn exercise(db: &DatabaseConnection) {
     assert_eq!(project::Entity::find().count(db).await.unwrap(), 0);
     assert_eq!(chapter::Entity::find().count(db).await.unwrap(), 0);
     assert_eq!(passage::Entity::find().count(db).await.unwrap(), 0);
+    assert_eq!(passage_version::Entity::find().count(db).await.unwrap(), 0);
     assert_eq!(request::Entity::find().count(db).await.unwrap(), 0);
     assert_eq!(job::Entity::find().count(db).await.unwrap(), 0);
     assert_eq!(result::Entity::find().count(db).await.unwrap(), 0);

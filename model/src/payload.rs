@@ -127,6 +127,17 @@ pub fn valid_external_id(id: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '/' | '-'))
 }
 
+/// The numbers a volume may have.
+pub const VOLUME_NUMBERS: std::ops::RangeInclusive<i64> = 1..=10_000;
+
+/// Longest series name, in characters.
+pub const SERIES_NAME_MAX: usize = 500;
+
+/// A series name: not blank, at most [`SERIES_NAME_MAX`] characters.
+pub fn valid_series_name(name: &str) -> bool {
+    !name.trim().is_empty() && name.chars().count() <= SERIES_NAME_MAX
+}
+
 /// A BCP 47 tag of at most 35 characters: alphanumeric subtags of 1 to 8
 /// characters separated by hyphens, the first alphabetic.
 pub fn valid_language(tag: &str) -> bool {
@@ -165,7 +176,7 @@ impl TranslationPayload {
                 IssueKind::Missing,
                 Some(json!({"fields": "id or name"})),
             ),
-            (_, Some(name)) if name.trim().is_empty() || name.chars().count() > 500 => push(
+            (_, Some(name)) if !valid_series_name(name) => push(
                 &[json!("series"), json!("name")],
                 IssueKind::StringTooLong,
                 Some(json!({"min": 1, "max": 500})),
@@ -198,10 +209,10 @@ impl TranslationPayload {
                 IssueKind::Missing,
                 None,
             ),
-            (Some(n), false) if !(1..=10_000).contains(&n) => push(
+            (Some(n), false) if !VOLUME_NUMBERS.contains(&n) => push(
                 &[json!("volume"), json!("number")],
                 IssueKind::OutOfRange,
-                Some(json!({"min": 1, "max": 10000})),
+                Some(json!({"min": VOLUME_NUMBERS.start(), "max": VOLUME_NUMBERS.end()})),
             ),
             _ => {}
         }

@@ -1,34 +1,47 @@
-//! The dispatch decision against PostgreSQL (docs/benchmarks.md, "Dispatch
-//! decision"): how long one `lease` takes with a deep queue, whether what
-//! it reads grows with the queue, and how evenly accounts share the running
-//! slots.
+//! The dispatch decision on PostgreSQL or SQLite (docs/benchmarks.md,
+//! "Dispatch decision"): how long one `lease` takes with a deep queue, also
+//! right after new work arrived, whether what it reads grows with the queue,
+//! and whether accounts get the fair share of running slots the queue
+//! promises (docs/decisions.md, "Queue order and limits").
 //!
-//! Run with `TEST_DATABASE_URL=postgres://… cargo bench -p
-//! dragoman-scheduler --bench dispatch`. Each part runs in a fresh database
-//! (created, migrated, then dropped) filled with bulk inserts: accounts,
-//! three tokens each, waiting requests with their jobs and, under them,
-//! 20,000 finished ones (a table that has served for a while; vacuumed and
-//! analysed as autovacuum would). The jobs name
-//! no provider, so the job-start checks (budgets, estimate) have nothing to
+//! `TEST_DATABASE_URL` selects the database: a `postgres://` URL runs each
+//! part in a fresh database on that server (created, migrated, then
+//! dropped); `sqlite:` runs each part in a fresh SQLite file under the
+//! system's temporary directory (deleted after), as in
+//! `TEST_DATABASE_URL=sqlite: cargo bench -p dragoman-scheduler --bench
+//! dispatch`. `DISPATCH_PARTS=latency` (or `growth`, `fairness`, several
+//! joined by commas) runs those parts only. Each database is filled with
+//! bulk inserts: accounts, three tokens each, waiting requests with their
+//! jobs and, under them, 20,000 finished ones (a table that has served for
+//! a while; vacuumed and analysed as autovacuum would). The jobs name no
+//! provider, so the job-start checks (budgets, estimate) have nothing to
 //! read and the figures are those of the decision and the take.
 //!
 //! 1. Latency: 10,000 waiting requests over 100 accounts and 300 tokens
 //!    (10 % high, 60 % normal, 30 % low priority; tokens allowed 1 to 3
 //!    running jobs, accounts 4), 40 running slots: 2,000 leases are timed,
 //!    each after releasing the oldest running job once 40 run; then 500
-//!    leases each after new work was announced, which makes the decision
-//!    read the waiting groups again (the worst case: new requests between
-//!    any two leases).
-//! 2. Growth: 1,000 to 20,000 waiting requests, 200 timed leases each (and
-//!    200 each after new work), with the groups in the summary and the
-//!    process's resident memory.
+//!    leases each right after a new request arrived (a new job, of a random
+//!    token and priority, often of a group the summary does not have),
+//!    announced to the leasing process as its own intake does; 500 after a
+//!    new request from another process (not announced); and 200 after the
+//!    summary was voided, so that the grouped read is in the way (what a
+//!    process's first lease costs, and the old behaviour after new work).
+//! 2. Growth: 1,000 to 20,000 waiting requests, 200 timed leases each, 200
+//!    each after a new request, 50 each with the grouped read in the way,
+//!    with the groups in the summary and the process's resident memory.
 //! 3. Fairness: 19,000 waiting requests, ten accounts holding 1,000 each
 //!    and ninety holding 100, equal priority, limits out of the way, 40
-//!    running slots, 3,000 rounds of "a running job ends, a worker leases":
-//!    each account's share of the running slots against the fair share
-//!    (40 / 100). Twice: the oldest job ends each round (jobs of equal
-//!    length: the shares show the decisions alone), then a random one
-//!    (lengths vary as in life; nothing preempts a long job).
+//!    running slots, 3,000 rounds of "a running job ends, a worker leases".
+//!    The promise is a fair share of the running slots at each decision:
+//!    the slot goes to an account running the fewest jobs among those with
+//!    a job waiting, so that after it each such account runs the fair share
+//!    (40 / 100) rounded down or up. Reported: the decisions that kept it,
+//!    the accounts held to it at every decision, and, as the measure it
+//!    does not promise, each account's share of slot-time (its running jobs
+//!    summed over the rounds, over the rounds). Twice: the oldest job ends
+//!    each round (jobs of equal length), then a random one (lengths vary as
+//!    in life; nothing preempts a long job).
 
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::{account, api_token, job, project, request, series};
@@ -41,11 +54,12 @@ use dragoman_scheduler::lifecycle::queue::QueueSettings;
 use dragoman_scheduler::lifecycle::{Dispatcher, lease};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    Set, Statement,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait,
+    QueryFilter, Set, Statement,
 };
 use serde_json::json;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const ACCOUNTS: usize = 100;
@@ -60,54 +74,91 @@ const GROUPED: &str = "SELECT priority, account_id, token_id, MIN(created_at) FR
                        WHERE status = 'pending' GROUP BY priority, account_id, token_id";
 
 fn main() {
-    let Some(admin_url) = std::env::var("TEST_DATABASE_URL")
+    let Some(url) = std::env::var("TEST_DATABASE_URL")
         .ok()
         .filter(|u| !u.trim().is_empty())
     else {
-        eprintln!("TEST_DATABASE_URL is not set: the dispatch benchmark needs PostgreSQL");
+        eprintln!(
+            "TEST_DATABASE_URL is not set: the dispatch benchmark needs a postgres:// URL or sqlite:"
+        );
         return;
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
+    // `DISPATCH_PARTS` (say `latency,fairness`) runs some parts only.
+    let parts = std::env::var("DISPATCH_PARTS").unwrap_or_default();
+    let runs = |part: &str| parts.trim().is_empty() || parts.split(',').any(|p| p.trim() == part);
     runtime.block_on(async {
-        latency(&admin_url).await;
-        growth(&admin_url).await;
-        fairness(&admin_url, false).await;
-        fairness(&admin_url, true).await;
+        if runs("latency") {
+            latency(&url).await;
+        }
+        if runs("growth") {
+            growth(&url).await;
+        }
+        if runs("fairness") {
+            fairness(&url, false).await;
+            fairness(&url, true).await;
+        }
     });
+}
+
+/// Where a part's database lives, to drop it after.
+enum Home {
+    /// A PostgreSQL database on the server of `admin`.
+    Postgres {
+        admin: DatabaseConnection,
+        name: String,
+    },
+    /// A SQLite file.
+    Sqlite(PathBuf),
 }
 
 /// A fresh database with the schema, dropped by [`World::drop_database`].
 struct World {
-    admin: DatabaseConnection,
-    name: String,
+    home: Home,
     db: DatabaseConnection,
     accounts: Vec<account::Model>,
     tokens: Vec<api_token::Model>,
     series_id: String,
     project_id: String,
+    /// Requests added one at a time while leases are timed.
+    arrivals: usize,
+}
+
+/// A fresh database named after `url`'s server (PostgreSQL) or a fresh
+/// file (SQLite).
+async fn fresh_database(url: &str) -> (Home, DatabaseConnection) {
+    let name = format!("dragoman_bench_{}", ids::new_id().replace('-', ""));
+    if url.starts_with("sqlite:") {
+        let path = std::env::temp_dir().join(format!("{name}.db"));
+        let db = dragoman_model::db::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("bench database");
+        return (Home::Sqlite(path), db);
+    }
+    let admin = dragoman_model::db::connect(url)
+        .await
+        .expect("TEST_DATABASE_URL");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+        .await
+        .expect("create database");
+    let (server, query) = match url.split_once('?') {
+        Some((server, query)) => (server, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let (server, _) = server.rsplit_once('/').expect("database URL with a path");
+    let db = dragoman_model::db::connect(&format!("{server}/{name}{query}"))
+        .await
+        .expect("bench database");
+    (Home::Postgres { admin, name }, db)
 }
 
 impl World {
-    async fn create(admin_url: &str, token_running: impl Fn(usize) -> i32) -> World {
-        let admin = dragoman_model::db::connect(admin_url)
-            .await
-            .expect("TEST_DATABASE_URL");
-        let name = format!("dragoman_bench_{}", ids::new_id().replace('-', ""));
-        admin
-            .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-            .await
-            .expect("create database");
-        let (server, query) = match admin_url.split_once('?') {
-            Some((server, query)) => (server, format!("?{query}")),
-            None => (admin_url, String::new()),
-        };
-        let (server, _) = server.rsplit_once('/').expect("database URL with a path");
-        let db = dragoman_model::db::connect(&format!("{server}/{name}{query}"))
-            .await
-            .expect("bench database");
+    async fn create(url: &str, token_running: impl Fn(usize) -> i32) -> World {
+        let (home, db) = fresh_database(url).await;
         Migrator::up(&db, None).await.expect("migrations");
         let now = clock::now();
         let mut accounts = Vec::new();
@@ -194,14 +245,18 @@ impl World {
         .await
         .expect("volume");
         World {
-            admin,
-            name,
+            home,
             db,
             accounts,
             tokens,
             series_id,
             project_id,
+            arrivals: 0,
         }
+    }
+
+    fn backend(&self) -> DbBackend {
+        self.db.get_database_backend()
     }
 
     /// Adds `n` waiting requests and their jobs; `token_of(i)` gives the
@@ -213,28 +268,63 @@ impl World {
         token_of: impl Fn(usize) -> usize,
         priority: impl Fn(usize) -> Priority,
     ) {
-        self.insert(n, token_of, priority, false).await;
+        let start = clock::now() - i64::try_from(n).unwrap_or(0) - 10;
+        self.insert(n, token_of, priority, false, start).await;
+        self.analyse().await;
     }
 
     /// Adds `n` finished requests and jobs: the history a queue sits on in
     /// a table that has served for a while.
     async fn history(&self, n: usize) {
-        self.insert(n, |i| i, |_| Priority::Normal, true).await;
+        let start = clock::now() - i64::try_from(n).unwrap_or(0) - 10;
+        self.insert(n, |i| i, |_| Priority::Normal, true, start)
+            .await;
+        self.analyse().await;
     }
 
+    /// One new waiting request and its job, made now, of a token and a
+    /// priority that vary from one to the next; returns the job's id and
+    /// its group (priority, token).
+    async fn arrive(&mut self) -> (String, (Priority, String)) {
+        let k = self.arrivals;
+        self.arrivals += 1;
+        let token = (k * 7919 + 13) % self.tokens.len();
+        let priority = mixed_priority(k * 3 + 1);
+        let ids = self
+            .insert(1, |_| token, |_| priority, false, clock::now())
+            .await;
+        let id = ids.into_iter().next().unwrap_or_default();
+        (id, (priority, self.tokens[token].id.clone()))
+    }
+
+    /// As autovacuum would have it: statistics, and (PostgreSQL) a
+    /// visibility map that lets the index answer alone.
+    async fn analyse(&self) {
+        let statements: &[&str] = match self.backend() {
+            DbBackend::Sqlite => &["ANALYZE"],
+            _ => &["VACUUM ANALYZE jobs", "VACUUM ANALYZE requests"],
+        };
+        for sql in statements {
+            self.db.execute_unprepared(sql).await.expect("analyse");
+        }
+    }
+
+    /// Inserts `n` requests with their jobs, made one second apart from
+    /// `start`; returns the jobs' ids.
     async fn insert(
         &self,
         n: usize,
         token_of: impl Fn(usize) -> usize,
         priority: impl Fn(usize) -> Priority,
         finished: bool,
-    ) {
+        start: i64,
+    ) -> Vec<String> {
         let (request_status, job_status) = if finished {
             (RequestStatus::Completed, JobStatus::Done)
         } else {
             (RequestStatus::Pending, JobStatus::Pending)
         };
-        let start = clock::now() - i64::try_from(n).unwrap_or(0) - 10;
+        let mut made = Vec::with_capacity(n);
         let mut requests = Vec::with_capacity(ROWS_PER_INSERT);
         let mut jobs = Vec::with_capacity(ROWS_PER_INSERT);
         for i in 0..n {
@@ -242,6 +332,7 @@ impl World {
             let at = start + i64::try_from(i).unwrap_or(0);
             let request_id = ids::new_id();
             let job_id = ids::new_id();
+            made.push(job_id.clone());
             requests.push(request::ActiveModel {
                 id: Set(request_id.clone()),
                 account_id: Set(token.account_id.clone()),
@@ -303,14 +394,7 @@ impl World {
                     .expect("jobs");
             }
         }
-        // As autovacuum would have it: statistics, and a visibility map
-        // that lets the index answer alone.
-        for table in ["jobs", "requests"] {
-            self.db
-                .execute_unprepared(&format!("VACUUM ANALYZE {table}"))
-                .await
-                .expect("vacuum");
-        }
+        made
     }
 
     /// Ends a running job, freeing its slot.
@@ -324,20 +408,17 @@ impl World {
             .expect("release");
     }
 
-    /// Groups of waiting jobs (priority, account, token): what the decision
+    /// The groups of waiting jobs, as (priority, token): what the decision
     /// reads besides the running jobs.
-    async fn groups(&self) -> i64 {
-        let row = self
-            .db
-            .query_one_raw(Statement::from_string(
-                self.db.get_database_backend(),
-                "SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'pending' \
-                 GROUP BY priority, account_id, token_id) AS g",
-            ))
+    async fn groups(&self) -> HashSet<(Priority, String)> {
+        let rows = job::Entity::find()
+            .filter(job::Column::Status.eq(JobStatus::Pending))
+            .all(&self.db)
             .await
-            .expect("groups")
-            .expect("a row");
-        row.try_get_by_index::<i64>(0).expect("count")
+            .expect("groups");
+        rows.into_iter()
+            .filter_map(|j| j.token_id.map(|t| (j.priority, t)))
+            .collect()
     }
 
     /// Times of `runs` executions of `sql` (one round trip each).
@@ -346,10 +427,7 @@ impl World {
         for _ in 0..runs {
             let began = Instant::now();
             self.db
-                .query_all_raw(Statement::from_string(
-                    self.db.get_database_backend(),
-                    sql.to_owned(),
-                ))
+                .query_all_raw(Statement::from_string(self.backend(), sql.to_owned()))
                 .await
                 .expect("query");
             times.push(began.elapsed());
@@ -357,31 +435,69 @@ impl World {
         times
     }
 
-    /// The plan PostgreSQL chooses for the grouped query.
-    async fn plan(&self) -> Vec<String> {
+    /// The highest job id: the mark the arrivals are read above.
+    async fn newest(&self) -> String {
+        let row = self
+            .db
+            .query_one_raw(Statement::from_string(
+                self.backend(),
+                "SELECT MAX(id) FROM jobs",
+            ))
+            .await
+            .expect("newest")
+            .expect("a row");
+        row.try_get_by_index::<String>(0).expect("an id")
+    }
+
+    /// The plan the database chooses for `sql`.
+    async fn plan(&self, sql: &str) -> Vec<String> {
+        let (explain, column) = match self.backend() {
+            DbBackend::Sqlite => (format!("EXPLAIN QUERY PLAN {sql}"), 3),
+            _ => (format!("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {sql}"), 0),
+        };
         let rows = self
             .db
-            .query_all_raw(Statement::from_string(
-                self.db.get_database_backend(),
-                format!("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {GROUPED}"),
-            ))
+            .query_all_raw(Statement::from_string(self.backend(), explain))
             .await
             .expect("explain");
         rows.iter()
-            .filter_map(|r| r.try_get_by_index::<String>(0).ok())
+            .filter_map(|r| r.try_get_by_index::<String>(column).ok())
             .collect()
     }
 
     async fn drop_database(self) {
         let _ = self.db.close().await;
-        self.admin
-            .execute_unprepared(&format!(
-                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
-                self.name
-            ))
-            .await
-            .expect("drop database");
+        match self.home {
+            Home::Postgres { admin, name } => {
+                admin
+                    .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                    .await
+                    .expect("drop database");
+            }
+            Home::Sqlite(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut file = path.clone().into_os_string();
+                    file.push(suffix);
+                    let _ = std::fs::remove_file(file);
+                }
+            }
+        }
     }
+}
+
+/// The running jobs, as every decision reads them.
+const RUNNING: &str = "SELECT 0 AS arrived, id, status, priority, account_id, token_id, \
+                       created_at, lease_expires_at, attempts FROM jobs WHERE status = 'running'";
+
+/// The running jobs read with the arrivals above the mark `newest`, as
+/// the first decision of a lease reads them.
+fn with_arrivals_sql(newest: &str) -> String {
+    format!(
+        "{RUNNING} UNION ALL SELECT 1, a.id, a.status, a.priority, a.account_id, a.token_id, \
+         a.created_at, a.lease_expires_at, a.attempts FROM (SELECT id, status, priority, \
+         account_id, token_id, created_at, lease_expires_at, attempts FROM jobs \
+         WHERE id > '{newest}' ORDER BY id LIMIT 256) AS a"
+    )
 }
 
 /// 10 % high, 60 % normal, 30 % low.
@@ -411,39 +527,85 @@ async fn fill_slots(
     }
 }
 
+/// What happens before each timed lease.
+#[derive(Clone, Copy, PartialEq)]
+enum Before {
+    /// Nothing: only the slot freed.
+    Nothing,
+    /// A new request arrives, made by the leasing process, which is told
+    /// (as the scheduler service's intake tells its dispatcher).
+    OwnArrival,
+    /// A new request arrives, made by another process: the leasing one is
+    /// not told.
+    OtherArrival,
+    /// The summary is voided: the lease reads every group first.
+    Voided,
+}
+
+/// What a series of timed leases measured.
+struct Timed {
+    times: Vec<Duration>,
+    /// Arrivals that opened a group the queue did not have.
+    new_groups: usize,
+    /// Arrivals leased during the series.
+    arrivals_leased: usize,
+}
+
 /// `decisions` timed leases, each after the oldest running job ended once
-/// `SLOTS` run; with `announced`, each after the process was told of new
-/// work, so that every decision reads the waiting groups again (as when
-/// requests arrive between any two leases).
+/// `SLOTS` run, and after `before`.
 async fn timed_leases(
-    world: &World,
+    world: &mut World,
     dispatcher: &Dispatcher,
     decisions: usize,
-    announced: bool,
-) -> Vec<Duration> {
+    before: Before,
+) -> Timed {
     let start = StartSettings::default();
     let mut running = VecDeque::new();
     fill_slots(world, dispatcher, &mut running).await;
-    let mut times = Vec::with_capacity(decisions);
+    let mut groups = if before == Before::Nothing {
+        HashSet::new()
+    } else {
+        world.groups().await
+    };
+    let mut arrived = HashSet::new();
+    let mut timed = Timed {
+        times: Vec::with_capacity(decisions),
+        new_groups: 0,
+        arrivals_leased: 0,
+    };
     for _ in 0..decisions {
         if running.len() >= SLOTS
             && let Some((oldest, _)) = running.pop_front()
         {
             world.release(&oldest).await;
         }
-        if announced {
-            dispatcher.invalidate();
+        match before {
+            Before::Nothing => {}
+            Before::OwnArrival | Before::OtherArrival => {
+                let (job_id, group) = world.arrive().await;
+                arrived.insert(job_id);
+                if groups.insert(group) {
+                    timed.new_groups += 1;
+                }
+                if before == Before::OwnArrival {
+                    dispatcher.work_added();
+                }
+            }
+            Before::Voided => dispatcher.invalidate(),
         }
         let began = Instant::now();
         let leased = lease(&world.db, "bench", LEASE_SECONDS, dispatcher, &start)
             .await
             .expect("lease");
-        times.push(began.elapsed());
+        timed.times.push(began.elapsed());
         if let Some(t) = leased.ticket {
+            if arrived.contains(&t.job_id) {
+                timed.arrivals_leased += 1;
+            }
             running.push_back((t.job_id, t.account_id));
         }
     }
-    times
+    timed
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -486,8 +648,15 @@ fn environment(max_running: u32) -> QueueSettings {
     }
 }
 
-async fn latency(admin_url: &str) {
-    let world = World::create(admin_url, |t| 1 + i32::try_from(t % 3).unwrap_or(0)).await;
+fn backend_name(world: &World) -> &'static str {
+    match world.backend() {
+        DbBackend::Sqlite => "SQLite",
+        _ => "PostgreSQL",
+    }
+}
+
+async fn latency(url: &str) {
+    let mut world = World::create(url, |t| 1 + i32::try_from(t % 3).unwrap_or(0)).await;
     world.history(HISTORY).await;
     world
         .fill(
@@ -498,15 +667,31 @@ async fn latency(admin_url: &str) {
         .await;
     let dispatcher = Dispatcher::new(environment(4));
     // Warm the pool and the caches.
-    timed_leases(&world, &dispatcher, 100, false).await;
-    let mut times = timed_leases(&world, &dispatcher, 2000, false).await;
-    let mut announced = timed_leases(&world, &dispatcher, 500, true).await;
-    println!("== latency: 10,000 waiting, 100 accounts, 300 tokens, {SLOTS} slots");
-    println!("groups in the summary: {}", world.groups().await);
-    println!("2,000 leases: {}", summary(&mut times));
+    timed_leases(&mut world, &dispatcher, 100, Before::Nothing).await;
+    let mut steady = timed_leases(&mut world, &dispatcher, 2000, Before::Nothing).await;
+    let mut own = timed_leases(&mut world, &dispatcher, 500, Before::OwnArrival).await;
+    let mut other = timed_leases(&mut world, &dispatcher, 500, Before::OtherArrival).await;
+    let mut voided = timed_leases(&mut world, &dispatcher, 200, Before::Voided).await;
     println!(
-        "500 leases, each after new work (the groups read again): {}",
-        summary(&mut announced)
+        "== latency ({}): 10,000 waiting, 100 accounts, 300 tokens, {SLOTS} slots",
+        backend_name(&world)
+    );
+    println!("groups: {}", world.groups().await.len());
+    println!("2,000 leases: {}", summary(&mut steady.times));
+    for (what, timed) in [
+        ("a new request announced by this process", &mut own),
+        ("a new request from another process", &mut other),
+    ] {
+        println!(
+            "500 leases, each after {what}: {} ({} arrivals opened a new group, {} arrivals leased)",
+            summary(&mut timed.times),
+            timed.new_groups,
+            timed.arrivals_leased,
+        );
+    }
+    println!(
+        "200 leases, each with the grouped read in the way: {}",
+        summary(&mut voided.times)
     );
     let mut trip = world.time_sql("SELECT 1", 1000).await;
     println!(
@@ -518,20 +703,37 @@ async fn latency(admin_url: &str) {
         "the grouped query alone (200 times): {}",
         summary(&mut grouped)
     );
+    let mut running = world.time_sql(RUNNING, 1000).await;
+    println!(
+        "the running jobs alone (1,000 times): {}",
+        summary(&mut running)
+    );
+    let arrivals = with_arrivals_sql(&world.newest().await);
+    let mut read = world.time_sql(&arrivals, 1000).await;
+    println!(
+        "the running jobs with the arrivals, nothing new (1,000 times): {}",
+        summary(&mut read)
+    );
     println!("plan of the grouped query:");
-    for line in world.plan().await {
+    for line in world.plan(GROUPED).await {
+        println!("    {line}");
+    }
+    println!("plan of the running jobs with the arrivals:");
+    for line in world.plan(&arrivals).await {
         println!("    {line}");
     }
     world.drop_database().await;
 }
 
-async fn growth(admin_url: &str) {
-    println!("== growth: 200 leases per queue size, then 200 each after new work");
+async fn growth(url: &str) {
     println!(
-        "| waiting | groups | p50 | p99 | p50 after new work | p99 after new work | RSS before | RSS after |"
+        "== growth: 200 leases per queue size, 200 each after a new request, 50 each with the grouped read in the way"
+    );
+    println!(
+        "| waiting | groups | p50 | p99 | p50 after a new request | p99 after a new request | p50 grouped read in the way | RSS before | RSS after |"
     );
     for size in [1_000, 5_000, 10_000, 20_000] {
-        let world = World::create(admin_url, |t| 1 + i32::try_from(t % 3).unwrap_or(0)).await;
+        let mut world = World::create(url, |t| 1 + i32::try_from(t % 3).unwrap_or(0)).await;
         world.history(HISTORY).await;
         world
             .fill(
@@ -540,21 +742,30 @@ async fn growth(admin_url: &str) {
                 mixed_priority,
             )
             .await;
+        let groups = world.groups().await.len();
         let dispatcher = Dispatcher::new(environment(4));
-        timed_leases(&world, &dispatcher, 20, false).await;
+        timed_leases(&mut world, &dispatcher, 20, Before::Nothing).await;
         let before = rss_mib();
-        let mut times = timed_leases(&world, &dispatcher, 200, false).await;
-        let mut announced = timed_leases(&world, &dispatcher, 200, true).await;
+        let mut steady = timed_leases(&mut world, &dispatcher, 200, Before::Nothing)
+            .await
+            .times;
+        let mut own = timed_leases(&mut world, &dispatcher, 200, Before::OwnArrival)
+            .await
+            .times;
+        let mut voided = timed_leases(&mut world, &dispatcher, 50, Before::Voided)
+            .await
+            .times;
         let after = rss_mib();
-        times.sort();
-        announced.sort();
+        steady.sort();
+        own.sort();
+        voided.sort();
         println!(
-            "| {size} | {} | {} | {} | {} | {} | {before:.1} MiB | {after:.1} MiB |",
-            world.groups().await,
-            ms(percentile(&times, 0.5)),
-            ms(percentile(&times, 0.99)),
-            ms(percentile(&announced, 0.5)),
-            ms(percentile(&announced, 0.99)),
+            "| {size} | {groups} | {} | {} | {} | {} | {} | {before:.1} MiB | {after:.1} MiB |",
+            ms(percentile(&steady, 0.5)),
+            ms(percentile(&steady, 0.99)),
+            ms(percentile(&own, 0.5)),
+            ms(percentile(&own, 0.99)),
+            ms(percentile(&voided, 0.5)),
         );
         world.drop_database().await;
     }
@@ -563,8 +774,8 @@ async fn growth(admin_url: &str) {
 /// With `uneven`, a random running job ends each round (job lengths vary
 /// as they do in life); otherwise the oldest (every job equally long, so
 /// the shares show the decisions alone).
-async fn fairness(admin_url: &str, uneven: bool) {
-    let world = World::create(admin_url, |_| 1000).await;
+async fn fairness(url: &str, uneven: bool) {
+    let world = World::create(url, |_| 1000).await;
     // Ten heavy accounts with 1,000 requests each, ninety with 100, mixed
     // in arrival order so that no account is first in line.
     let mut owners = Vec::new();
@@ -583,19 +794,34 @@ async fn fairness(admin_url: &str, uneven: bool) {
     world
         .fill(tokens.len(), |i| tokens[i], |_| Priority::Normal)
         .await;
+    let mut waiting = vec![0u64; ACCOUNTS];
+    for a in &shuffled {
+        waiting[*a] += 1;
+    }
     let dispatcher = Dispatcher::new(environment(1000));
     let start = StartSettings::default();
     let mut running = VecDeque::new();
-    fill_slots(&world, &dispatcher, &mut running).await;
     let index: HashMap<String, usize> = world
         .accounts
         .iter()
         .enumerate()
         .map(|(i, a)| (a.id.clone(), i))
         .collect();
+    fill_slots(&world, &dispatcher, &mut running).await;
+    for (_, account) in &running {
+        if let Some(i) = index.get(account) {
+            waiting[*i] -= 1;
+        }
+    }
     let rounds = 3000;
+    let fair = SLOTS as f64 / ACCOUNTS as f64;
+    let (floor, ceil) = (fair.floor() as u64, fair.ceil() as u64);
     let mut slot_rounds = vec![0u64; ACCOUNTS];
     let mut starts = vec![0u64; ACCOUNTS];
+    let mut kept = 0u64;
+    let mut decisions = 0u64;
+    let mut held = [true; ACCOUNTS];
+    let (mut fewest_after, mut most_after) = (u64::MAX, 0u64);
     // xorshift64: the same sequence at every run.
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut random = move || {
@@ -613,31 +839,49 @@ async fn fairness(admin_url: &str, uneven: bool) {
         if let Some((job_id, _)) = running.remove(ending) {
             world.release(&job_id).await;
         }
+        let mut load = vec![0u64; ACCOUNTS];
+        for (_, account) in &running {
+            if let Some(i) = index.get(account) {
+                load[*i] += 1;
+            }
+        }
+        let fewest = (0..ACCOUNTS)
+            .filter(|a| waiting[*a] > 0)
+            .map(|a| load[a])
+            .min();
         let leased = lease(&world.db, "bench", LEASE_SECONDS, &dispatcher, &start)
             .await
             .expect("lease");
         if let Some(t) = leased.ticket {
             if let Some(i) = index.get(&t.account_id) {
+                decisions += 1;
+                if Some(load[*i]) == fewest {
+                    kept += 1;
+                }
                 starts[*i] += 1;
+                waiting[*i] = waiting[*i].saturating_sub(1);
+                load[*i] += 1;
             }
             running.push_back((t.job_id, t.account_id));
         }
-        for (_, account) in &running {
-            if let Some(i) = index.get(account) {
-                slot_rounds[*i] += 1;
+        // After the decision, every account with a job waiting runs its
+        // fair share, rounded down or up.
+        for a in (0..ACCOUNTS).filter(|a| waiting[*a] > 0) {
+            fewest_after = fewest_after.min(load[a]);
+            most_after = most_after.max(load[a]);
+            if load[a] < floor || load[a] > ceil {
+                held[a] = false;
             }
         }
+        for (a, n) in load.iter().enumerate() {
+            slot_rounds[a] += n;
+        }
     }
-    let fair = SLOTS as f64 / ACCOUNTS as f64;
     let shares: Vec<f64> = slot_rounds
         .iter()
         .map(|n| *n as f64 / f64::from(rounds))
         .collect();
     let deviation = |s: &f64| (s - fair) / fair * 100.0;
-    let worst = shares
-        .iter()
-        .map(deviation)
-        .fold(0.0_f64, |w, d| if d.abs() > w.abs() { d } else { w });
     let mean = |range: std::ops::Range<usize>| {
         let n = range.len() as f64;
         shares[range].iter().sum::<f64>() / n
@@ -648,25 +892,32 @@ async fn fairness(admin_url: &str, uneven: bool) {
         "the oldest running job ends each round"
     };
     println!(
-        "== fairness: {rounds} rounds, {SLOTS} slots, 100 accounts (10 with 1,000 waiting, 90 with 100), {lengths}"
+        "== fairness ({}): {rounds} rounds, {SLOTS} slots, 100 accounts (10 with 1,000 waiting, 90 with 100), {lengths}",
+        backend_name(&world)
     );
-    println!("fair share: {fair:.3} running slots per account");
+    println!("fair share: {fair:.3} running slots per account, so {floor} or {ceil}");
     println!(
-        "heavy accounts: {:.3} on average; light accounts: {:.3}",
+        "decisions that started a job of an account running the fewest among those with a job waiting: {kept} of {decisions}"
+    );
+    println!(
+        "running slots of an account with a job waiting, after each decision: {fewest_after} to {most_after}"
+    );
+    println!(
+        "accounts at their fair share (rounded down or up) after every decision: {} of {ACCOUNTS}",
+        held.iter().filter(|h| **h).count()
+    );
+    println!(
+        "slot-time share (not promised): heavy accounts {:.3} on average, light accounts {:.3}; lowest {:.3}, highest {:.3}; within 10 % of the fair share: {} of {ACCOUNTS}",
         mean(0..10),
-        mean(10..ACCOUNTS)
-    );
-    println!(
-        "lowest share {:.3}, highest {:.3}, worst deviation {worst:+.1} %",
+        mean(10..ACCOUNTS),
         shares.iter().copied().fold(f64::INFINITY, f64::min),
         shares.iter().copied().fold(0.0, f64::max),
+        shares.iter().filter(|s| deviation(s).abs() <= 10.0).count(),
     );
     println!(
         "starts per account: min {}, max {}",
         starts.iter().min().copied().unwrap_or(0),
         starts.iter().max().copied().unwrap_or(0)
     );
-    let within = shares.iter().filter(|s| deviation(s).abs() <= 10.0).count();
-    println!("accounts within 10 % of the fair share: {within} of {ACCOUNTS}");
     world.drop_database().await;
 }

@@ -33,6 +33,9 @@ pub enum VolumeClash {
     /// The volume found by `external_id` has another number than the one
     /// the request gives.
     OtherNumber,
+    /// Another volume of the series already has the number or label a
+    /// book is attached at.
+    PlaceTaken,
 }
 
 impl VolumeClash {
@@ -41,6 +44,7 @@ impl VolumeClash {
         match self {
             VolumeClash::OtherSeries => "other_series",
             VolumeClash::OtherNumber => "other_number",
+            VolumeClash::PlaceTaken => "place_taken",
         }
     }
 }
@@ -59,6 +63,29 @@ pub enum SchedulerError {
     SeriesNotFound,
     #[error("request not found")]
     RequestNotFound,
+    /// A book (volume) absent or outside the caller's series.
+    #[error("volume not found")]
+    VolumeNotFound,
+    /// A change a book cannot take while one of its requests has not ended.
+    #[error("a request of this book has not ended: {0}")]
+    BookWorking(&'static str),
+    /// Work asked on a book whose every passage already has a usable
+    /// translation (or that has none).
+    #[error("nothing left to translate: every passage of this book has a usable translation")]
+    NothingToTranslate,
+    /// Arguments of a library call that break a rule the types do not
+    /// carry, located under `arguments`.
+    #[error("invalid arguments")]
+    InvalidArguments(Vec<Issue>),
+    /// A book cannot go where it is asked to; `reason` says why.
+    #[error("the book cannot be placed there: {reason}")]
+    InvalidPlacement { reason: &'static str },
+    /// A series name blank or longer than 500 characters.
+    #[error("a series name has 1 to 500 characters")]
+    InvalidName,
+    /// A change a series cannot take in its state; `reason` says why.
+    #[error("the series cannot take this change: {reason}")]
+    SeriesConflict { reason: &'static str },
     #[error("series archived")]
     SeriesArchived,
     #[error("volume archived")]
@@ -158,6 +185,21 @@ impl From<SchedulerError> for ServiceError {
             SchedulerError::IdempotencyConflict => refusal(ErrorCode::IdempotencyConflict),
             SchedulerError::SeriesNotFound => refusal(ErrorCode::SeriesNotFound),
             SchedulerError::RequestNotFound => refusal(ErrorCode::RequestNotFound),
+            SchedulerError::VolumeNotFound => refusal(ErrorCode::VolumeNotFound),
+            SchedulerError::BookWorking(_) => refusal(ErrorCode::Conflict),
+            SchedulerError::NothingToTranslate => {
+                refusal(ErrorCode::Conflict).with("reason", "nothing_to_translate")
+            }
+            SchedulerError::InvalidArguments(issues) => {
+                refusal(ErrorCode::InvalidRequest).with_issues(issues)
+            }
+            SchedulerError::InvalidName => refusal(ErrorCode::InvalidName),
+            SchedulerError::InvalidPlacement { reason } => {
+                refusal(ErrorCode::InvalidPlacement).with("reason", reason)
+            }
+            SchedulerError::SeriesConflict { reason } => {
+                refusal(ErrorCode::Conflict).with("reason", reason)
+            }
             SchedulerError::SeriesArchived => refusal(ErrorCode::SeriesArchived),
             SchedulerError::VolumeArchived => refusal(ErrorCode::VolumeArchived),
             SchedulerError::VolumeConflict(clash) => {

@@ -5,6 +5,7 @@ pub mod chapters;
 pub mod document;
 pub mod error;
 pub mod intake;
+pub mod library;
 pub mod licence;
 pub mod lifecycle;
 pub mod report;

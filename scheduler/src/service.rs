@@ -71,7 +71,7 @@ impl SchedulerService {
     /// process's next decision reads the waiting groups again, and the
     /// workers are woken.
     async fn work_added(&self) {
-        self.dispatcher.invalidate();
+        self.dispatcher.work_added();
         self.notify(&Channel::Jobs).await;
     }
 
@@ -233,14 +233,8 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let message = request.into_inner();
         let action = ControlAction::from_wire(message.action, "action")
             .map_err(SchedulerError::InvalidRequest)?;
-        let row = lifecycle::control(
-            &self.db,
-            &who.account_id,
-            &message.request_id,
-            action,
-            &self.limits,
-        )
-        .await?;
+        let row =
+            lifecycle::control(&self.db, &who, &message.request_id, action, &self.limits).await?;
         if row.status.is_final() {
             self.after_end(&row).await?;
         } else {
@@ -399,79 +393,167 @@ impl dragoman_proto::Scheduler for SchedulerService {
 
     async fn create_series(
         &self,
-        _request: Request<dragoman_proto::v1::CreateSeriesRequest>,
+        request: Request<dragoman_proto::v1::CreateSeriesRequest>,
     ) -> Result<Response<dragoman_proto::v1::SeriesDetail>, Status> {
-        Err(Status::unimplemented("create_series"))
+        let who = self.credential.principal(&request)?;
+        let detail =
+            crate::library::series::create(&self.db, &who.account_id, request.into_inner()).await?;
+        Ok(Response::new(detail))
     }
 
     async fn update_series(
         &self,
-        _request: Request<dragoman_proto::v1::UpdateSeriesRequest>,
+        request: Request<dragoman_proto::v1::UpdateSeriesRequest>,
     ) -> Result<Response<dragoman_proto::v1::SeriesDetail>, Status> {
-        Err(Status::unimplemented("update_series"))
+        let who = self.credential.principal(&request)?;
+        let detail =
+            crate::library::series::update(&self.db, &who.account_id, request.into_inner()).await?;
+        Ok(Response::new(detail))
     }
 
     async fn delete_series(
         &self,
-        _request: Request<dragoman_proto::v1::GetSeriesRequest>,
+        request: Request<dragoman_proto::v1::GetSeriesRequest>,
     ) -> Result<Response<dragoman_proto::v1::Deleted>, Status> {
-        Err(Status::unimplemented("delete_series"))
+        let who = self.credential.principal(&request)?;
+        let id =
+            crate::library::series::delete(&self.db, &who.account_id, &request.get_ref().series_id)
+                .await?;
+        Ok(Response::new(dragoman_proto::v1::Deleted { id }))
     }
 
     async fn configure_book(
         &self,
-        _request: Request<dragoman_proto::v1::ConfigureBookRequest>,
+        request: Request<dragoman_proto::v1::ConfigureBookRequest>,
     ) -> Result<Response<dragoman_proto::v1::ProjectRef>, Status> {
-        Err(Status::unimplemented("configure_book"))
+        let who = self.credential.principal(&request)?;
+        let book =
+            crate::library::books::configure(&self.db, &who.account_id, request.into_inner())
+                .await?;
+        Ok(Response::new(ProjectRef {
+            project_id: book.id,
+        }))
     }
 
     async fn shelve_book(
         &self,
-        _request: Request<dragoman_proto::v1::ShelveBookRequest>,
+        request: Request<dragoman_proto::v1::ShelveBookRequest>,
     ) -> Result<Response<dragoman_proto::v1::ProjectRef>, Status> {
-        Err(Status::unimplemented("shelve_book"))
+        let who = self.credential.principal(&request)?;
+        let book =
+            crate::library::books::shelve(&self.db, &who.account_id, request.into_inner()).await?;
+        Ok(Response::new(ProjectRef {
+            project_id: book.id,
+        }))
     }
 
     async fn attach_volume(
         &self,
-        _request: Request<dragoman_proto::v1::AttachVolumeRequest>,
+        request: Request<dragoman_proto::v1::AttachVolumeRequest>,
     ) -> Result<Response<dragoman_proto::v1::SeriesDetail>, Status> {
-        Err(Status::unimplemented("attach_volume"))
+        let who = self.credential.principal(&request)?;
+        let detail =
+            crate::library::series::attach(&self.db, &who.account_id, request.into_inner()).await?;
+        Ok(Response::new(detail))
     }
 
     async fn delete_book(
         &self,
-        _request: Request<dragoman_proto::v1::ProjectRef>,
+        request: Request<dragoman_proto::v1::ProjectRef>,
     ) -> Result<Response<dragoman_proto::v1::Deleted>, Status> {
-        Err(Status::unimplemented("delete_book"))
+        let who = self.credential.principal(&request)?;
+        let id = crate::library::books::delete(
+            &self.db,
+            self.blobs.as_ref(),
+            &who.account_id,
+            &request.get_ref().project_id,
+        )
+        .await?;
+        Ok(Response::new(Deleted { id }))
     }
 
     async fn start_job(
         &self,
-        _request: Request<dragoman_proto::v1::StartJobRequest>,
+        request: Request<dragoman_proto::v1::StartJobRequest>,
     ) -> Result<Response<dragoman_proto::v1::RequestDocument>, Status> {
-        Err(Status::unimplemented("start_job"))
+        let who = self.credential.principal(&request)?;
+        let m = request.into_inner();
+        let priority = m
+            .priority
+            .map(|p| dragoman_model::vocab::Priority::from_wire(p, "priority"))
+            .transpose()
+            .map_err(SchedulerError::InvalidRequest)?;
+        let row = crate::library::jobs::start_job(
+            &self.db,
+            &who,
+            &m.project_id,
+            m.provider.as_deref(),
+            priority,
+            &self.limits,
+        )
+        .await?;
+        // As after a series start: long polls of the new request, and the
+        // workers when its job waits for one.
+        self.notify(&Channel::request(&row.id)).await;
+        if row.job_id.is_some() {
+            self.work_added().await;
+        }
+        self.document(&row).await
     }
 
     async fn list_jobs(
         &self,
-        _request: Request<dragoman_proto::v1::ListJobsRequest>,
+        request: Request<dragoman_proto::v1::ListJobsRequest>,
     ) -> Result<Response<dragoman_proto::v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("list_jobs"))
+        let who = self.credential.principal(&request)?;
+        let m = request.into_inner();
+        let status = m
+            .status
+            .map(|s| RequestStatus::from_wire(s, "status"))
+            .transpose()
+            .map_err(SchedulerError::InvalidRequest)?;
+        let filter = crate::library::jobs::JobFilter {
+            project_id: m.project_id,
+            status,
+            limit: u64::try_from(m.limit).unwrap_or(1),
+            offset: u64::try_from(m.offset).unwrap_or(0),
+        };
+        let page = crate::library::jobs::list_jobs(&self.db, &who, &filter).await?;
+        Ok(Response::new(JsonDocument {
+            json: page.to_string(),
+        }))
     }
 
     async fn estimate_job(
         &self,
-        _request: Request<dragoman_proto::v1::EstimateJobRequest>,
+        request: Request<dragoman_proto::v1::EstimateJobRequest>,
     ) -> Result<Response<dragoman_proto::v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("estimate_job"))
+        let who = self.credential.principal(&request)?;
+        let m = request.into_inner();
+        let estimate = crate::library::jobs::estimate_job(
+            &self.db,
+            &who,
+            &m.project_id,
+            m.provider.as_deref(),
+            &self.limits,
+            &self.start,
+        )
+        .await?;
+        Ok(Response::new(JsonDocument {
+            json: estimate.to_string(),
+        }))
     }
 
     async fn licence_status(
         &self,
-        _request: Request<dragoman_proto::v1::StatusRequest>,
+        request: Request<dragoman_proto::v1::StatusRequest>,
     ) -> Result<Response<dragoman_proto::v1::JsonDocument>, Status> {
-        Err(Status::unimplemented("licence_status"))
+        let who = self.credential.principal(&request)?;
+        let view =
+            crate::library::jobs::licence_status(&self.db, &who, &self.limits.licence).await?;
+        Ok(Response::new(JsonDocument {
+            json: view.to_string(),
+        }))
     }
 }
 

@@ -15,6 +15,7 @@
 pub mod binary;
 pub mod books;
 pub mod client;
+pub mod mcp;
 pub mod postgres;
 pub mod receiver;
 pub mod server;

@@ -14,15 +14,14 @@
 //! at once.
 
 use crate::error::ApiError;
-use crate::messages::{Lang, message};
+use crate::messages::Lang;
 use crate::state::AppState;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use dragoman_model::licence::Features;
 use dragoman_model::vocab::ErrorCode;
-use serde_json::json;
 
 /// The JSON-RPC error code of a tool-protocol call the licence refuses.
 pub const NOT_LICENSED_RPC_CODE: i64 = -32002;
@@ -64,32 +63,19 @@ pub async fn require_tool_protocol(
 
 /// HTTP 402 with the JSON-RPC error a tool-protocol client reads.
 fn not_licensed_rpc(lang: Lang) -> Response {
-    let code = ErrorCode::AutomationNotLicensed;
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {
-            "code": NOT_LICENSED_RPC_CODE,
-            "message": message(code, lang, None),
-            "data": {"code": code.code()},
-        },
-    });
-    let mut response = (StatusCode::PAYMENT_REQUIRED, body.to_string()).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    headers.insert(
-        header::CONTENT_LANGUAGE,
-        HeaderValue::from_static(if lang == Lang::En { "en" } else { "fr" }),
-    );
-    response
+    crate::mcp::transport::rpc_refusal(
+        StatusCode::PAYMENT_REQUIRED,
+        NOT_LICENSED_RPC_CODE,
+        ErrorCode::AutomationNotLicensed,
+        serde_json::Value::Null,
+        lang,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::{HeaderValue, header};
 
     async fn body_json(response: Response) -> serde_json::Value {
         use http_body_util::BodyExt;

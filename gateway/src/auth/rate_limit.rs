@@ -3,12 +3,13 @@
 //! coordination backend so every gateway process of an installation shares one
 //! count per token.
 //!
-//! Both middlewares run after the bearer middleware, once the token is known.
-//! On `/api/v1` a call costs one; on `/mcp` every JSON-RPC message of the body
-//! costs one, and a batch is admitted or refused whole before any tool runs.
-//! A refusal is 429 `rate_limited` with `Retry-After` in whole seconds: the
-//! spec's envelope on `/api/v1`, a JSON-RPC error object on `/mcp` (whose
-//! clients read JSON-RPC, not the envelope).
+//! Both uses come after the bearer middleware, once the token is known. On
+//! `/api/v1` a call costs one ([`per_call`]); on `/mcp` every JSON-RPC message
+//! of the body costs one, and the transport ([`crate::mcp::transport`]) asks
+//! for a whole batch at once, before any tool runs. A refusal is 429
+//! `rate_limited` with `Retry-After` in whole seconds: the spec's envelope on
+//! `/api/v1`, a JSON-RPC error object on `/mcp` (whose clients read JSON-RPC,
+//! not the envelope).
 //!
 //! When the backend cannot answer (Redis down) the call is admitted and a
 //! warning logged: the limit protects the service, and an API that stops
@@ -16,16 +17,12 @@
 
 use crate::auth::bearer::TokenCaller;
 use crate::error::ApiError;
-use crate::messages::{Lang, message};
 use crate::state::AppState;
-use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use dragoman_model::coordination::{Coordination, RateDecision};
 use dragoman_model::vocab::ErrorCode;
-use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,25 +32,18 @@ use std::time::Duration;
 /// spec's `rate_limited`.
 pub const JSONRPC_RATE_LIMITED: i64 = -32003;
 
-/// What both middlewares need: where the counts live, the limit, and how much
-/// of an `/mcp` body may be read to count its messages.
+/// Where the counts live and the limit.
 #[derive(Clone)]
 pub struct RateLimit {
     coordination: Arc<dyn Coordination>,
     per_minute: u32,
-    max_body_bytes: usize,
 }
 
 impl RateLimit {
-    pub fn new(
-        coordination: Arc<dyn Coordination>,
-        per_minute: u32,
-        max_body_bytes: usize,
-    ) -> Self {
+    pub fn new(coordination: Arc<dyn Coordination>, per_minute: u32) -> Self {
         Self {
             coordination,
             per_minute,
-            max_body_bytes,
         }
     }
 
@@ -62,13 +52,12 @@ impl RateLimit {
         Self::new(
             state.coordination.clone(),
             state.settings.rate_limit_per_minute,
-            state.settings.max_payload_bytes,
         )
     }
 
-    /// `None` when `cost` calls of the token are admitted, else the seconds
-    /// to announce in `Retry-After`.
-    async fn check(&self, token_id: &str, cost: u32) -> Option<u64> {
+    /// `None` when `cost` calls of the token are admitted (all or none),
+    /// else the seconds to announce in `Retry-After`.
+    pub async fn check(&self, token_id: &str, cost: u32) -> Option<u64> {
         let key = format!("token:{token_id}");
         match self
             .coordination
@@ -92,22 +81,6 @@ pub fn retry_after_seconds(wait: Duration) -> u64 {
     whole.max(1)
 }
 
-/// How many JSON-RPC messages `body` holds: the length of a JSON array (at
-/// least 1), else 1. A body that is not valid JSON counts 1; the protocol layer
-/// refuses it.
-pub fn message_count(body: &[u8]) -> u32 {
-    let first = body
-        .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-    if first != Some(&b'[') {
-        return 1;
-    }
-    match serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(body) {
-        Ok(items) => u32::try_from(items.len()).unwrap_or(u32::MAX).max(1),
-        Err(_) => 1,
-    }
-}
-
 fn token_id(request: &Request) -> Option<String> {
     request
         .extensions()
@@ -129,69 +102,16 @@ pub async fn per_call(State(limit): State<RateLimit>, request: Request, next: Ne
     next.run(request).await
 }
 
-/// `/mcp`: each JSON-RPC message of the body costs one. The body is read once,
-/// counted, and handed on unchanged.
-pub async fn per_message(State(limit): State<RateLimit>, request: Request, next: Next) -> Response {
-    let Some(token_id) = token_id(&request) else {
-        return next.run(request).await;
-    };
-    let (parts, body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(body, limit.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(error) => return unreadable(&error).into_response(),
-    };
-    if let Some(seconds) = limit.check(&token_id, message_count(&bytes)).await {
-        return jsonrpc_refusal(seconds, Lang::from_headers(&parts.headers));
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
-}
-
-/// A body that could not be read: over the payload limit, or cut off.
-fn unreadable(error: &axum::Error) -> ApiError {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(cause) = source {
-        if cause.is::<http_body_util::LengthLimitError>() {
-            return ApiError::new(ErrorCode::PayloadTooLarge);
-        }
-        source = cause.source();
-    }
-    ApiError::new(ErrorCode::BadRequest)
-}
-
-/// 429 with `Retry-After` and a JSON-RPC error object in the caller's language.
-fn jsonrpc_refusal(seconds: u64, lang: Lang) -> Response {
-    let body = json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {
-            "code": JSONRPC_RATE_LIMITED,
-            "message": message(ErrorCode::RateLimited, lang, None),
-            "data": {"code": ErrorCode::RateLimited.code(), "retry_after": seconds},
-        },
-    });
-    let mut response = (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    headers.insert(
-        header::CONTENT_LANGUAGE,
-        HeaderValue::from_static(if lang == Lang::En { "en" } else { "fr" }),
-    );
-    headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::envelope::envelope;
     use async_trait::async_trait;
     use axum::Router;
+    use axum::body::Body;
+    use axum::http::{StatusCode, header};
     use axum::middleware::{from_fn, from_fn_with_state};
-    use axum::routing::{get, post};
+    use axum::routing::get;
     use dragoman_model::coordination::{CoordResult, LocalCoordination, Subscription};
     use dragoman_model::error::ModelError;
     use dragoman_model::vocab::Channel;
@@ -215,19 +135,14 @@ mod tests {
         next.run(request).await
     }
 
-    /// `/x` behind `per_call` and `/mcp` (echoing its body) behind
-    /// `per_message`, as the real router stacks them.
+    /// `/x` behind `per_call`, as the real router stacks it.
     fn app(coordination: Arc<dyn Coordination>, per_minute: u32) -> Router {
-        let limit = RateLimit::new(coordination, per_minute, 1024);
-        let api = Router::new()
+        let limit = RateLimit::new(coordination, per_minute);
+        Router::new()
             .route("/x", get(|| async { "reached" }))
-            .layer(from_fn_with_state(limit.clone(), per_call))
-            .layer(from_fn(fake_bearer));
-        let mcp = Router::new()
-            .route("/mcp", post(|body: Bytes| async move { body }))
-            .layer(from_fn_with_state(limit, per_message))
-            .layer(from_fn(fake_bearer));
-        api.merge(mcp).layer(from_fn(envelope))
+            .layer(from_fn_with_state(limit, per_call))
+            .layer(from_fn(fake_bearer))
+            .layer(from_fn(envelope))
     }
 
     struct Answer {
@@ -271,14 +186,6 @@ mod tests {
             .expect("request")
     }
 
-    fn post_mcp(token: &str, body: &str) -> Request {
-        Request::post("/mcp")
-            .header("x-token", token)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body.to_owned()))
-            .expect("request")
-    }
-
     #[tokio::test]
     async fn api_calls_past_the_limit_get_429_with_retry_after() {
         let app = app(Arc::new(LocalCoordination::new()), 3);
@@ -307,57 +214,6 @@ mod tests {
         // A call without a caller is not counted here.
         let anonymous = Request::get("/x").body(Body::empty()).expect("request");
         assert_eq!(send(&app, anonymous).await.status, StatusCode::OK);
-    }
-
-    #[tokio::test]
-    async fn each_mcp_message_counts_and_a_batch_passes_or_fails_whole() {
-        let app = app(Arc::new(LocalCoordination::new()), 5);
-        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},
-            {"jsonrpc":"2.0","id":2,"method":"ping"},
-            {"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
-        let answer = send(&app, post_mcp("t1", batch)).await;
-        assert_eq!(answer.status, StatusCode::OK);
-        // The next layer gets the very bytes that were sent.
-        assert_eq!(answer.body, batch);
-
-        // Two calls are left: a second batch of three is refused whole...
-        let refused = send(&app, post_mcp("t1", batch)).await;
-        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
-        assert!(
-            refused
-                .retry_after
-                .as_deref()
-                .and_then(|s| s.parse::<u64>().ok())
-                .is_some_and(|s| s >= 1),
-            "Retry-After {:?}",
-            refused.retry_after
-        );
-        let body = refused.json();
-        assert_eq!(body["jsonrpc"], "2.0");
-        assert_eq!(body["id"], Value::Null);
-        assert_eq!(body["error"]["code"], JSONRPC_RATE_LIMITED);
-        assert_eq!(body["error"]["data"]["code"], "rate_limited");
-        assert_eq!(
-            body["error"]["message"],
-            "Trop de requêtes ; réessayez plus tard."
-        );
-        // ...having taken nothing: two single messages still pass.
-        let single = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
-        for _ in 0..2 {
-            assert_eq!(
-                send(&app, post_mcp("t1", single)).await.status,
-                StatusCode::OK
-            );
-        }
-        assert_eq!(
-            send(&app, post_mcp("t1", single)).await.status,
-            StatusCode::TOO_MANY_REQUESTS
-        );
-        // An oversized body is refused before anything is counted.
-        let huge = format!("[{}]", "1,".repeat(600) + "1");
-        let answer = send(&app, post_mcp("t2", &huge)).await;
-        assert_eq!(answer.status, StatusCode::PAYLOAD_TOO_LARGE);
-        assert_eq!(answer.json()["detail"]["code"], "payload_too_large");
     }
 
     /// A backend whose rate limit always fails, as Redis does when it is down.
@@ -409,10 +265,6 @@ mod tests {
         let app = app(Arc::new(Unreachable(LocalCoordination::new())), 1);
         for _ in 0..3 {
             assert_eq!(send(&app, get_x("t1")).await.status, StatusCode::OK);
-            assert_eq!(
-                send(&app, post_mcp("t1", "[1,2,3]")).await.status,
-                StatusCode::OK
-            );
         }
     }
 
@@ -423,17 +275,5 @@ mod tests {
         assert_eq!(retry_after_seconds(Duration::from_secs(1)), 1);
         assert_eq!(retry_after_seconds(Duration::from_millis(1001)), 2);
         assert_eq!(retry_after_seconds(Duration::from_millis(59_900)), 60);
-    }
-
-    #[test]
-    fn messages_are_counted_from_the_top_level_array() {
-        assert_eq!(message_count(br#"{"jsonrpc":"2.0","id":1}"#), 1);
-        assert_eq!(message_count(b"[]"), 1);
-        assert_eq!(message_count(b" \n\t[{}, {}, {\"a\": [1, 2, 3]}]"), 3);
-        assert_eq!(message_count(b"[1, 2"), 1);
-        assert_eq!(message_count(b"not json"), 1);
-        assert_eq!(message_count(b""), 1);
-        let many = format!("[{}]", vec!["{}"; 250].join(","));
-        assert_eq!(message_count(many.as_bytes()), 250);
     }
 }

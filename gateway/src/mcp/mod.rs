@@ -14,6 +14,7 @@ mod confirm;
 pub mod page;
 mod series;
 mod terms;
+pub mod transport;
 mod work;
 
 use crate::auth::bearer::TokenCaller;
@@ -69,15 +70,18 @@ impl ServerHandler for McpTools {
     }
 }
 
-/// The `/mcp` service: stateless, JSON answers, no session kept. Hosts are
-/// not restricted here because callers authenticate with bearer tokens,
-/// which a DNS-rebinding page cannot send.
+/// rmcp's side of `/mcp`: stateless, JSON answers, no session kept. It sees
+/// one message per POST, sent by [`transport::Endpoint`], which has already
+/// checked the method, `Host` and `Origin`, the body and the rate limit; so
+/// rmcp's own host check is off (one rule, in front of it).
 pub fn service(state: AppState) -> StreamableHttpService<McpTools, NeverSessionManager> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .disable_allowed_hosts();
+        .with_max_request_body_bytes(transport::MAX_BODY_BYTES)
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
     StreamableHttpService::new(
         move || Ok(McpTools::new(state.clone())),
         Arc::new(NeverSessionManager::default()),

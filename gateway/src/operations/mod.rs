@@ -9,11 +9,14 @@
 //! so every operation states both in a [`Needs`] and the [`Caller`] knows
 //! which surface it came through.
 
+pub mod books;
 pub mod glossaries;
+pub mod jobs;
 pub mod narrative;
 pub mod providers;
 pub mod requests;
 pub mod series;
+pub mod terms;
 
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
@@ -105,8 +108,25 @@ impl Caller {
         Fut: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
     {
         self.require(needs)?;
-        let answer = rpc(state.call(&self.principal(), message)).await?;
+        let answer = rpc(state.call(&self.principal(), message))
+            .await
+            .map_err(|status| self.located(ApiError::from(status)))?;
         Ok(answer.into_inner())
+    }
+
+    /// A service locates its issues in its message's body; a tool caller
+    /// put the values in its arguments, so its issues are located there.
+    pub fn located(&self, mut error: ApiError) -> ApiError {
+        if self.surface == Surface::Tools {
+            for issue in &mut error.issues {
+                if let Some(root) = issue.loc.first_mut()
+                    && root == "body"
+                {
+                    *root = serde_json::Value::from("arguments");
+                }
+            }
+        }
+        error
     }
 }
 
@@ -120,6 +140,24 @@ mod tests {
     use super::*;
     use dragoman_model::vocab::ErrorCode;
     use serde_json::json;
+
+    #[test]
+    fn tool_callers_find_service_issues_under_their_arguments() {
+        use dragoman_model::vocab::{Issue, IssueKind};
+        let error = ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![Issue::at(
+            "body",
+            "threads",
+            IssueKind::OutOfRange,
+        )]);
+        let token = crate::auth::bearer::test_caller("t", &[Scope::LibraryWrite]);
+        let moved = Caller::tools(token.clone()).located(error.clone());
+        assert_eq!(
+            moved.issues[0].loc,
+            vec![json!("arguments"), json!("threads")]
+        );
+        let kept = Caller::rest(token).located(error);
+        assert_eq!(kept.issues[0].loc, vec![json!("body"), json!("threads")]);
+    }
 
     #[test]
     fn each_surface_checks_its_own_scope() {

@@ -32,10 +32,8 @@ const SUBMIT: Needs = Needs {
 /// With `SUBMIT`, for a request that starts the pipeline.
 const START: Needs = Needs::both(Scope::PipelineStart);
 const STATUS: Needs = Needs::read(Scope::JobsRead);
-const CONTROL: Needs = Needs {
-    rest: Scope::JobsControl,
-    tools: Scope::LibraryWrite,
-};
+/// `control_job` needs the same scope as the REST route (spec 4.10).
+const CONTROL: Needs = Needs::both(Scope::JobsControl);
 const RESULT: Needs = Needs::read(Scope::ResultsRead);
 
 /// Seconds a client is told to wait before asking again for a result that
@@ -301,7 +299,7 @@ async fn document(
 }
 
 /// The status document, passed through as the scheduler wrote it.
-fn document_json(doc: &RequestDocument) -> ApiResult<Value> {
+pub(crate) fn document_json(doc: &RequestDocument) -> ApiResult<Value> {
     serde_json::from_str(&doc.document_json)
         .map_err(|e| ApiError::server(format!("status document: {e}")))
 }

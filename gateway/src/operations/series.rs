@@ -1,26 +1,62 @@
-//! Series (spec 2.8, 4.7): the listing, the detail with its volumes and
-//! the whole-series job actions, answered by the scheduler, which owns
-//! series and volumes. The JSON shapes of a series are built here and
-//! nowhere else.
+//! Series (spec 2.8, 4.7, 4.10): the listing, the detail with its volumes,
+//! the whole-series job actions, and the library's changes (create,
+//! update, attach a book, delete), answered by the scheduler, which owns
+//! series and volumes; where the volumes disagree, answered by the memory
+//! service. The JSON shapes of a series are built here and nowhere else.
 
 use super::{Caller, Needs, from_wire};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use dragoman_model::vocab::{
     InputKind, ProjectKind, Scope, SeriesAction, SeriesKind, VolumeStatus,
 };
 use dragoman_proto::v1::{
-    GetSeriesRequest, ListSeriesRequest, SeriesControlReport, SeriesControlRequest, SeriesDetail,
-    SeriesSummary, VolumeControl, VolumeEntry,
+    AttachVolumeRequest, CreateSeriesRequest, GetSeriesRequest, ListSeriesRequest,
+    SeriesControlReport, SeriesControlRequest, SeriesDetail, SeriesGlossaryRequest, SeriesSummary,
+    UpdateSeriesRequest, VolumeControl, VolumeEntry,
 };
 use dragoman_proto::wire::WireEnum;
 use serde_json::{Value, json};
 
 const READ: Needs = Needs::read(Scope::SeriesRead);
-const CONTROL: Needs = Needs {
-    rest: Scope::JobsControl,
-    tools: Scope::LibraryWrite,
-};
+/// Whole-series job actions: `jobs:control` on both surfaces (spec 4.10
+/// names it for `control_series`).
+const CONTROL: Needs = Needs::both(Scope::JobsControl);
+/// The library's changes and deletions exist on the tool surface only.
+const WRITE: Needs = Needs::both(Scope::LibraryWrite);
+const DELETE: Needs = Needs::both(Scope::LibraryDelete);
+const LIBRARY_READ: Needs = Needs::both(Scope::LibraryRead);
+
+/// A new series: a name, its kind, the languages it holds (optional) and
+/// its default provider by name (optional).
+#[derive(Debug, Clone)]
+pub struct NewSeries {
+    pub name: String,
+    pub kind: SeriesKind,
+    pub source_language: Option<String>,
+    pub target_language: Option<String>,
+    pub default_provider: Option<String>,
+}
+
+/// The fields of a series to change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct SeriesChanges {
+    pub name: Option<String>,
+    pub kind: Option<SeriesKind>,
+    pub source_language: Option<String>,
+    pub target_language: Option<String>,
+    pub default_provider: Option<String>,
+    pub clear_default_provider: bool,
+    pub archived: Option<bool>,
+}
+
+/// Where a book goes: exactly one of a number and a label (the caller
+/// checked the arguments' shape).
+#[derive(Debug, Clone)]
+pub enum VolumePlace {
+    Number(i32),
+    Label(String),
+}
 
 /// The caller's series, in the scheduler's order (by name).
 pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
@@ -68,6 +104,102 @@ pub async fn control(
         })
         .await?;
     control_json(&answer)
+}
+
+/// Creates a series of the caller; answers its detail.
+pub async fn create(state: &AppState, caller: &Caller, new: NewSeries) -> ApiResult<Value> {
+    let message = CreateSeriesRequest {
+        name: new.name,
+        kind: new.kind.to_wire(),
+        source_language: new.source_language,
+        target_language: new.target_language,
+        default_provider: new.default_provider,
+    };
+    let answer = caller
+        .call(state, WRITE, message, |request| {
+            state.scheduler.handle.create_series(request)
+        })
+        .await?;
+    detail_json(&answer)
+}
+
+/// Changes the given fields of one of the caller's series; answers its
+/// detail.
+pub async fn update(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+    changes: SeriesChanges,
+) -> ApiResult<Value> {
+    let message = UpdateSeriesRequest {
+        series_id,
+        name: changes.name,
+        kind: changes.kind.map(WireEnum::to_wire),
+        source_language: changes.source_language,
+        target_language: changes.target_language,
+        default_provider: changes.default_provider,
+        clear_default_provider: changes.clear_default_provider,
+        archived: changes.archived,
+    };
+    let answer = caller
+        .call(state, WRITE, message, |request| {
+            state.scheduler.handle.update_series(request)
+        })
+        .await?;
+    detail_json(&answer)
+}
+
+/// Places one of the caller's books in one of its series; answers the
+/// detail of that series.
+pub async fn attach(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+    series_id: String,
+    place: VolumePlace,
+) -> ApiResult<Value> {
+    let (volume_number, volume_label) = match place {
+        VolumePlace::Number(n) => (Some(n), None),
+        VolumePlace::Label(l) => (None, Some(l)),
+    };
+    let message = AttachVolumeRequest {
+        project_id: book_id,
+        series_id,
+        volume_number,
+        volume_label,
+    };
+    let answer = caller
+        .call(state, WRITE, message, |request| {
+            state.scheduler.handle.attach_volume(request)
+        })
+        .await?;
+    detail_json(&answer)
+}
+
+/// Deletes one of the caller's series holding no volume (the tool checked
+/// `confirm` first); answers `{"deleted": id}`.
+pub async fn delete(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Value> {
+    let answer = caller
+        .call(state, DELETE, GetSeriesRequest { series_id }, |request| {
+            state.scheduler.handle.delete_series(request)
+        })
+        .await?;
+    Ok(json!({"deleted": answer.id}))
+}
+
+/// Where the volumes of one of the caller's series disagree (the memory
+/// service's report, passed through).
+pub async fn consistency(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Value> {
+    let answer = caller
+        .call(
+            state,
+            LIBRARY_READ,
+            SeriesGlossaryRequest { series_id },
+            |request| state.memory.handle.series_consistency(request),
+        )
+        .await?;
+    serde_json::from_str(&answer.json)
+        .map_err(|e| ApiError::server(format!("series consistency report: {e}")))
 }
 
 /// The answer of a series action: a report per volume, in reading order.
@@ -154,6 +286,20 @@ pub fn detail_json(detail: &SeriesDetail) -> ApiResult<Value> {
 mod tests {
     use super::*;
     use dragoman_model::vocab::ErrorCode;
+
+    #[test]
+    fn series_actions_need_jobs_control_on_both_surfaces() {
+        let writer = crate::auth::bearer::test_caller("t", &[Scope::LibraryWrite]);
+        let refused = Caller::tools(writer).require(CONTROL).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::InsufficientScope);
+        assert_eq!(
+            refused.extra.get("scope"),
+            Some(&serde_json::json!("jobs:control"))
+        );
+        let controller = crate::auth::bearer::test_caller("t", &[Scope::JobsControl]);
+        assert!(Caller::tools(controller.clone()).require(CONTROL).is_ok());
+        assert!(Caller::rest(controller).require(CONTROL).is_ok());
+    }
 
     #[test]
     fn a_detail_carries_typed_kinds_and_statuses() {

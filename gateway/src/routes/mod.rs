@@ -17,14 +17,16 @@ pub mod tokens;
 use crate::auth::{bearer, rate_limit, session};
 use crate::envelope::envelope;
 use crate::error::ApiError;
+use crate::mcp::transport;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::Method;
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::Response;
-use axum::routing::{get, post, post_service, put};
+use axum::routing::{get, post, put};
 use dragoman_model::vocab::ErrorCode;
+use std::sync::Arc;
 
 /// Where the session routes are mounted.
 const SESSION_ROOT: &str = "/api";
@@ -153,15 +155,29 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), session::same_origin));
 
-    // The tool protocol answers POST only; other methods get 405.
+    // The tool protocol, outside in: POST only (405 otherwise, whoever
+    // asks), the host and other sites' pages refused, the licence, the
+    // bearer token, then the transport (body, batch, rate limit) before rmcp.
+    let endpoint = Arc::new(transport::Endpoint::new(
+        crate::mcp::service(state.clone()),
+        limit,
+    ));
     let tool_protocol = Router::new()
-        .route("/mcp", post_service(crate::mcp::service(state.clone())))
-        .layer(from_fn_with_state(limit, rate_limit::per_message))
+        .route(
+            "/mcp",
+            post(move |request: Request| {
+                let endpoint = endpoint.clone();
+                async move { endpoint.handle(request).await }
+            }),
+        )
         .layer(from_fn_with_state(state.clone(), bearer::require_token))
         .layer(from_fn_with_state(
             state.clone(),
             crate::auth::licence::require_tool_protocol,
-        ));
+        ))
+        .layer(from_fn_with_state(state.clone(), session::same_origin))
+        .layer(from_fn_with_state(state.clone(), transport::allowed_host))
+        .layer(from_fn(transport::post_only));
 
     Router::new()
         .route("/health", get(health::health))

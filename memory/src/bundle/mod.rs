@@ -41,6 +41,7 @@ mod series;
 mod tests;
 
 pub use books::BookSummary;
+pub(crate) use load::owned_book;
 
 use crate::error::{MemoryError, MemoryResult};
 use dragoman_model::clock;

@@ -21,6 +21,7 @@ pub mod named;
 pub mod narrative_entity;
 pub mod passage;
 pub mod passage_analysis;
+pub mod passage_version;
 pub mod project;
 pub mod provider;
 pub mod provider_call;

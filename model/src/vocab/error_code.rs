@@ -73,6 +73,8 @@ error_codes! {
     VolumeNotFound = ("volume_not_found", "volume_not_found", 404, NotFound),
     GlossaryNotFound = ("glossary_not_found", "glossary_not_found", 404, NotFound),
     TokenNotFound = ("token_not_found", "token_not_found", 404, NotFound),
+    /// A term absent or outside the caller's books, series and glossaries.
+    TermNotFound = ("term_not_found", "term_not_found", 404, NotFound),
 
     MethodNotAllowed = ("method_not_allowed", "method_not_allowed", 405, Unimplemented),
     /// The `Accept` header names no media type the route answers with.
@@ -157,5 +159,7 @@ mod tests {
         assert_eq!(ErrorCode::CallbackRefused.http_status(), 422);
         assert_eq!(ErrorCode::PriorityNotAllowed.http_status(), 403);
         assert_eq!(ErrorCode::ServerError.grpc_code(), Code::Internal);
+        assert_eq!(ErrorCode::TermNotFound.http_status(), 404);
+        assert_eq!(ErrorCode::TermNotFound.grpc_code(), Code::NotFound);
     }
 }

@@ -50,3 +50,12 @@ vocabulary! {
         Style = "style",
     }
 }
+
+vocabulary! {
+    /// Why a passage's translation was changed outside a translation job
+    /// (a row of `passage_versions`).
+    VersionReason {
+        /// A rendering replaced by `propagate_term`.
+        PropagateTerm = "propagate_term",
+    }
+}

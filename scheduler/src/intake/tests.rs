@@ -181,7 +181,7 @@ async fn waiting_quotas_of_the_token_then_the_account() {
     // A request that ended no longer waits.
     crate::lifecycle::control(
         &f.db,
-        &f.account.id,
+        &f.principal(),
         &rows[0].id,
         dragoman_model::vocab::ControlAction::Cancel,
         &f.limits,

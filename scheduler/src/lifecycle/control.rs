@@ -15,8 +15,17 @@
 //!   `queue_full` when the waiting quota of the request's token or account
 //!   is full ([`waiting::check_request`]).
 //!
+//! - A token resumes only the paid jobs it started (spec 4.10); a session
+//!   or an internal caller resumes any of the account's
+//!   ([`check_resumer`]). A job is paid when it calls a provider: its
+//!   estimate (made when it first started) counts calls, or, never
+//!   started, its request has passages still to translate. A job over
+//!   chapters already translated (identical chapters sent again) calls no
+//!   provider and any token of the account may resume it.
+//!
 //! [`apply`] holds the rules of one request; the whole-series actions
-//! ([`super::series_control`]) apply them to every volume in one call.
+//! ([`super::series_control`]) apply them to every volume in one call,
+//! with the same [`check_resumer`].
 
 use super::ending::finish_report;
 use super::job_start;
@@ -26,25 +35,27 @@ use crate::error::SchedulerError;
 use crate::intake::IntakeLimits;
 use crate::steps;
 use dragoman_model::clock;
-use dragoman_model::entities::{job, request};
-use dragoman_model::vocab::{ControlAction, JobStatus, RequestStatus};
+use dragoman_model::entities::{job, passage, request};
+use dragoman_model::vocab::{ControlAction, JobStatus, PassageStatus, RequestStatus};
+use dragoman_proto::principal::Principal;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
+    PaginatorTrait, QueryFilter, Set,
 };
+use serde_json::Value;
 
-/// Applies `action` to the account's request. Returns the request after the
-/// change.
+/// Applies `action` to a request of the caller's account. Returns the
+/// request after the change.
 pub async fn control(
     db: &DatabaseConnection,
-    account_id: &str,
+    who: &Principal,
     request_id: &str,
     action: ControlAction,
     limits: &IntakeLimits,
 ) -> Result<request::Model, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
     let row = request::Entity::find_by_id(request_id.to_owned())
-        .filter(request::Column::AccountId.eq(account_id))
+        .filter(request::Column::AccountId.eq(who.account_id.as_str()))
         .one(&txn)
         .await?
         .ok_or(SchedulerError::RequestNotFound)?;
@@ -57,6 +68,10 @@ pub async fn control(
         && series_suspended(&txn, &row.series_id).await?;
     let applied = if suspended {
         Err(SchedulerError::SeriesSuspended)
+    } else if action == ControlAction::Resume
+        && let Err(refused) = check_resumer(&txn, who, &row).await
+    {
+        Err(refused)
     } else {
         apply(&txn, row, action, limits).await
     };
@@ -150,4 +165,54 @@ pub async fn apply(
         _ => return Err(SchedulerError::ActionNotAllowed(action)),
     };
     Ok(updated)
+}
+
+/// 409 `not_own_job` when `who` is a token that may not resume the paused
+/// job of `row`: a paid job another token (or a session) started. A caller
+/// without a token, a job that is not paused (the action's own rules then
+/// answer) and a job that calls no provider pass.
+pub async fn check_resumer(
+    db: &impl ConnectionTrait,
+    who: &Principal,
+    row: &request::Model,
+) -> Result<(), SchedulerError> {
+    let Some(token) = &who.token_id else {
+        return Ok(());
+    };
+    if row.token_id.as_deref() == Some(token.as_str()) {
+        return Ok(());
+    }
+    let Some(job_id) = &row.job_id else {
+        return Ok(());
+    };
+    let Some(job_row) = job::Entity::find_by_id(job_id.clone()).one(db).await? else {
+        return Ok(());
+    };
+    if job_row.status != JobStatus::Paused || !is_paid(db, row, &job_row).await? {
+        return Ok(());
+    }
+    Err(SchedulerError::NotOwnJob)
+}
+
+/// Whether the job calls a provider: the calls of the estimate made when it
+/// first started, or, never started, whether its request has passages
+/// still to translate (what that estimate counts).
+pub async fn is_paid(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+    job_row: &job::Model,
+) -> Result<bool, SchedulerError> {
+    if let Some(estimate) = &job_row.estimate {
+        return Ok(estimate
+            .get("calls")
+            .and_then(Value::as_u64)
+            .is_none_or(|calls| calls > 0));
+    }
+    let left = passage::Entity::find()
+        .filter(passage::Column::ChapterId.is_in(row.chapter_ids()))
+        .filter(passage::Column::Translation.is_null())
+        .filter(passage::Column::Status.eq(PassageStatus::Pending))
+        .count(db)
+        .await?;
+    Ok(left > 0)
 }

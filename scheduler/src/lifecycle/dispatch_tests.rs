@@ -2,8 +2,9 @@
 //! real database, SQLite and, with `TEST_DATABASE_URL`, PostgreSQL: the
 //! priority over any number of older jobs, the fewest running account then
 //! token, turns between accounts, running limits and their reasons in the
-//! status document, the administrator's setting over the environment, and
-//! the waiting quotas of a resume.
+//! status document, the administrator's setting over the environment, the
+//! waiting quotas of a resume, and work added by another scheduler process
+//! (a dispatcher of its own over the same database) or put back in line.
 
 use super::queue::{self, QueueSettings};
 use super::*;
@@ -413,7 +414,7 @@ async fn a_resume_counts_as_a_new_queue_entry() {
             .await;
         let act = |id: String, action| {
             let f = &f;
-            async move { control(&f.db, &f.account.id, &id, action, &f.limits).await }
+            async move { control(&f.db, &f.principal(), &id, action, &f.limits).await }
         };
         // Paused, A no longer waits: B fits.
         act(a.id.clone(), ControlAction::Pause)
@@ -536,35 +537,147 @@ async fn queue_settings_are_for_administrators() {
     assert_eq!(view["max_running_per_account"], 7);
 }
 
+/// The next job a lease gives through `dispatcher`: the dispatch state of
+/// one scheduler process among several sharing the database.
+async fn lease_by(
+    f: &Fixture,
+    dispatcher: &Dispatcher,
+    worker: &str,
+) -> Option<dragoman_proto::v1::JobTicket> {
+    lease(&f.db, worker, LEASE, dispatcher, &f.start)
+        .await
+        .expect("lease")
+        .ticket
+}
+
+/// A stored request to copy in a series of its own (volumes of one series
+/// run one at a time).
+async fn template_in(f: &Fixture, series: &str) -> request::Model {
+    let mut body = f.body(series, 1, json!([chapter(1, "a")]));
+    body["pipeline"] = json!({"start": false});
+    f.accepted(&body).await
+}
+
 #[tokio::test]
-async fn the_summary_is_read_again_when_work_is_added_or_it_runs_dry() {
+async fn a_job_another_process_added_is_leased_at_the_next_decision() {
     on_both(|f| async move {
-        let dispatcher = Dispatcher::new(f.limits.queue);
-        let next = |worker: &'static str| {
-            let (f, dispatcher) = (&f, &dispatcher);
-            async move {
-                lease(&f.db, worker, LEASE, dispatcher, &f.start)
-                    .await
-                    .expect("lease")
-                    .ticket
-            }
-        };
+        // Two scheduler processes over one database.
+        let here = Dispatcher::new(f.limits.queue);
+        let there = Dispatcher::new(f.limits.queue);
         let template = template(&f).await;
         let low = waiting(&f, &template, &f.account, None, Priority::Low, 2, 100).await;
-        assert_eq!(next("w1").await.expect("a job").job_id, low[0]);
-        // Added behind this process's back (as another scheduler process
-        // would): the summary read a moment ago still stands, and its
-        // group may start.
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            low[0]
+        );
+        // The other process takes two requests of an account running
+        // nothing, under a token that may run one job, and announces them
+        // to itself only. This process's summary, read a moment ago, has no
+        // group for them; the arrivals read at the next lease add it, with
+        // the limits of the new account and token, and the account running
+        // nothing goes before the older job of the account running one.
+        let other = add_account(&f, "other").await;
+        let one = add_token(&f, &other, 1).await;
+        let fresh = waiting(&f, &template, &other, Some(&one), Priority::Low, 2, 0).await;
+        there.work_added();
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            fresh[0]
+        );
+        // A higher priority, from the other process too.
         let high = waiting(&f, &template, &f.account, None, Priority::High, 1, 0).await;
-        assert_eq!(next("w1").await.expect("a job").job_id, low[1]);
-        // Added by this process: read again.
-        dispatcher.invalidate();
-        assert_eq!(next("w1").await.expect("a job").job_id, high[0]);
-        // Nothing the summary knows is left: it is read again before the
-        // answer is "none".
-        let normal = waiting(&f, &template, &f.account, None, Priority::Normal, 1, 0).await;
-        assert_eq!(next("w1").await.expect("a job").job_id, normal[0]);
-        assert!(next("w1").await.is_none());
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            high[0]
+        );
+        // The other account's second job waits for its token's slot.
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            low[1]
+        );
+        assert!(lease_by(&f, &here, "w1").await.is_none());
+        // The other process, whose first lease reads every group, finds
+        // nothing that may start either.
+        assert!(lease_by(&f, &there, "w2").await.is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_job_put_back_in_line_is_read_behind_the_decisions() {
+    on_both(|f| async move {
+        let here = Dispatcher::new(f.limits.queue);
+        let template = template(&f).await;
+        let other = add_account(&f, "other").await;
+        let low = waiting(&f, &template, &other, None, Priority::Low, 2, 100).await;
+        let saga_b = template_in(&f, "Saga B").await;
+        let saga_c = template_in(&f, "Saga C").await;
+        let token = Some(&f.token);
+        let high = waiting(&f, &saga_b, &f.account, token, Priority::High, 1, 50).await;
+        let normal = waiting(&f, &saga_c, &f.account, token, Priority::Normal, 1, 50).await;
+        let act = |job_id: String, action| {
+            let f = &f;
+            async move {
+                let request_id = f.job(&job_id).await.request_id;
+                control(&f.db, &f.principal(), &request_id, action, &f.limits)
+                    .await
+                    .expect("control")
+            }
+        };
+        act(high[0].clone(), ControlAction::Pause).await;
+        act(normal[0].clone(), ControlAction::Pause).await;
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            low[0]
+        );
+        // Resumed by this process: the job keeps its id, so the arrivals do
+        // not show it; the full read this process asks for does, behind
+        // the decisions, once `REREAD_GAP` has passed since the last one.
+        act(high[0].clone(), ControlAction::Resume).await;
+        here.work_added();
+        tokio::time::sleep(super::lease::REREAD_GAP).await;
+        let first = lease_by(&f, &here, "w1").await.expect("a job").job_id;
+        here.settled().await;
+        let second = lease_by(&f, &here, "w1").await.expect("a job").job_id;
+        let mut taken = [first, second];
+        taken.sort();
+        let mut expected = [high[0].clone(), low[1].clone()];
+        expected.sort();
+        assert_eq!(taken, expected);
+        // Resumed by another process: nothing this process knows may
+        // start, so it reads every group before answering "none".
+        act(normal[0].clone(), ControlAction::Resume).await;
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            normal[0]
+        );
+        assert!(lease_by(&f, &here, "w1").await.is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn more_arrivals_than_a_page_are_read_over_the_next_leases() {
+    on_both(|f| async move {
+        let here = Dispatcher::new(f.limits.queue);
+        let template = template(&f).await;
+        let bulk = add_account(&f, "bulk").await;
+        let first = waiting(&f, &template, &bulk, None, Priority::Low, 1, 100).await;
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            first[0]
+        );
+        let page = usize::try_from(super::lease::ARRIVALS_PAGE).expect("a page");
+        waiting(&f, &template, &bulk, None, Priority::Low, page + 10, 50).await;
+        let late = add_account(&f, "late").await;
+        let high = waiting(&f, &template, &late, None, Priority::High, 1, 0).await;
+        // The high job is past the first page: the second lease reads it
+        // at the latest.
+        let taken = [
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+        ];
+        assert!(taken.contains(&high[0]), "{taken:?}");
     })
     .await;
 }

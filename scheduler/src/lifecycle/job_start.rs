@@ -211,30 +211,51 @@ pub async fn estimate_request(
     provider: &provider::Model,
     settings: &StartSettings,
 ) -> Result<Estimate, SchedulerError> {
+    estimate_chapters(
+        db,
+        &request.chapter_ids(),
+        &request.project_id,
+        &request.options,
+        provider,
+        settings,
+    )
+    .await
+}
+
+/// The estimate of what `chapter_ids` of volume `project_id` have left to
+/// translate on `provider`, run with the request options `options`
+/// (`quality`, `final_review`, `threads`): a request's, or those a job
+/// not created yet would have.
+pub async fn estimate_chapters(
+    db: &impl ConnectionTrait,
+    chapter_ids: &[String],
+    project_id: &str,
+    options: &Value,
+    provider: &provider::Model,
+    settings: &StartSettings,
+) -> Result<Estimate, SchedulerError> {
     let left = passage::Entity::find()
-        .filter(passage::Column::ChapterId.is_in(request.chapter_ids()))
+        .filter(passage::Column::ChapterId.is_in(chapter_ids.iter().cloned()))
         .filter(passage::Column::Translation.is_null())
         .filter(passage::Column::Status.eq(PassageStatus::Pending))
         .order_by_asc(passage::Column::ChapterId)
         .order_by_asc(passage::Column::Position)
         .all(db)
         .await?;
-    let volume = project::Entity::find_by_id(request.project_id.clone())
+    let volume = project::Entity::find_by_id(project_id.to_owned())
         .one(db)
         .await?;
-    let quality: Quality = request
-        .options
+    let quality: Quality = options
         .get("quality")
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default();
-    let final_review = request
-        .options
+    let final_review = options
         .get("final_review")
         .and_then(Value::as_bool)
         .unwrap_or(true);
     let threads = ticket_threads(
-        request.options.get("threads").and_then(Value::as_i64),
+        options.get("threads").and_then(Value::as_i64),
         volume.and_then(|v| v.threads),
     );
     let work = Work {

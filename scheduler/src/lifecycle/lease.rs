@@ -43,22 +43,41 @@
 //! Grouping reads every waiting job's index entry, so its cost grows with
 //! the queue (a few milliseconds at 10,000 jobs). Each scheduler process
 //! therefore keeps the groups it read (its [`Dispatcher`]'s summary) and
-//! reads them again:
+//! keeps it up to date in two ways:
 //!
-//! - when it adds waiting work itself ([`Dispatcher::invalidate`]: a new
-//!   request with a job, a resume, a promoted volume, a series action, a
-//!   queue setting), at its next decision;
-//! - when nothing it knows may start, before answering "no job";
-//! - at the latest two seconds (`SUMMARY_TTL`) after the last read, for
-//!   work another scheduler process added.
+//! - **Arrivals, at every lease.** Job ids are UUID v7, ordered by the time
+//!   they were made, so the jobs made since the newest one the summary has
+//!   seen are a range of the primary key. The lease reads that range (at
+//!   most `ARRIVALS_PAGE` jobs) in the statement that reads the running
+//!   jobs, so it costs no round trip of its own, and their groups join the
+//!   summary, whichever process made them; the limits of an account or a
+//!   token the summary does not know yet are read with one more statement.
+//!   Its cost grows with what arrived since the last lease, not with the
+//!   queue.
+//! - **The whole summary, behind the decisions.** What the ids do not show
+//!   is read by the grouped query in a task beside the leases, never in
+//!   the way of one: a paused job put back in line (it keeps its id), a
+//!   limit raised outside the scheduler, a job whose transaction committed
+//!   after a later job's id was read, or one made by a process whose clock
+//!   is behind. It begins at the first lease `REREAD_AFTER` (2 s) after the
+//!   previous one began, or `REREAD_GAP` after it when this process says it
+//!   added work or changed a limit ([`Dispatcher::work_added`]: a resume, a
+//!   promoted volume, a series action, a queue setting, a new request) or
+//!   more than a page of jobs arrived at once.
+//!
+//! The grouped query runs in the way of a lease only when the process has
+//! no summary yet (its first lease, or after [`Dispatcher::invalidate`]),
+//! and when nothing the summary knows may start, before answering "no
+//! job". A full read that began before another one already taken in is
+//! dropped; groups learned from arrivals after it began are kept.
 //!
 //! A freed running slot does not make the summary stale (the running jobs
 //! are read at every decision), so a job ending only wakes the workers. A
 //! group found empty is dropped from the summary; the running counts and
 //! the limits at the take are always read fresh, so a stale summary can
-//! only delay a group that appeared elsewhere by up to `SUMMARY_TTL`, or a
-//! limit raised outside the scheduler, never pass a limit or take a job
-//! twice.
+//! only delay a group (a resumed job, a late commit) by up to
+//! `REREAD_AFTER`, or a limit raised outside the scheduler, never pass a
+//! limit or take a job twice.
 //!
 //! The turn (rule 3) is kept in memory by each scheduler process: it only
 //! orders accounts that tie on priority and on running jobs, which are read
@@ -80,7 +99,9 @@ use dragoman_model::vocab::{
 };
 use dragoman_proto::v1::JobTicket;
 use dragoman_proto::wire::WireEnum;
-use sea_orm::sea_query::{Alias, Expr, ExprTrait, LockType, Query, SelectStatement};
+use sea_orm::sea_query::{
+    Alias, Expr, ExprTrait, LockType, Order, Query, SelectStatement, UnionType,
+};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
     FromQueryResult, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -88,7 +109,7 @@ use sea_orm::{
 use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Leases a job may have: one whose workers keep dying (a poison job) fails
@@ -112,9 +133,20 @@ const DECISIONS: usize = 16;
 /// with nothing waiting.
 const TURNS_KEPT: usize = 10_000;
 
-/// How long a process trusts its summary of the waiting groups when no
-/// wake-up says the queue gained work.
-const SUMMARY_TTL: Duration = Duration::from_secs(2);
+/// How long after its last full read a process reads the waiting groups
+/// again, behind the decisions: what the job ids do not show (a resumed
+/// job, a limit raised outside the scheduler, a late commit) waits at most
+/// this long.
+const REREAD_AFTER: Duration = Duration::from_secs(2);
+
+/// The least time between two full reads that this process's own changes
+/// ask for: work added between any two leases costs one grouped read per
+/// quarter second, not one per lease.
+pub(super) const REREAD_GAP: Duration = Duration::from_millis(250);
+
+/// Jobs one read of the arrivals takes at most; the next are read at the
+/// next lease, and a full read is asked for (it covers them at once).
+pub(super) const ARRIVALS_PAGE: u64 = 256;
 
 /// What one lease did.
 #[derive(Debug, Default)]
@@ -135,7 +167,8 @@ pub struct Leased {
 pub struct Dispatcher {
     environment: QueueSettings,
     turns: Mutex<Turns>,
-    summary: Mutex<Summary>,
+    /// Shared with the full read running behind the decisions, if any.
+    summary: Arc<Mutex<Summary>>,
 }
 
 /// When this process last started a job for each account, by a counter
@@ -147,12 +180,198 @@ struct Turns {
 }
 
 /// The waiting groups as last read, with the running limits of their
-/// accounts and tokens, and when they were read (none: to read again).
+/// accounts and tokens, and what orders the reads that update them.
 #[derive(Debug, Default)]
 struct Summary {
     groups: Vec<Group>,
     limits: Limits,
-    read_at: Option<Instant>,
+    /// The installation's settings in force at the last full read: the
+    /// running limit of an account that sets none, for a group learned
+    /// from arrivals.
+    installation: QueueSettings,
+    /// The highest job id read: the jobs above it arrived since.
+    newest: Option<String>,
+    /// Counts the full reads begun and the arrivals read, to order them.
+    clock: u64,
+    /// When (on `clock`) the full read the groups come from began; 0: none.
+    applied: u64,
+    /// When (on `clock`) the summary was last voided: a full read begun
+    /// before does not make it whole again.
+    invalidated: u64,
+    /// When the last full read began.
+    last_read: Option<Instant>,
+    /// This process added work or changed a limit since that read began.
+    wanted: bool,
+    /// A full read runs behind the decisions.
+    reading: bool,
+}
+
+/// What one full read found.
+#[derive(Debug, Default)]
+struct FullRead {
+    groups: Vec<Group>,
+    limits: Limits,
+    installation: QueueSettings,
+    /// The highest job id when the read began.
+    newest: Option<String>,
+}
+
+impl Summary {
+    /// Whether there is no summary to decide from (never read, or voided).
+    fn unread(&self) -> bool {
+        self.applied <= self.invalidated
+    }
+
+    /// Whether a full read is due behind the decisions.
+    fn due(&self) -> bool {
+        if self.reading {
+            return false;
+        }
+        self.last_read.is_none_or(|at| {
+            let since = at.elapsed();
+            since >= REREAD_AFTER || (self.wanted && since >= REREAD_GAP)
+        })
+    }
+
+    /// A full read begins; returns its place on the clock.
+    fn begin(&mut self) -> u64 {
+        self.clock += 1;
+        self.last_read = Some(Instant::now());
+        self.wanted = false;
+        self.clock
+    }
+
+    /// Takes in the full read begun at `start`, unless one begun later is
+    /// in already. Groups learned from arrivals after it began stay (with
+    /// their limits): its snapshot may be older than their jobs.
+    fn apply(&mut self, start: u64, read: FullRead) {
+        if start <= self.applied {
+            return;
+        }
+        self.applied = start;
+        let mut groups: Vec<Group> = read
+            .groups
+            .into_iter()
+            .map(|g| Group {
+                learned: start,
+                ..g
+            })
+            .collect();
+        let mut limits = read.limits;
+        for later in self.groups.drain(..).filter(|g| g.learned > start) {
+            if let Some(limit) = self.limits.accounts.get(&later.account_id) {
+                limits
+                    .accounts
+                    .entry(later.account_id.clone())
+                    .or_insert(*limit);
+            }
+            if let Some(t) = &later.token_id
+                && let Some(limit) = self.limits.tokens.get(t)
+            {
+                limits.tokens.entry(t.clone()).or_insert(*limit);
+            }
+            match groups.iter_mut().find(|g| **g == later) {
+                Some(g) => {
+                    g.oldest = std::cmp::min(g.oldest, later.oldest);
+                    g.learned = later.learned;
+                }
+                None => groups.push(later),
+            }
+        }
+        self.groups = groups;
+        self.limits = limits;
+        self.installation = read.installation;
+        self.newest = std::cmp::max(self.newest.take(), read.newest);
+    }
+
+    /// Accounts and tokens of the waiting `arrivals` whose running limits
+    /// the summary lacks.
+    fn unknown(&self, arrivals: &[JobRow]) -> (Vec<String>, Vec<String>) {
+        let mut accounts = HashSet::new();
+        let mut tokens = HashSet::new();
+        for job in arrivals.iter().filter(|j| j.status == JobStatus::Pending) {
+            if !self.limits.accounts.contains_key(&job.account_id) {
+                accounts.insert(job.account_id.clone());
+            }
+            if let Some(t) = &job.token_id
+                && !self.limits.tokens.contains_key(t)
+            {
+                tokens.insert(t.clone());
+            }
+        }
+        (accounts.into_iter().collect(), tokens.into_iter().collect())
+    }
+
+    /// Takes in the jobs read above `newest`, with the limits read for
+    /// them: each waiting one adds its group (or an older arrival to it).
+    fn learn(&mut self, arrivals: Vec<JobRow>, limits: NewLimits) {
+        for (account, own) in limits.accounts {
+            let limit = self.installation.running_limit(own);
+            self.limits.accounts.insert(account, limit);
+        }
+        for (token, limit) in limits.tokens {
+            match limit {
+                Some(limit) => self.limits.tokens.insert(token, i64::from(limit)),
+                None => self.limits.tokens.remove(&token),
+            };
+        }
+        let mut waiting = Vec::new();
+        for job in arrivals {
+            if self.newest.as_ref().is_none_or(|n| job.id > *n) {
+                self.newest = Some(job.id.clone());
+            }
+            if job.status == JobStatus::Pending {
+                waiting.push(job);
+            }
+        }
+        if waiting.is_empty() {
+            return;
+        }
+        self.clock += 1;
+        let now = self.clock;
+        let mut index: HashMap<Group, usize> = self
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.clone(), i))
+            .collect();
+        for job in waiting {
+            let group = Group {
+                priority: job.priority,
+                account_id: job.account_id,
+                token_id: job.token_id,
+                oldest: job.created_at,
+                learned: now,
+            };
+            match index.get(&group) {
+                Some(&i) => {
+                    let known = &mut self.groups[i];
+                    known.oldest = std::cmp::min(known.oldest, group.oldest);
+                    known.learned = now;
+                }
+                None => {
+                    index.insert(group.clone(), self.groups.len());
+                    self.groups.push(group);
+                }
+            }
+        }
+    }
+}
+
+/// Marks that no full read runs behind the decisions any more, however
+/// the one that ran ended (a panic included).
+struct Reading(Arc<Mutex<Summary>>);
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        lock(&self.0).reading = false;
+    }
+}
+
+/// The summary, whatever a panicking holder left: it holds no invariant a
+/// panic could break, and at worst it is read again.
+fn lock(summary: &Mutex<Summary>) -> MutexGuard<'_, Summary> {
+    summary.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Dispatcher {
@@ -168,10 +387,20 @@ impl Dispatcher {
         &self.environment
     }
 
-    /// The queue gained work (or a limit changed): the next decision reads
-    /// the waiting groups again.
+    /// This process added waiting work or changed a limit. New jobs are
+    /// seen by the next lease anyway (they are read by their ids); what
+    /// the ids do not show (a paused job back in line, a raised limit) is
+    /// read again behind the decisions, within `REREAD_GAP`.
+    pub fn work_added(&self) {
+        self.summary().wanted = true;
+    }
+
+    /// Voids the summary: the next decision reads every waiting group
+    /// first, so that it sees every change made before this call.
     pub fn invalidate(&self) {
-        self.summary().read_at = None;
+        let mut summary = self.summary();
+        summary.clock += 1;
+        summary.invalidated = summary.clock;
     }
 
     fn turns(&self) -> MutexGuard<'_, Turns> {
@@ -180,26 +409,81 @@ impl Dispatcher {
     }
 
     fn summary(&self) -> MutexGuard<'_, Summary> {
-        // Nor does the summary: at worst it is read again.
-        self.summary.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.summary)
     }
 
-    /// Whether the summary must be read before deciding.
-    fn stale(&self) -> bool {
-        self.summary()
-            .read_at
-            .is_none_or(|at| at.elapsed() > SUMMARY_TTL)
+    /// Whether the waiting groups must be read before deciding.
+    fn unread(&self) -> bool {
+        self.summary().unread()
     }
 
-    /// Reads the waiting groups and their limits.
-    async fn refresh(&self, db: &DatabaseConnection) -> Result<(), SchedulerError> {
-        let (groups, limits) = waiting_groups(db, &self.environment).await?;
-        *self.summary() = Summary {
-            groups,
-            limits,
-            read_at: Some(Instant::now()),
-        };
+    /// Reads every waiting group, in the way of the decision.
+    async fn read_all(&self, db: &DatabaseConnection) -> Result<(), SchedulerError> {
+        let start = self.summary().begin();
+        let read = read_waiting(db, &self.environment).await?;
+        self.summary().apply(start, read);
         Ok(())
+    }
+
+    /// Reads the running jobs and, in the same statement, the jobs made
+    /// since the newest one the summary has seen (with the limits of their
+    /// accounts and tokens when the summary lacks them); takes the latter
+    /// in and returns the former.
+    async fn read_arrivals(&self, db: &DatabaseConnection) -> Result<Vec<JobRow>, SchedulerError> {
+        let newest = self.summary().newest.clone();
+        let query = running_and_arrivals(newest.as_deref());
+        let rows = JobRow::find_by_statement(db.get_database_backend().build(&query))
+            .all(db)
+            .await?;
+        let (arrivals, running): (Vec<JobRow>, Vec<JobRow>) =
+            rows.into_iter().partition(|r| r.arrived != 0);
+        if arrivals.len() as u64 >= ARRIVALS_PAGE {
+            // More may wait past the page: a full read covers them at
+            // once; meanwhile each lease reads one more page.
+            self.summary().wanted = true;
+        }
+        let (accounts, tokens) = self.summary().unknown(&arrivals);
+        let limits = read_limits(db, accounts, tokens).await?;
+        self.summary().learn(arrivals, limits);
+        Ok(running)
+    }
+
+    /// Starts a full read behind the decisions when one is due and none
+    /// runs. Outside a Tokio runtime none starts: the summary is then read
+    /// again when nothing it knows may start.
+    fn read_behind(&self, db: &DatabaseConnection) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let start = {
+            let mut summary = self.summary();
+            if !summary.due() {
+                return;
+            }
+            summary.reading = true;
+            summary.begin()
+        };
+        let reading = Reading(Arc::clone(&self.summary));
+        let db = db.clone();
+        let environment = self.environment;
+        runtime.spawn(async move {
+            match read_waiting(&db, &environment).await {
+                Ok(read) => lock(&reading.0).apply(start, read),
+                Err(e) => {
+                    // Tried again at the first lease past `REREAD_GAP`.
+                    lock(&reading.0).wanted = true;
+                    tracing::warn!(error = %e, "reading the waiting groups failed");
+                }
+            }
+        });
+    }
+
+    /// Waits until no full read runs behind the decisions.
+    #[cfg(test)]
+    pub(crate) async fn settled(&self) {
+        while self.summary().reading {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
     }
 
     /// The group whose job starts next among those not `passed` in this
@@ -310,6 +594,8 @@ struct Group {
     token_id: Option<String>,
     /// Arrival of its oldest job (when last read).
     oldest: i64,
+    /// When (on the summary's clock) a read last saw a job of it.
+    learned: u64,
 }
 
 impl Group {
@@ -332,17 +618,35 @@ impl std::hash::Hash for Group {
     }
 }
 
-/// A running job as the decision reads it.
+/// A job as the decision reads it: a running one, or one made since the
+/// newest one the summary has seen (an arrival), whatever its status.
 #[derive(Debug, Clone, FromQueryResult)]
-struct RunningJob {
+struct JobRow {
+    /// 1 when read as an arrival, 0 when read as a running job.
+    arrived: i32,
     id: String,
+    status: JobStatus,
+    priority: Priority,
     account_id: String,
     token_id: Option<String>,
+    created_at: i64,
     lease_expires_at: Option<i64>,
     attempts: i32,
 }
 
-impl RunningJob {
+/// The columns of a [`JobRow`] after `arrived`.
+const JOB_ROW: [job::Column; 8] = [
+    job::Column::Id,
+    job::Column::Status,
+    job::Column::Priority,
+    job::Column::AccountId,
+    job::Column::TokenId,
+    job::Column::CreatedAt,
+    job::Column::LeaseExpiresAt,
+    job::Column::Attempts,
+];
+
+impl JobRow {
     /// Whether a worker may take it over (see [`expired_lease`]).
     fn expired(&self, now: i64) -> bool {
         self.lease_expires_at.is_some_and(|at| at < now) && self.attempts < MAX_JOB_LEASES
@@ -362,7 +666,7 @@ struct Load {
 }
 
 impl Load {
-    fn of(running: &[RunningJob], now: i64) -> Load {
+    fn of(running: &[JobRow], now: i64) -> Load {
         let mut load = Load::default();
         for job in running.iter().filter(|j| j.holds_slot(now)) {
             *load.accounts.entry(job.account_id.clone()).or_default() += 1;
@@ -443,25 +747,39 @@ pub async fn lease(
     // Groups passed over in this lease: their job was taken by another
     // worker first, or their limits, read again, left no slot.
     let mut passed = HashSet::new();
-    let mut refreshed = false;
+    // Whether this lease read every waiting group, and whether it looked
+    // at the arrivals.
+    let mut read_all = false;
+    let mut looked = false;
     for _ in 0..DECISIONS {
         let now = clock::now();
-        let running = running_jobs(db).await?;
+        // The first decision reads the arrivals with the running jobs, in
+        // one round trip, unless every group is to be read anyway.
+        let running = if looked || dispatcher.unread() {
+            running_jobs(db).await?
+        } else {
+            looked = true;
+            let running = dispatcher.read_arrivals(db).await?;
+            dispatcher.read_behind(db);
+            running
+        };
         if let Some(ticket) = take_over(db, &running, worker_id, lease_seconds, now).await? {
             leased.ticket = Some(ticket);
             return Ok(leased);
         }
-        if !refreshed && dispatcher.stale() {
-            dispatcher.refresh(db).await?;
-            refreshed = true;
+        if !looked {
+            looked = true;
+            dispatcher.read_all(db).await?;
+            read_all = true;
         }
         let load = Load::of(&running, now);
         let mut chosen = dispatcher.choose(&load, &passed);
-        // Nothing the summary knows may start: the queue may have gained
-        // work nobody announced yet; look before saying there is none.
-        if chosen.is_none() && !refreshed {
-            dispatcher.refresh(db).await?;
-            refreshed = true;
+        // Nothing the summary knows may start: the queue may hold work its
+        // reads did not show yet (a resumed job); look before saying there
+        // is none.
+        if chosen.is_none() && !read_all {
+            dispatcher.read_all(db).await?;
+            read_all = true;
             chosen = dispatcher.choose(&load, &passed);
         }
         let Some(group) = chosen else { break };
@@ -490,18 +808,98 @@ pub async fn lease(
 }
 
 /// Every running job, live or not.
-async fn running_jobs(db: &DatabaseConnection) -> Result<Vec<RunningJob>, SchedulerError> {
-    Ok(job::Entity::find()
-        .select_only()
-        .column(job::Column::Id)
-        .column(job::Column::AccountId)
-        .column(job::Column::TokenId)
-        .column(job::Column::LeaseExpiresAt)
-        .column(job::Column::Attempts)
-        .filter(job::Column::Status.eq(JobStatus::Running))
-        .into_model::<RunningJob>()
-        .all(db)
-        .await?)
+async fn running_jobs(db: &DatabaseConnection) -> Result<Vec<JobRow>, SchedulerError> {
+    let query = running_statement();
+    Ok(
+        JobRow::find_by_statement(db.get_database_backend().build(&query))
+            .all(db)
+            .await?,
+    )
+}
+
+/// `SELECT` of every running job as a [`JobRow`].
+fn running_statement() -> SelectStatement {
+    Query::select()
+        .expr_as(Expr::cust("0"), Alias::new("arrived"))
+        .columns(JOB_ROW)
+        .from(job::Entity)
+        .and_where(job::Column::Status.eq(JobStatus::Running))
+        .to_owned()
+}
+
+/// Every running job and, in the same statement, the first
+/// `ARRIVALS_PAGE` jobs above `newest` (all of them without it) in id
+/// order: a range of the primary key, whatever their status (the highest
+/// id read moves the mark past the ones no longer waiting).
+fn running_and_arrivals(newest: Option<&str>) -> SelectStatement {
+    let page_of = Alias::new("arrivals");
+    let mut page = Query::select()
+        .columns(JOB_ROW)
+        .from(job::Entity)
+        .order_by(job::Column::Id, Order::Asc)
+        .limit(ARRIVALS_PAGE)
+        .to_owned();
+    if let Some(newest) = newest {
+        page.and_where(job::Column::Id.gt(newest));
+    }
+    let arrivals = Query::select()
+        .expr_as(Expr::cust("1"), Alias::new("arrived"))
+        .columns(JOB_ROW.map(|c| (page_of.clone(), c)))
+        .from_subquery(page, page_of.clone())
+        .to_owned();
+    running_statement()
+        .union(UnionType::All, arrivals)
+        .to_owned()
+}
+
+/// The running limits of accounts and tokens the summary lacks, read for
+/// the waiting jobs that arrived with them.
+#[derive(Debug, Default)]
+struct NewLimits {
+    /// Each account found, with its own limit when it sets one.
+    accounts: HashMap<String, Option<i32>>,
+    /// Each token asked for, with its limit; none for a token not found
+    /// (deleted since its job was made: no limit of its own).
+    tokens: HashMap<String, Option<i32>>,
+}
+
+/// Reads the running limits of `accounts` and `tokens` (a statement for
+/// each, when not empty).
+async fn read_limits(
+    db: &DatabaseConnection,
+    accounts: Vec<String>,
+    tokens: Vec<String>,
+) -> Result<NewLimits, SchedulerError> {
+    let mut limits = NewLimits::default();
+    if !accounts.is_empty() {
+        limits.accounts = account::Entity::find()
+            .select_only()
+            .column(account::Column::Id)
+            .column(account::Column::MaxRunning)
+            .filter(account::Column::Id.is_in(accounts))
+            .into_tuple::<(String, Option<i32>)>()
+            .all(db)
+            .await?
+            .into_iter()
+            .collect();
+    }
+    if !tokens.is_empty() {
+        let found: HashMap<String, i32> = api_token::Entity::find()
+            .select_only()
+            .column(api_token::Column::Id)
+            .column(api_token::Column::MaxRunning)
+            .filter(api_token::Column::Id.is_in(tokens.clone()))
+            .into_tuple::<(String, i32)>()
+            .all(db)
+            .await?
+            .into_iter()
+            .collect();
+        for token in tokens {
+            let limit = found.get(&token).copied();
+            limits.tokens.insert(token, limit);
+        }
+    }
+    Ok(limits)
 }
 
 /// A group of waiting jobs with the running limits of its account (its
@@ -516,14 +914,38 @@ struct GroupRow {
     token_max: Option<i32>,
 }
 
+/// Every waiting group with the running limits of its account and token,
+/// and the highest job id, read first: a job above it is read with the
+/// arrivals, one below it that commits after the grouped query began
+/// waits for the next full read.
+async fn read_waiting(
+    db: &DatabaseConnection,
+    environment: &QueueSettings,
+) -> Result<FullRead, SchedulerError> {
+    let newest = job::Entity::find()
+        .select_only()
+        .expr(Expr::col(job::Column::Id).max())
+        .into_tuple::<Option<String>>()
+        .one(db)
+        .await?
+        .flatten();
+    let (groups, limits, installation) = waiting_groups(db, environment).await?;
+    Ok(FullRead {
+        groups,
+        limits,
+        installation,
+        newest,
+    })
+}
+
 /// The waiting jobs as groups of one priority, account and token, with the
-/// running limits of their accounts and tokens: one query, grouping first
-/// (the dispatch index serves it) and joining the few groups to their
-/// account and token after.
+/// running limits of their accounts and tokens and the installation's
+/// settings in force: one query, grouping first (the dispatch index serves
+/// it) and joining the few groups to their account and token after.
 async fn waiting_groups(
     db: &DatabaseConnection,
     environment: &QueueSettings,
-) -> Result<(Vec<Group>, Limits), SchedulerError> {
+) -> Result<(Vec<Group>, Limits, QueueSettings), SchedulerError> {
     let g = Alias::new("g");
     let grouped = Query::select()
         .column(job::Column::Priority)
@@ -585,20 +1007,21 @@ async fn waiting_groups(
             account_id: row.account_id,
             token_id: row.token_id,
             oldest: row.oldest,
+            learned: 0,
         });
     }
-    Ok((groups, limits))
+    Ok((groups, limits, installation))
 }
 
 /// Takes over the job whose lease expired first, if any.
 async fn take_over(
     db: &DatabaseConnection,
-    running: &[RunningJob],
+    running: &[JobRow],
     worker_id: &str,
     lease_seconds: i64,
     now: i64,
 ) -> Result<Option<JobTicket>, SchedulerError> {
-    let mut expired: Vec<&RunningJob> = running.iter().filter(|j| j.expired(now)).collect();
+    let mut expired: Vec<&JobRow> = running.iter().filter(|j| j.expired(now)).collect();
     expired.sort_by_key(|j| (j.lease_expires_at, j.id.as_str()));
     for candidate in expired {
         let txn = dragoman_model::db::begin_write(db).await?;
@@ -968,6 +1391,7 @@ mod tests {
             account_id: account.to_owned(),
             token_id: token.map(str::to_owned),
             oldest,
+            learned: 0,
         }
     }
 
@@ -1022,6 +1446,143 @@ mod tests {
             pick(&nothing_runs, &a_last, &passed),
             Some(("a".into(), Some("a1".into())))
         );
+    }
+
+    fn arrival(id: &str, account: &str, status: JobStatus, created_at: i64) -> JobRow {
+        JobRow {
+            arrived: 1,
+            id: id.to_owned(),
+            status,
+            priority: Priority::Normal,
+            account_id: account.to_owned(),
+            token_id: None,
+            created_at,
+            lease_expires_at: None,
+            attempts: 0,
+        }
+    }
+
+    /// What [`read_limits`] reads for the accounts `summary` lacks: each
+    /// sets a running limit of 2.
+    fn limits_for(summary: &Summary, arrivals: &[JobRow]) -> NewLimits {
+        let (accounts, tokens) = summary.unknown(arrivals);
+        assert!(tokens.is_empty());
+        NewLimits {
+            accounts: accounts.into_iter().map(|a| (a, Some(2))).collect(),
+            tokens: HashMap::new(),
+        }
+    }
+
+    fn learn(summary: &mut Summary, arrivals: Vec<JobRow>) {
+        let limits = limits_for(summary, &arrivals);
+        summary.learn(arrivals, limits);
+    }
+
+    fn read_of(groups: Vec<Group>, newest: &str) -> FullRead {
+        let mut limits = Limits::default();
+        for g in &groups {
+            limits.accounts.insert(g.account_id.clone(), 4);
+        }
+        FullRead {
+            groups,
+            limits,
+            installation: QueueSettings::default(),
+            newest: Some(newest.to_owned()),
+        }
+    }
+
+    fn accounts(summary: &Summary) -> Vec<&str> {
+        let mut names: Vec<&str> = summary
+            .groups
+            .iter()
+            .map(|g| g.account_id.as_str())
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    #[test]
+    fn reads_are_taken_in_by_when_they_began() {
+        let mut summary = Summary::default();
+        let first = summary.begin();
+        let second = summary.begin();
+        summary.apply(
+            second,
+            read_of(vec![group(Priority::Normal, "a", None, 5)], "2"),
+        );
+        // Jobs arrive after the second read began: one waiting, one that
+        // started already (it only moves the mark).
+        learn(
+            &mut summary,
+            vec![
+                arrival("3", "b", JobStatus::Pending, 9),
+                arrival("4", "c", JobStatus::Running, 9),
+            ],
+        );
+        assert_eq!(accounts(&summary), ["a", "b"]);
+        assert_eq!(summary.newest.as_deref(), Some("4"));
+        assert_eq!(summary.limits.accounts.get("b"), Some(&2));
+        assert_eq!(summary.limits.accounts.get("c"), None);
+        // The first read (an older snapshot) comes in last: dropped.
+        summary.apply(first, read_of(Vec::new(), "1"));
+        assert_eq!(accounts(&summary), ["a", "b"]);
+        // A read begun now, whose snapshot misses what arrives after it
+        // began: that stays, with its limits; b's group, gone from it
+        // (its job started), goes.
+        let third = summary.begin();
+        learn(
+            &mut summary,
+            vec![arrival("5", "d", JobStatus::Pending, 12)],
+        );
+        summary.apply(
+            third,
+            read_of(vec![group(Priority::Normal, "a", None, 5)], "4"),
+        );
+        assert_eq!(accounts(&summary), ["a", "d"]);
+        assert_eq!(summary.limits.accounts.get("d"), Some(&2));
+        assert_eq!(summary.limits.accounts.get("b"), None);
+        assert_eq!(summary.newest.as_deref(), Some("5"));
+        // An arrival older than what a group knew (a late commit) makes
+        // the group's oldest job older.
+        let known = vec![arrival("6", "a", JobStatus::Pending, 1)];
+        assert_eq!(summary.unknown(&known), (Vec::new(), Vec::new()));
+        learn(&mut summary, known);
+        let a = summary.groups.iter().find(|g| g.account_id == "a");
+        assert_eq!(a.map(|g| g.oldest), Some(1));
+    }
+
+    #[test]
+    fn a_voided_summary_is_whole_again_only_by_a_read_begun_after() {
+        let dispatcher = Dispatcher::default();
+        assert!(dispatcher.unread());
+        let start = dispatcher.summary().begin();
+        dispatcher.summary().apply(start, read_of(Vec::new(), "1"));
+        assert!(!dispatcher.unread());
+        let before = dispatcher.summary().begin();
+        dispatcher.invalidate();
+        dispatcher.summary().apply(before, read_of(Vec::new(), "1"));
+        assert!(dispatcher.unread());
+        let after = dispatcher.summary().begin();
+        dispatcher.summary().apply(after, read_of(Vec::new(), "1"));
+        assert!(!dispatcher.unread());
+    }
+
+    #[test]
+    fn a_full_read_is_due_after_a_while_or_sooner_when_asked() {
+        let mut summary = Summary::default();
+        assert!(summary.due());
+        summary.begin();
+        assert!(!summary.due());
+        summary.wanted = true;
+        summary.last_read = Instant::now().checked_sub(REREAD_GAP);
+        assert!(summary.due());
+        summary.reading = true;
+        assert!(!summary.due());
+        summary.reading = false;
+        summary.wanted = false;
+        assert!(!summary.due());
+        summary.last_read = Instant::now().checked_sub(REREAD_AFTER);
+        assert!(summary.due());
     }
 
     #[test]

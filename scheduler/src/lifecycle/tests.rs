@@ -28,7 +28,7 @@ async fn act(
     row: &request::Model,
     action: ControlAction,
 ) -> Result<request::Model, SchedulerError> {
-    control(&f.db, &f.account.id, &row.id, action, &f.limits).await
+    control(&f.db, &f.principal(), &row.id, action, &f.limits).await
 }
 
 #[tokio::test]
@@ -204,9 +204,14 @@ async fn a_request_without_a_job_can_only_be_cancelled() {
             Err(SchedulerError::ActionNotAllowed(_))
         ));
     }
+    let stranger = dragoman_proto::principal::Principal {
+        account_id: "another-account".into(),
+        token_id: None,
+        admin: false,
+    };
     let other = control(
         &f.db,
-        "another-account",
+        &stranger,
         &queued.id,
         ControlAction::Cancel,
         &f.limits,

@@ -1,4 +1,4 @@
-//! Black-box tests of the `dragoman` binary (issues #2, #3 and #5), in one test binary so
+//! Black-box tests of the `dragoman` binary, in one test binary so
 //! that it is linked once and its tests run side by side.
 //!
 //! Identity and HTTP-surface scenarios run on SQLite and, when
@@ -12,6 +12,13 @@ mod envelope;
 mod glossaries;
 mod licence;
 mod lifecycle;
+mod mcp_books;
+mod mcp_scopes;
+mod mcp_sdk;
+mod mcp_series;
+mod mcp_terms;
+mod mcp_transport;
+mod mcp_work;
 mod memory;
 mod narrative;
 mod providers;

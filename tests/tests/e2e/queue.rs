@@ -169,16 +169,20 @@ async fn a_full_queue_refuses_new_work_and_resumes(backend: Backend) {
     // A paused request does not wait: the third fits now…
     api.act(&waiting, "pause").await.expect(200);
     let third = submit(&api, &token, &third, "fr", None).await.expect(202);
-    // …and the resume counts as a new queue entry: refused, still paused.
-    for language in ["fr", "en"] {
-        let answer = send(
-            api.request(
-                reqwest::Method::POST,
-                &format!("/api/v1/translation-requests/{waiting}/resume"),
+    // …and the resume, by the token that started it, counts as a new queue
+    // entry: refused, still paused.
+    let resume = |language: &str| {
+        api.server
+            .client()
+            .post(
+                api.server
+                    .url(&format!("/api/v1/translation-requests/{waiting}/resume")),
             )
-            .header(ACCEPT_LANGUAGE, language),
-        )
-        .await;
+            .bearer_auth(&token)
+            .header(ACCEPT_LANGUAGE, language)
+    };
+    for language in ["fr", "en"] {
+        let answer = send(resume(language)).await;
         assert_queue_full(&answer, "token", 1, language);
     }
     assert_eq!(api.status(&waiting).await["step"], "paused");
@@ -189,7 +193,7 @@ async fn a_full_queue_refuses_new_work_and_resumes(backend: Backend) {
         d["status"] != "pending"
     })
     .await;
-    let resumed = api.act(&waiting, "resume").await.expect(200);
+    let resumed = send(resume("en")).await.expect(200);
     assert_ne!(resumed["step"], "paused", "{resumed}");
     api.act(&waiting, "cancel").await.expect(200);
 }

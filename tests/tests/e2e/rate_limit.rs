@@ -8,11 +8,12 @@
 //! that: a test that ran slowly may see one more call admitted per refill
 //! interval it took, never fewer than the burst.
 
+use dragoman_e2e::mcp::post;
 use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::{
     Answer, Backend, Installation, SCOPES, Server, Session, bearer_get, on_both_backends, send,
 };
-use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, CONTENT_TYPE};
+use reqwest::header::ACCEPT_LANGUAGE;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -105,20 +106,6 @@ async fn calls_past_the_limit_are_refused(backend: Backend) {
     }
 }
 
-/// `POST /mcp` with `body` as sent by a tool-protocol client.
-async fn post_mcp(server: &Server, token: &str, body: &Value) -> Answer {
-    send(
-        server
-            .client()
-            .post(server.url("/mcp"))
-            .bearer_auth(token)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(body.to_string()),
-    )
-    .await
-}
-
 fn pings(count: u64) -> Value {
     Value::Array(
         (0..count)
@@ -138,11 +125,11 @@ async fn mcp_messages_count_one_each(backend: Backend) {
     let token = session.token("tools", &SCOPES).await;
     let started = Instant::now();
 
-    let answer = post_mcp(&server, &token.token, &pings(3)).await;
+    let answer = post(&server, &token.token, &pings(3)).await;
     assert_ne!(answer.status.as_u16(), 429, "first batch: {}", answer.text);
     // Three calls are left: a batch of four is refused whole, before any
     // message runs...
-    let refused = post_mcp(&server, &token.token, &pings(4)).await;
+    let refused = post(&server, &token.token, &pings(4)).await;
     assert_eq!(refused.status.as_u16(), 429, "{}", refused.text);
     assert!(retry_after(&refused) >= 1);
     assert!(
@@ -159,10 +146,10 @@ async fn mcp_messages_count_one_each(backend: Backend) {
     assert_eq!(body["error"]["data"]["code"], "rate_limited", "{body}");
     assert_eq!(body["error"]["message"], FRENCH, "{body}");
     // ...and takes nothing: a batch of three still fits, then nothing does.
-    let answer = post_mcp(&server, &token.token, &pings(3)).await;
+    let answer = post(&server, &token.token, &pings(3)).await;
     assert_ne!(answer.status.as_u16(), 429, "second batch: {}", answer.text);
     let single = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
-    let refused = post_mcp(&server, &token.token, &single).await;
+    let refused = post(&server, &token.token, &single).await;
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "too slow to tell a refill from a miscount"

@@ -17,7 +17,8 @@
 //! - `resume` clears the suspension, then resumes the paused jobs in
 //!   reading order with the per-request rules: the first one takes the
 //!   series, the later ones wait `queued`. A caller that is a token resumes
-//!   only the jobs that token started; the others are refused with
+//!   only the paid jobs that token started, as for one request
+//!   ([`control::check_resumer`]); the others are refused with
 //!   `not_own_job` and stay paused. A session or an internal caller (no
 //!   token) resumes all. Each resume counts as a new queue entry: one
 //!   that would go over a waiting quota is refused with `queue_full` and
@@ -61,7 +62,8 @@ use dragoman_model::ids;
 use dragoman_model::payload::PipelineOptions;
 use dragoman_model::reading_order;
 use dragoman_model::vocab::{
-    ControlAction, ErrorCode, InputKind, JobStatus, PassageStatus, RequestStatus, SeriesAction,
+    ControlAction, ErrorCode, InputKind, JobStatus, PassageStatus, Priority, RequestStatus,
+    SeriesAction,
 };
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::Principal;
@@ -272,11 +274,13 @@ async fn resume_paused(
         let Some(report) = out.report.volume(&project_id) else {
             continue;
         };
-        if let Some(token) = &who.token_id
-            && row.token_id.as_deref() != Some(token.as_str())
-        {
-            report.refusal = Some(SchedulerError::NotOwnJob.into());
-            continue;
+        match control::check_resumer(txn, who, &row).await {
+            Ok(()) => {}
+            Err(e) if e.is_refusal() => {
+                report.refusal = Some(e.into());
+                continue;
+            }
+            Err(e) => return Err(e),
         }
         match control::apply(txn, row, ControlAction::Resume, limits).await {
             Ok(row) => {
@@ -399,11 +403,13 @@ async fn start(
         owner: &owner,
         token: token.as_ref(),
         limits,
+        provider_id: None,
+        priority: None,
     };
     for volume in &volumes {
         let txn = dragoman_model::db::begin_write(db).await?;
         match starter.start_volume(&txn, volume, &mut allowance).await {
-            Ok(Some(row)) => {
+            Ok(Started::Request(row)) => {
                 txn.commit().await?;
                 if let Some(report) = out.report.volume(&volume.id) {
                     report.changed();
@@ -413,7 +419,7 @@ async fn start(
                 out.wake_workers |= row.job_id.is_some();
                 out.changed.push(row.id);
             }
-            Ok(None) => txn.rollback().await?,
+            Ok(Started::Skipped(_)) => txn.rollback().await?,
             Err(e) if e.is_refusal() => {
                 txn.rollback().await?;
                 if let Some(report) = out.report.volume(&volume.id) {
@@ -427,21 +433,50 @@ async fn start(
 }
 
 /// Who a `start` launches work for, and with which installation limits.
-struct Starter<'a> {
-    owner: &'a account::Model,
-    token: Option<&'a api_token::Model>,
-    limits: &'a IntakeLimits,
+/// A series `start` launches each volume with the provider and priority in
+/// force; a book's `start_job` ([`crate::library::jobs`]) may name them.
+pub(crate) struct Starter<'a> {
+    pub(crate) owner: &'a account::Model,
+    pub(crate) token: Option<&'a api_token::Model>,
+    pub(crate) limits: &'a IntakeLimits,
+    /// A provider chosen for this work (an id); none: the one in force.
+    pub(crate) provider_id: Option<String>,
+    /// The priority asked for; none: the default under the ceilings.
+    pub(crate) priority: Option<Priority>,
+}
+
+/// What [`Starter::start_volume`] did.
+#[derive(Debug)]
+pub(crate) enum Started {
+    /// The volume's new request (`pending` with its job, or `queued`).
+    Request(Box<request::Model>),
+    /// Nothing stored, and why.
+    Skipped(Skip),
+}
+
+/// Why a volume was not started. A series `start` skips it silently; a
+/// book's `start_job` refuses with the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Skip {
+    /// Deleted since the call began.
+    Gone,
+    /// Shelved (archived).
+    Archived,
+    /// A request of the volume has not ended.
+    Working,
+    /// Every passage has a usable translation, or there is none.
+    NothingLeft,
 }
 
 impl Starter<'_> {
     /// Creates the volume's request when the volume is to start, inside the
-    /// volume's own write transaction; `None` skips it.
-    async fn start_volume(
+    /// volume's own write transaction, or says why it is skipped.
+    pub(crate) async fn start_volume(
         &self,
         txn: &DatabaseTransaction,
         volume: &project::Model,
         allowance: &mut Allowance<'_>,
-    ) -> Result<Option<request::Model>, SchedulerError> {
+    ) -> Result<Started, SchedulerError> {
         // Read again under the write lock: the series or the volume may
         // have changed since the call began.
         let series = series::Entity::find_by_id(volume.series_id.clone())
@@ -455,17 +490,24 @@ impl Starter<'_> {
             .one(txn)
             .await?
         else {
-            return Ok(None);
+            return Ok(Started::Skipped(Skip::Gone));
         };
-        if volume.archived || working(txn, &volume.id).await? || !work_left(txn, &volume.id).await?
-        {
-            return Ok(None);
+        if volume.archived {
+            return Ok(Started::Skipped(Skip::Archived));
+        }
+        if working(txn, &volume.id).await? {
+            return Ok(Started::Skipped(Skip::Working));
+        }
+        if !work_left(txn, &volume.id).await? {
+            return Ok(Started::Skipped(Skip::NothingLeft));
         }
         // The checks of spec 4.2 that apply to work on stored chapters, in
         // its order.
-        let provider_id =
-            intake::provider_in_force(txn, Some(&volume), Some(&series), true).await?;
-        let priority = intake::check_priority(self.owner, self.token, None)?;
+        let provider_id = match &self.provider_id {
+            Some(id) => Some(id.clone()),
+            None => intake::provider_in_force(txn, Some(&volume), Some(&series), true).await?,
+        };
+        let priority = intake::check_priority(self.owner, self.token, self.priority)?;
         // A volume already counted costs nothing; one stored before the
         // licence's ledger costs its words still to translate, counted below.
         let words = crate::licence::words_to_start(txn, &volume).await?;
@@ -507,12 +549,15 @@ impl Starter<'_> {
         let book = volume.clone();
         let row = intake::store_request(txn, &series, volume, new, self.limits).await?;
         crate::licence::count(txn, &self.limits.licence, self.owner, &book, &row.id, 0).await?;
-        Ok(Some(row))
+        Ok(Started::Request(Box::new(row)))
     }
 }
 
 /// Whether a request of the volume has not ended.
-async fn working(db: &impl ConnectionTrait, project_id: &str) -> Result<bool, SchedulerError> {
+pub(crate) async fn working(
+    db: &impl ConnectionTrait,
+    project_id: &str,
+) -> Result<bool, SchedulerError> {
     let open = request::Entity::find()
         .filter(request::Column::ProjectId.eq(project_id))
         .filter(request::Column::Status.is_not_in(RequestStatus::FINAL))

@@ -181,7 +181,7 @@ async fn pause_suspends_the_series_and_pauses_its_running_volume() {
     assert!(matches!(
         control(
             &f.db,
-            &f.account.id,
+            &f.principal(),
             &a.id,
             ControlAction::Resume,
             &f.limits
@@ -266,7 +266,7 @@ async fn resume_clears_the_suspension_and_restarts_in_reading_order() {
     assert_eq!(one.status, RequestStatus::Queued);
     control(
         &f.db,
-        &f.account.id,
+        &f.principal(),
         &two.id,
         ControlAction::Pause,
         &f.limits,
@@ -356,7 +356,7 @@ async fn resume_starts_a_volume_left_waiting_by_the_suspension() {
     // Cancelling the paused volume frees the series, which stays suspended.
     control(
         &f.db,
-        &f.account.id,
+        &f.principal(),
         &a.id,
         ControlAction::Cancel,
         &f.limits,

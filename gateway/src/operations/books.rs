@@ -1,0 +1,293 @@
+//! One book (spec 4.10): its detail, chapters, quality and narrative Bible,
+//! answered by the memory service, and the changes the scheduler owns:
+//! configuring, shelving and deleting it. The books list itself is
+//! [`super::narrative::books`]. The memory answers its reads as JSON text,
+//! read here into values; the Bible is cut here, list by list, with each
+//! total stated.
+//!
+//! An absent book and another account's are refused alike with 404
+//! `volume_not_found` by the owning service.
+
+use super::narrative;
+use super::{Caller, Needs};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use dragoman_model::vocab::Scope;
+use dragoman_proto::v1::{ConfigureBookRequest, ProjectRef, ShelveBookRequest};
+use serde_json::{Value, json};
+
+const READ: Needs = Needs::both(Scope::LibraryRead);
+const WRITE: Needs = Needs::both(Scope::LibraryWrite);
+const DELETE: Needs = Needs::both(Scope::LibraryDelete);
+
+/// Observations shown per character or place sheet of the Bible at most;
+/// the sheet states how many it has.
+pub const MAX_OBSERVATIONS: usize = 20;
+
+fn parse(text: &str) -> ApiResult<Value> {
+    serde_json::from_str(text).map_err(|e| ApiError::server(format!("book answer: {e}")))
+}
+
+fn book_ref(book_id: String) -> ProjectRef {
+    ProjectRef {
+        project_id: book_id,
+    }
+}
+
+/// The book's detail, read with `needs` (a change answers the book as it
+/// now is with the scope the change needed).
+async fn read_detail(
+    state: &AppState,
+    caller: &Caller,
+    needs: Needs,
+    book_id: String,
+) -> ApiResult<Value> {
+    let answer = caller
+        .call(state, needs, book_ref(book_id), |request| {
+            state.memory.handle.get_book(request)
+        })
+        .await?;
+    parse(&answer.json)
+}
+
+/// One of the caller's books: settings, place in its series, counts and
+/// newest request.
+pub async fn detail(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Value> {
+    read_detail(state, caller, READ, book_id).await
+}
+
+/// The chapters of one of the caller's books, in reading order.
+pub async fn chapters(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Vec<Value>> {
+    let answer = caller
+        .call(state, READ, book_ref(book_id), |request| {
+            state.memory.handle.list_chapters(request)
+        })
+        .await?;
+    match parse(&answer.json)? {
+        Value::Array(items) => Ok(items),
+        _ => Err(ApiError::server("chapter list: not an array")),
+    }
+}
+
+/// What the quality checks found in one of the caller's books.
+pub async fn quality(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Value> {
+    let answer = caller
+        .call(state, READ, book_ref(book_id), |request| {
+            state.memory.handle.book_quality(request)
+        })
+        .await?;
+    parse(&answer.json)
+}
+
+/// A window over the lists of the Bible: the same `limit` and `offset`
+/// apply to each list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// The narrative Bible of one of the caller's books: its style notes,
+/// characters, places, organisations, objects and the glossary in force,
+/// as the book's bundle has them (`text=none`), each list cut to `window`
+/// with its total stated.
+pub async fn bible(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+    window: Window,
+) -> ApiResult<Value> {
+    // The bundle's own operation: on this surface it needs library:read.
+    let text = narrative::book_context(state, caller, book_id, Vec::new(), false).await?;
+    Ok(bible_json(&parse(&text)?, window))
+}
+
+/// The Bible answer built from a book bundle.
+pub fn bible_json(bundle: &Value, window: Window) -> Value {
+    let narrative = &bundle["narrative"];
+    let cut = |list: &Value, sheets: bool| {
+        let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
+        let page: Vec<Value> = items
+            .iter()
+            .skip(window.offset)
+            .take(window.limit)
+            .map(|item| {
+                if sheets {
+                    trimmed_sheet(item)
+                } else {
+                    item.clone()
+                }
+            })
+            .collect();
+        json!({"items": page, "total": items.len()})
+    };
+    let events = narrative["events"].as_array().map_or(0, Vec::len);
+    json!({
+        "book": {
+            "id": bundle["book"]["id"],
+            "title": bundle["book"]["title"],
+            "source_language": bundle["book"]["source_language"],
+            "target_language": bundle["book"]["target_language"],
+        },
+        "series": {"id": bundle["series"]["id"], "name": bundle["series"]["name"]},
+        "revision": bundle["revision"],
+        "limit": window.limit,
+        "offset": window.offset,
+        "bible": cut(&narrative["bible"], false),
+        "characters": cut(&narrative["characters"], true),
+        "places": cut(&narrative["world"]["places"], true),
+        "organisations": cut(&narrative["world"]["organisations"], true),
+        "objects": cut(&narrative["world"]["objects"], true),
+        "glossary": cut(&narrative["glossary"], false),
+        "events_total": events,
+    })
+}
+
+/// A sheet with at most [`MAX_OBSERVATIONS`] observations, and their total.
+fn trimmed_sheet(sheet: &Value) -> Value {
+    let mut sheet = sheet.clone();
+    if let Value::Object(map) = &mut sheet
+        && let Some(Value::Array(observations)) = map.get_mut("observations")
+    {
+        let total = observations.len();
+        observations.truncate(MAX_OBSERVATIONS);
+        map.insert("observations_total".into(), json!(total));
+    }
+    sheet
+}
+
+/// The fields a configuration may change; `None` leaves one alone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Configuration {
+    pub title: Option<String>,
+    pub author: Option<String>,
+    pub source_language: Option<String>,
+    pub target_language: Option<String>,
+    pub provider: Option<String>,
+    pub clear_provider: bool,
+    pub analysis_mode: Option<dragoman_model::vocab::AnalysisMode>,
+    pub threads: Option<i64>,
+    pub ai_disclosure: Option<bool>,
+}
+
+/// Changes the given fields of one of the caller's books and answers the
+/// book as it now is.
+pub async fn configure(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+    change: Configuration,
+) -> ApiResult<Value> {
+    use dragoman_proto::wire::WireEnum;
+    let message = ConfigureBookRequest {
+        project_id: book_id,
+        title: change.title,
+        author: change.author,
+        source_language: change.source_language,
+        target_language: change.target_language,
+        provider: change.provider,
+        clear_provider: change.clear_provider,
+        analysis_mode: change.analysis_mode.map(WireEnum::to_wire),
+        // Beyond an i32 is out of range anyway: the service says so.
+        threads: change
+            .threads
+            .map(|t| i32::try_from(t).unwrap_or(if t < 0 { i32::MIN } else { i32::MAX })),
+        ai_disclosure: change.ai_disclosure,
+    };
+    let answer = caller
+        .call(state, WRITE, message, |request| {
+            state.scheduler.handle.configure_book(request)
+        })
+        .await?;
+    read_detail(state, caller, WRITE, answer.project_id).await
+}
+
+/// Shelves one of the caller's books (`shelved` true) or takes it back,
+/// and answers the book as it now is.
+pub async fn shelve(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+    shelved: bool,
+) -> ApiResult<Value> {
+    let message = ShelveBookRequest {
+        project_id: book_id,
+        shelved,
+    };
+    let answer = caller
+        .call(state, WRITE, message, |request| {
+            state.scheduler.handle.shelve_book(request)
+        })
+        .await?;
+    read_detail(state, caller, WRITE, answer.project_id).await
+}
+
+/// Deletes one of the caller's books with everything that belongs to it;
+/// answers `{"deleted": id}`, as a series deletion does.
+pub async fn delete(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Value> {
+    let answer = caller
+        .call(state, DELETE, book_ref(book_id), |request| {
+            state.scheduler.handle.delete_book(request)
+        })
+        .await?;
+    Ok(json!({"deleted": answer.id}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sheet(name: &str, observations: usize) -> Value {
+        json!({"id": name, "name": name, "observations": (0..observations).map(|i| json!({"note": i})).collect::<Vec<_>>()})
+    }
+
+    #[test]
+    fn the_bible_is_cut_list_by_list_with_totals() {
+        let bundle = json!({
+            "revision": "r",
+            "book": {"id": "b", "title": "T", "source_language": "en", "target_language": "fr"},
+            "series": {"id": "s", "name": "Saga"},
+            "narrative": {
+                "bible": [{"id": "l1"}, {"id": "l2"}],
+                "characters": [sheet("a", 30), sheet("b", 1), sheet("c", 0)],
+                "world": {"places": [sheet("p", 0)], "organisations": [], "objects": []},
+                "glossary": [{"id": "t1"}, {"id": "t2"}, {"id": "t3"}],
+                "events": [{"passage_id": "x"}],
+            }
+        });
+        let read = bible_json(
+            &bundle,
+            Window {
+                limit: 2,
+                offset: 0,
+            },
+        );
+        assert_eq!(read["characters"]["total"], 3);
+        assert_eq!(
+            read["characters"]["items"].as_array().map(Vec::len),
+            Some(2)
+        );
+        let first = &read["characters"]["items"][0];
+        assert_eq!(
+            first["observations"].as_array().map(Vec::len),
+            Some(MAX_OBSERVATIONS)
+        );
+        assert_eq!(first["observations_total"], 30);
+        assert_eq!(read["glossary"]["total"], 3);
+        assert_eq!(read["bible"]["items"].as_array().map(Vec::len), Some(2));
+        assert_eq!(read["places"]["total"], 1);
+        assert_eq!(read["organisations"]["total"], 0);
+        assert_eq!(read["events_total"], 1);
+        assert_eq!(read["book"]["title"], "T");
+
+        let beyond = bible_json(
+            &bundle,
+            Window {
+                limit: 50,
+                offset: 10,
+            },
+        );
+        assert_eq!(beyond["characters"]["items"], json!([]));
+        assert_eq!(beyond["characters"]["total"], 3);
+    }
+}
