@@ -140,9 +140,10 @@ const TURNS_KEPT: usize = 10_000;
 const REREAD_AFTER: Duration = Duration::from_secs(2);
 
 /// The least time between two full reads that this process's own changes
-/// ask for: work added between any two leases costs one grouped read per
-/// quarter second, not one per lease.
-pub(super) const REREAD_GAP: Duration = Duration::from_millis(250);
+/// ask for: work added between any two leases costs one grouped read a
+/// second, not one per lease (a grouped read of a deep queue takes a few
+/// milliseconds of the database, and slows the leases beside it).
+pub(super) const REREAD_GAP: Duration = Duration::from_secs(1);
 
 /// Jobs one read of the arrivals takes at most; the next are read at the
 /// next lease, and a full read is asked for (it covers them at once).
@@ -817,20 +818,27 @@ async fn running_jobs(db: &DatabaseConnection) -> Result<Vec<JobRow>, SchedulerE
     )
 }
 
-/// `SELECT` of every running job as a [`JobRow`].
+/// `SELECT` of every running job as a [`JobRow`]. The status is written
+/// in the statement rather than bound: PostgreSQL then keeps one plan for
+/// it (the index on the status) instead of planning it again at every
+/// execution, as it does for a bound status whose rows it cannot guess.
 fn running_statement() -> SelectStatement {
     Query::select()
         .expr_as(Expr::cust("0"), Alias::new("arrived"))
         .columns(JOB_ROW)
         .from(job::Entity)
-        .and_where(job::Column::Status.eq(JobStatus::Running))
+        .and_where(
+            Expr::col(job::Column::Status).eq(Expr::Constant(JobStatus::Running.as_str().into())),
+        )
         .to_owned()
 }
 
 /// Every running job and, in the same statement, the first
 /// `ARRIVALS_PAGE` jobs above `newest` (all of them without it) in id
 /// order: a range of the primary key, whatever their status (the highest
-/// id read moves the mark past the ones no longer waiting).
+/// id read moves the mark past the ones no longer waiting). The mark is
+/// written in the statement too, for the reason [`running_statement`]
+/// gives: it changes only when jobs arrive.
 fn running_and_arrivals(newest: Option<&str>) -> SelectStatement {
     let page_of = Alias::new("arrivals");
     let mut page = Query::select()
@@ -840,7 +848,7 @@ fn running_and_arrivals(newest: Option<&str>) -> SelectStatement {
         .limit(ARRIVALS_PAGE)
         .to_owned();
     if let Some(newest) = newest {
-        page.and_where(job::Column::Id.gt(newest));
+        page.and_where(Expr::col(job::Column::Id).gt(Expr::Constant(newest.into())));
     }
     let arrivals = Query::select()
         .expr_as(Expr::cust("1"), Alias::new("arrived"))

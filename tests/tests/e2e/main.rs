@@ -13,6 +13,7 @@ mod glossaries;
 mod licence;
 mod lifecycle;
 mod mcp_books;
+mod mcp_rest_parity;
 mod mcp_scopes;
 mod mcp_sdk;
 mod mcp_series;

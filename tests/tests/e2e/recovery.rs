@@ -19,7 +19,7 @@ async fn faults_end_with_reported_residuals() {
     let api = Api::builder(Backend::Sqlite)
         .env("DRAGOMAN_PROVIDER_TIMEOUT_SECONDS", "2")
         .env("DRAGOMAN_PROVIDER_RETRY_MAX_SECONDS", "1")
-        .env("DRAGOMAN_PROVIDER_MAX_ATTEMPTS", "3")
+        .env("DRAGOMAN_PROVIDER_MAX_ATTEMPTS", "2")
         .env("DRAGOMAN_WORKERS", "3")
         // One passage per call: every passage meets the faults on its own.
         .env("DRAGOMAN_BATCH_TOKENS", "1")
