@@ -52,15 +52,18 @@ pub enum ProviderCommand {
     Add {
         #[arg(long)]
         name: String,
-        /// openai, openai_direct or anthropic (spec 2.10 also names kinds this
-        /// version cannot run yet; they are refused).
+        /// openai, openai_direct, openai_responses, anthropic or
+        /// codex_chatgpt (spec 2.10).
         #[arg(long)]
         kind: ProviderKind,
         #[arg(long)]
         model: String,
-        #[arg(long)]
+        /// Required for `openai`; the other kinds default to their
+        /// provider's own address.
+        #[arg(long, default_value = "")]
         base_url: String,
-        /// Name of the environment variable that holds the API key.
+        /// Name of the environment variable that holds the API key (for
+        /// codex_chatgpt, the ChatGPT access token).
         #[arg(long, default_value = "")]
         api_key_env: String,
         /// Price per million prompt tokens.
@@ -69,6 +72,11 @@ pub enum ProviderCommand {
         /// Price per million completion tokens.
         #[arg(long)]
         price_output: Option<f64>,
+        /// Price per million prompt tokens read from the provider's prompt
+        /// cache (default: a share of the input price that depends on the
+        /// kind).
+        #[arg(long)]
+        price_cached_input: Option<f64>,
         /// Concurrent calls the provider accepts from the whole installation.
         #[arg(long)]
         capacity: Option<i32>,
@@ -250,6 +258,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
             api_key_env,
             price_input,
             price_output,
+            price_cached_input,
             capacity,
             fallback,
             default,
@@ -264,6 +273,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
                     api_key_env,
                     price_input,
                     price_output,
+                    price_cached_input,
                     capacity: capacity.map(i64::from),
                     fallback,
                 },

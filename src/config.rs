@@ -65,6 +65,10 @@ pub struct Config {
     pub listen: String,
     /// gRPC address of the internal services; `off` disables it.
     pub grpc_listen: String,
+    /// `DRAGOMAN_METRICS_LISTEN`: address of a listener answering only
+    /// `/metrics` (any process), or `off`; unset, the gateway's listener
+    /// answers `/metrics` and other processes have no endpoint.
+    pub metrics_listen: Option<String>,
     /// Comma-separated roles this process runs.
     pub roles: String,
     /// Where the roles this process does not run are reached (gRPC URLs).
@@ -105,6 +109,10 @@ pub struct Config {
     pub workers: usize,
     /// Lease of a job; a worker that stops renewing loses it after this long.
     pub lease_seconds: i64,
+    /// How long a stopping process drains (its jobs end or are handed back,
+    /// calls in flight are answered) before it stops anyway; default
+    /// [`Config::drain_deadline`].
+    pub drain_seconds: Option<u64>,
     /// Timeout of one provider call.
     pub provider_timeout_seconds: u64,
     /// Attempts of one provider call before the passage is tried alone.
@@ -184,6 +192,7 @@ impl Default for Config {
             blob_url: None,
             listen: "127.0.0.1:8080".into(),
             grpc_listen: "127.0.0.1:8081".into(),
+            metrics_listen: None,
             roles: "gateway,scheduler,pipeline,delivery,memory".into(),
             services_url: None,
             scheduler_url: None,
@@ -205,6 +214,7 @@ impl Default for Config {
             delivery_repair_attempts: 3,
             workers: 2,
             lease_seconds: 30,
+            drain_seconds: None,
             provider_timeout_seconds: 120,
             provider_max_attempts: 4,
             provider_retry_max_seconds: 60,
@@ -263,6 +273,22 @@ const SPEC_VARIABLES: [&str; 18] = [
     "LICENCE_QUOTA_OVERRUN_WORDS",
     "QUEUE_MAX_RUNNING_PER_ACCOUNT",
 ];
+
+/// Every environment variable the configuration reads: `DRAGOMAN_` and a
+/// setting's name in upper case (plus `DRAGOMAN_CONFIG`), and the spec's
+/// own names. `dragoman check-config` refuses `DRAGOMAN_*` names outside it.
+pub fn variable_names() -> Vec<String> {
+    let mut names = vec!["DRAGOMAN_CONFIG".to_owned()];
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(Config::default()) {
+        names.extend(
+            fields
+                .keys()
+                .map(|field| format!("DRAGOMAN_{}", field.to_uppercase())),
+        );
+    }
+    names.extend(SPEC_VARIABLES.iter().map(|name| (*name).to_owned()));
+    names
+}
 
 impl Config {
     pub fn load(file: Option<&Path>) -> Result<Config, String> {
@@ -343,6 +369,15 @@ impl Config {
                 .saturating_add(GRPC_MESSAGE_HEADROOM_MB)
         });
         usize::try_from(mb.saturating_mul(MIB)).unwrap_or(usize::MAX)
+    }
+
+    /// How long a stopping process drains: `DRAGOMAN_DRAIN_SECONDS`, else
+    /// two thirds of the lease, which leaves the last third of a grace
+    /// period as long as the lease (Kubernetes' default, 30 s) to hand the
+    /// jobs back and exit.
+    pub fn drain_deadline(&self) -> Duration {
+        let derived = u64::try_from(self.lease_seconds.saturating_mul(2) / 3).unwrap_or(1);
+        Duration::from_secs(self.drain_seconds.unwrap_or(derived).max(1))
     }
 
     /// Message limit and deadline of every call to another process.
@@ -444,6 +479,20 @@ impl Config {
                 ));
             }
         }
+        if let Some(address) = self
+            .metrics_listen
+            .as_deref()
+            .map(str::trim)
+            .filter(|a| !a.is_empty() && *a != "off")
+            && address
+                .rsplit_once(':')
+                .is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err())
+        {
+            return Err(format!(
+                "DRAGOMAN_METRICS_LISTEN must be `off` or an address `host:port` \
+                 (e.g. `0.0.0.0:9464`), not `{address}`"
+            ));
+        }
         if self.api_max_payload_mb == 0 {
             return Err("API_MAX_PAYLOAD_MB must be at least 1".into());
         }
@@ -482,6 +531,9 @@ impl Config {
         }
         if self.lease_seconds < 3 || self.workers == 0 || self.provider_max_attempts == 0 {
             return Err("DRAGOMAN_LEASE_SECONDS must be at least 3, DRAGOMAN_WORKERS and DRAGOMAN_PROVIDER_MAX_ATTEMPTS at least 1".into());
+        }
+        if self.drain_seconds == Some(0) {
+            return Err("DRAGOMAN_DRAIN_SECONDS must be at least 1".into());
         }
         self.webhook_settings()?;
         self.queue_settings()?;
@@ -683,11 +735,61 @@ mod tests {
     }
 
     #[test]
+    fn the_metrics_listener_is_an_address_or_off() {
+        for ok in [
+            None,
+            Some(""),
+            Some("off"),
+            Some("0.0.0.0:9464"),
+            Some("[::1]:0"),
+        ] {
+            let config = Config {
+                metrics_listen: ok.map(str::to_owned),
+                ..Config::default()
+            };
+            assert!(config.validate().is_ok(), "{ok:?}");
+        }
+        for bad in ["9464", ":9464", "localhost:http", "on"] {
+            let config = Config {
+                metrics_listen: Some(bad.to_owned()),
+                ..Config::default()
+            };
+            let err = config.validate().unwrap_err();
+            assert!(err.contains("DRAGOMAN_METRICS_LISTEN"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn unknown_roles_are_named() {
         let config = Config {
             roles: "gateway,worker".into(),
             ..Config::default()
         };
         assert!(config.validate().unwrap_err().contains("`worker`"));
+    }
+
+    #[test]
+    fn the_drain_deadline_follows_the_lease_unless_set() {
+        assert_eq!(Config::default().drain_deadline(), Duration::from_secs(20));
+        let config = Config {
+            lease_seconds: 6,
+            ..Config::default()
+        };
+        assert_eq!(config.drain_deadline(), Duration::from_secs(4));
+        let config = Config {
+            drain_seconds: Some(45),
+            ..Config::default()
+        };
+        assert_eq!(config.drain_deadline(), Duration::from_secs(45));
+        let config = Config {
+            drain_seconds: Some(0),
+            ..Config::default()
+        };
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .contains("DRAGOMAN_DRAIN_SECONDS")
+        );
     }
 }

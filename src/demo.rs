@@ -73,6 +73,7 @@ pub async fn run(config: &mut Config) -> Result<(), String> {
                 api_key_env: String::new(),
                 price_input: Some(0.5),
                 price_output: Some(1.5),
+                price_cached_input: None,
                 capacity: Some(4),
                 fallback: None,
             },

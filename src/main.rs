@@ -1,9 +1,13 @@
 //! The `dragoman` binary: command line, configuration and role wiring.
+mod check_config;
 mod commands;
 mod config;
 mod demo;
 mod demo_book;
+mod healthcheck;
 mod serve;
+mod shutdown;
+mod telemetry;
 mod term_commands;
 
 use clap::{Parser, Subcommand};
@@ -66,6 +70,11 @@ enum Command {
     /// Glossary terms decided by a person.
     #[command(subcommand)]
     Term(term_commands::TermCommand),
+    /// Ask a running process whether it is healthy (exit 0 when it is): for
+    /// container healthchecks and probes.
+    Healthcheck(healthcheck::HealthcheckArgs),
+    /// Validate the configuration from the environment without connecting to anything.
+    CheckConfig(check_config::CheckConfigArgs),
 }
 
 fn inspect(args: &InspectArgs) -> Result<(), String> {
@@ -108,15 +117,20 @@ async fn simulate(args: SimulateArgs) -> Result<(), String> {
     .map_err(|e| format!("simulator: {e}"))
 }
 
+/// The service name of the traces of `serve` and `demo` (see
+/// [`telemetry::traces`]); the other commands export none.
+fn traced_service(cli: &Cli) -> Option<String> {
+    let config = config::Config::load(cli.config.as_deref()).ok()?;
+    let roles = match &cli.command {
+        Command::Serve(args) => args.roles.clone().unwrap_or_else(|| config.roles.clone()),
+        Command::Demo => "all".to_owned(),
+        _ => return None,
+    };
+    telemetry::traces::service_name(&config, &roles)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sqlx=warn,sea_orm=warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -124,6 +138,13 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let tracing = match telemetry::traces::init(traced_service(&cli).as_deref(), runtime.handle()) {
+        Ok(tracing) => tracing,
+        Err(e) => {
+            eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -138,8 +159,11 @@ fn main() -> ExitCode {
             Command::Admin(command) => commands::admin(&config, command).await,
             Command::Provider(command) => commands::provider(&config, command).await,
             Command::Term(command) => term_commands::term(&config, command).await,
+            Command::Healthcheck(args) => healthcheck::run(&config, &args).await,
+            Command::CheckConfig(args) => check_config::run(&config, &args),
         }
     });
+    tracing.shutdown();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

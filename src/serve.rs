@@ -1,10 +1,11 @@
 //! `dragoman serve`: opens the database, coordination and blob store, builds
 //! the services this process runs (and remote adapters for the others),
 //! serves them over gRPC with health and reflection, serves the gateway over
-//! HTTP, and stops gracefully on SIGTERM or Ctrl-C.
+//! HTTP, and drains on SIGTERM or Ctrl-C ([`crate::shutdown`]).
 
 use crate::commands::redact;
 use crate::config::{Config, Role};
+use crate::shutdown::Shutdown;
 use clap::Args;
 use dragoman_delivery::epub_check::{EpubValidator, Epubcheck};
 use dragoman_delivery::epub_result::EpubDelivery;
@@ -29,7 +30,6 @@ use dragoman_scheduler::lifecycle::job_start::StartSettings;
 use dragoman_scheduler::{IntakeLimits, SchedulerService};
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 
 #[derive(Args, Default)]
 pub struct ServeArgs {
@@ -201,12 +201,14 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         ))
     });
 
-    let (stop_tx, stop_rx) = watch::channel(false);
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        tracing::info!("shutting down");
-        let _ = stop_tx.send(true);
-    });
+    // SIGTERM drains, a second one (or the drain deadline) forces the stop.
+    let shutdown = Shutdown::on_signals();
+    let stop_rx = shutdown.stopping();
+
+    // `/metrics`: on a listener of its own, or a route of the gateway's.
+    let gateway_metrics =
+        crate::telemetry::metrics_endpoint::start(config.metrics_listen.as_deref(), &roles, &db)
+            .await?;
 
     let mut tasks = tokio::task::JoinSet::new();
     let serves_grpc = roles.iter().any(|r| *r != Role::Gateway);
@@ -242,6 +244,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         // The same limit as the clients of the other processes, both ways.
         let limit = config.grpc_max_message_bytes();
         let router = tonic::transport::Server::builder()
+            .layer(dragoman_proto::remote_trace::ServerTraceLayer)
             .add_service(health_service)
             .add_service(reflection)
             .add_optional_service(scheduler_local.clone().map(|s| {
@@ -361,10 +364,14 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 budget_switch_percent: config.budget_switch_percent,
             },
         });
-        let stop = stop_rx.clone();
+        let (stop, force) = (stop_rx.clone(), shutdown.forced());
         tasks.spawn(async move {
-            worker.run(stop).await;
-            Ok(())
+            match worker.run(stop, force).await {
+                0 => Ok(()),
+                cut => Err(format!(
+                    "{cut} job(s) cut short by the forced stop (handed back, calls in flight dropped)"
+                )),
+            }
         });
     }
 
@@ -404,8 +411,13 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 licence: config.licence_settings(),
             },
             blobs: blobs.clone(),
+            stopping: stop_rx.clone(),
         };
-        let app = dragoman_gateway::router(Arc::new(gateway));
+        let mut app =
+            dragoman_gateway::metrics::observe(dragoman_gateway::router(Arc::new(gateway)));
+        if let Some(metrics) = gateway_metrics {
+            app = app.merge(metrics);
+        }
         let listener = TcpListener::bind(&config.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
@@ -429,41 +441,9 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         "dragoman started"
     );
 
-    let mut outcome = Ok(());
-    while let Some(joined) = tasks.join_next().await {
-        let result = joined
-            .map_err(|e| format!("server task: {e}"))
-            .and_then(|r| r);
-        if let Err(e) = result {
-            tracing::error!(error = %e, "server stopped");
-            outcome = Err(e);
-            tasks.abort_all();
-        }
-    }
+    let outcome = shutdown.join(&mut tasks, config.drain_deadline()).await;
     db.close()
         .await
         .map_err(|e| format!("closing the database: {e}"))?;
     outcome
-}
-
-async fn wait_for_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = ctrl_c => {},
-                    _ = term.recv() => {},
-                }
-            }
-            Err(_) => {
-                let _ = ctrl_c.await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
 }

@@ -55,6 +55,8 @@ pub struct Gateway {
     pub settings: GatewaySettings,
     /// Where uploads are streamed before the scheduler reads them.
     pub blobs: Arc<dyn object_store::ObjectStore>,
+    /// Turns true when the process stops: long polls answer at once.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Gateway {

@@ -15,6 +15,7 @@ mod m0003_narrative_memory;
 mod m0004_quality;
 mod m0005_limits;
 mod m0006_passage_versions;
+mod m0007_prompt_cache;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -29,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0004_quality::Migration),
             Box::new(m0005_limits::Migration),
             Box::new(m0006_passage_versions::Migration),
+            Box::new(m0007_prompt_cache::Migration),
         ]
     }
 }

@@ -53,7 +53,8 @@ pub struct Work<'a> {
 }
 
 /// How fast and how verbose the provider was on its recent calls.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = EstimateThroughput)]
 pub struct Throughput {
     /// Whether the figures come from the provider's own calls.
     pub measured: bool,
@@ -63,7 +64,8 @@ pub struct Throughput {
 }
 
 /// A low, expected and high figure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = EstimateRange)]
 pub struct Range {
     pub low: f64,
     pub expected: f64,
@@ -80,8 +82,9 @@ impl Range {
     }
 }
 
-/// The estimate as the status document shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The estimate as the status document shows it: the work left when the
+/// job started, its cost and its duration.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Estimate {
     pub provider_id: String,
     pub passages: u64,
@@ -89,6 +92,7 @@ pub struct Estimate {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     /// In the currency of the provider's prices; null when it has none.
+    #[schema(required = true)]
     pub cost: Option<Range>,
     pub duration_seconds: Range,
     /// Calls running at once: the lower of the provider's capacity and the
@@ -227,6 +231,7 @@ mod tests {
             api_key_env: String::new(),
             price_input: prices.map(|p| p.0),
             price_output: prices.map(|p| p.1),
+            price_cached_input: None,
             capacity,
             fallback_provider_id: None,
             created_at: 0,

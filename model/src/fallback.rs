@@ -96,6 +96,7 @@ mod tests {
             api_key_env: Set(String::new()),
             price_input: Set(prices.map(|p| p.0)),
             price_output: Set(prices.map(|p| p.1)),
+            price_cached_input: Set(None),
             capacity: Set(1),
             fallback_provider_id: Set(fallback.map(|f| format!("id-{f}"))),
             created_at: Set(0),

@@ -14,6 +14,7 @@
 //! * [`reading_order`]: the order of a series' volumes.
 //! * [`analysis`]: what the analysis of a passage finds.
 //! * [`licence`]: the installation's licence: plans, word quota, ledger.
+//! * [`telemetry`]: metric points and the trace context carried between processes.
 
 pub mod analysis;
 pub mod blob;
@@ -34,6 +35,7 @@ pub mod provider_input;
 pub mod quality;
 pub mod reading_order;
 pub mod server_key;
+pub mod telemetry;
 #[cfg(test)]
 mod test_env;
 pub mod tokens;

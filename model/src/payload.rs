@@ -15,85 +15,155 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A JSON translation request (spec 2.4): one volume of a series and its
+/// chapters. Unknown fields are refused at every level; nothing is ever
+/// downloaded from a URL it names.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TranslationPayload {
+    /// The client's identifier, unique per owner: the same content sent
+    /// again with it returns the original request.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$", max_length = 200)]
     pub external_id: Option<String>,
     pub series: SeriesRef,
     pub volume: VolumeRef,
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub author: Option<String>,
+    /// BCP 47 tag, at most 35 characters.
+    #[schema(pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub source_language: String,
+    /// BCP 47 tag, at most 35 characters.
+    #[schema(pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: String,
+    /// At least one, at most `API_MAX_CHAPTERS`; numbers (with their part)
+    /// and external ids must not repeat. Numbered chapters are placed by
+    /// number and part; a special chapter goes after the chapter it follows
+    /// in the list.
+    #[schema(min_items = 1)]
     pub chapters: Vec<ChapterIn>,
+    /// Replaces chapters already imported with another text (otherwise 409
+    /// `chapter_conflict`); unchanged passages keep their translation.
     #[serde(default)]
     pub replace_changed_chapters: bool,
+    /// With `replace_changed_chapters`, allows dropping passages a person
+    /// edited or validated (otherwise 409 `conflict`).
     #[serde(default)]
     pub discard_human: bool,
     /// The request's provider; else the volume's, else the series default.
     #[serde(default)]
+    #[schema(max_length = 36)]
     pub provider_id: Option<String>,
     #[serde(default)]
     pub pipeline: PipelineOptions,
     #[serde(default)]
     pub output: OutputOptions,
+    /// Where the webhooks go (section 6): an allowed http or https URL of
+    /// at most 2000 characters, else 422 `callback_refused`.
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub callback_url: Option<String>,
+    /// Extra webhooks: `chapters.translated` (needs `callback_url`).
     #[serde(default)]
+    #[schema(schema_with = requestable_events)]
     pub callback_events: Vec<CallbackEvent>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `callback_events`: only the events a request may ask for.
+fn requestable_events() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    let names: Vec<&str> = CallbackEvent::REQUESTABLE
+        .iter()
+        .map(|e| e.as_str())
+        .collect();
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(names)),
+        )
+        .build()
+}
+
+/// The series of the request: `id` (a series the caller owns) or `name`.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeriesRef {
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 36)]
     pub id: Option<String>,
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 500)]
     pub name: Option<String>,
+    /// Creates the series named `name` when the caller has none by that
+    /// name (otherwise 404 `series_not_found`).
     #[serde(default)]
     pub create_if_missing: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The volume of the series the chapters go to: found by `external_id`,
+/// then by number in the series; otherwise created.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VolumeRef {
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$", max_length = 200)]
     pub external_id: Option<String>,
+    /// Required unless `latest` is true; not together with it.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 10000)]
     pub number: Option<i64>,
+    /// Follows a webnovel: the chapters go to the last numbered volume,
+    /// else the continuous chapter container, else volume 1.
     #[serde(default)]
     pub latest: bool,
+    /// Default: the series name and the number.
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub title: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One chapter of a JSON request.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChapterIn {
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$", max_length = 200)]
     pub external_id: Option<String>,
+    /// The chapter's number; none for a special chapter (prologue,
+    /// interlude…).
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 100000)]
     pub number: Option<i64>,
     /// Part of a split chapter (`Chapter 12 (Part 2)`), from 1.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 1000)]
     pub part: Option<i64>,
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub title: Option<String>,
+    /// The text, paragraphs separated by blank lines.
+    #[schema(min_length = 1)]
     pub content: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// How the pipeline runs the request.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineOptions {
+    /// Default true; false only imports (no `pipeline:start` scope needed).
     #[serde(default)]
     pub start: Option<bool>,
     #[serde(default)]
     pub quality: Option<Quality>,
     #[serde(default)]
     pub context_backend: Option<ContextBackend>,
+    /// Default true; never runs when the server disables it.
     #[serde(default)]
     pub final_review: Option<bool>,
+    /// At most the token's `max_priority` and the account's ceiling (else
+    /// 403 `priority_not_allowed`).
     #[serde(default)]
     pub priority: Option<Priority>,
     /// `parallel` or `strict` (spec 2.5); the JSON payload accepts it too,
@@ -102,12 +172,15 @@ pub struct PipelineOptions {
     pub analysis_mode: Option<AnalysisMode>,
     /// 1 to 64; can only lower the volume's share of the provider capacity.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 64)]
     pub threads: Option<i64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// The stored result's format.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputOptions {
+    /// `epub` only for an EPUB (and is its default); `json` otherwise.
     #[serde(default)]
     pub format: Option<ResultFormat>,
 }

@@ -12,6 +12,8 @@ pub struct NewProvider {
     pub name: String,
     pub kind: ProviderKind,
     pub model: String,
+    /// Empty for the kind's default (every kind but `openai` has one).
+    #[serde(default)]
     pub base_url: String,
     /// Name of the environment variable holding the key (never the key).
     #[serde(default)]
@@ -22,6 +24,10 @@ pub struct NewProvider {
     /// Price per million completion tokens.
     #[serde(default)]
     pub price_output: Option<f64>,
+    /// Price per million prompt tokens the provider reads from its prompt
+    /// cache; without it, the kind's default share of `price_input`.
+    #[serde(default)]
+    pub price_cached_input: Option<f64>,
     /// Concurrent calls the provider accepts from the whole installation.
     #[serde(default)]
     pub capacity: Option<i64>,

@@ -15,7 +15,8 @@ use std::collections::HashMap;
 pub const MAJOR_PENALTY: u32 = 15;
 
 /// One kind of problem found in a passage: how many times, what it cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = QualitySignal)]
 pub struct Signal {
     pub code: SignalCode,
     #[serde(default)]

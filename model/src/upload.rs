@@ -42,56 +42,107 @@ impl<'de> Deserialize<'de> for VolumeChoice {
 
 /// The upload fields of spec 2.5, as text fields or query parameters give
 /// them. Empty fields are dropped before reading, so they count as not given.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadForm {
+    /// The client's identifier (same pattern as in JSON).
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$", max_length = 200)]
     pub external_id: Option<String>,
+    /// A series by name, created when missing; not with `series_id`;
+    /// required for TXT or DOCX.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 500)]
     pub series: Option<String>,
+    /// A series the caller owns.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 36)]
     pub series_id: Option<String>,
+    /// 1 to 10000, or `latest` (TXT only); required for TXT. For an EPUB in
+    /// a series it is taken from the file name when free, else the next
+    /// number.
     #[serde(default)]
+    #[schema(schema_with = volume_choice)]
     pub volume: Option<VolumeChoice>,
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$", max_length = 200)]
     pub volume_external_id: Option<String>,
+    /// An EPUB keeps its own title otherwise.
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub title: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub author: Option<String>,
+    /// BCP 47; required for TXT or DOCX.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub source_language: Option<String>,
+    /// BCP 47; required for TXT or DOCX.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 36)]
     pub provider_id: Option<String>,
     #[serde(default)]
     pub quality: Option<Quality>,
     #[serde(default)]
     pub context_backend: Option<ContextBackend>,
+    /// Default true; false only imports.
     #[serde(default)]
     pub start: Option<bool>,
+    /// Default true; never runs when the server disables it.
     #[serde(default)]
     pub final_review: Option<bool>,
+    /// `epub` only for an EPUB (and is its default).
     #[serde(default)]
     pub output_format: Option<ResultFormat>,
     #[serde(default)]
+    #[schema(max_length = 2000)]
     pub callback_url: Option<String>,
     /// Comma-separated event names.
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub callback_events: Option<String>,
+    /// Default false.
     #[serde(default)]
     pub replace_changed_chapters: Option<bool>,
+    /// Default false.
     #[serde(default)]
     pub discard_human: Option<bool>,
     #[serde(default)]
     pub priority: Option<Priority>,
+    /// Default: the volume's choice, else the server setting
+    /// `ANALYSIS_MODE`.
     #[serde(default)]
     pub analysis_mode: Option<AnalysisMode>,
+    /// Can only lower the volume's share of the provider's capacity.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 64)]
     pub threads: Option<i64>,
+    /// TXT or DOCX only: `headings` cuts one file at its chapter headings.
     #[serde(default)]
     pub split: Option<Split>,
+}
+
+/// `volume`: an integer 1 to 10000 or `latest`.
+fn volume_choice() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+    let choice = OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .maximum(Some(10_000)),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["latest"])),
+        )
+        .build();
+    Schema::OneOf(choice)
 }
 
 impl UploadForm {

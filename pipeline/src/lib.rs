@@ -3,6 +3,7 @@
 //! passes, the worker loop that runs jobs, usage and cost, and the provider
 //! simulator.
 pub mod analysis;
+pub mod call_metrics;
 pub mod error;
 pub mod llm;
 pub mod providers;

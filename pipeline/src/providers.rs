@@ -3,7 +3,7 @@
 //! own series.
 
 use crate::error::PipelineError;
-use crate::llm::ProviderKind as LlmProtocol;
+use crate::llm::default_base_url;
 use dragoman_model::entities::{provider, series};
 use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::{Issue, IssueKind, ProviderKind};
@@ -42,6 +42,7 @@ fn admin(
         api_key_env: p.api_key_env.clone(),
         price_input: p.price_input,
         price_output: p.price_output,
+        price_cached_input: p.price_cached_input,
         capacity: p.capacity,
         is_default,
         fallback,
@@ -164,19 +165,11 @@ impl ProviderRules for NewProvider {
         };
         length("name", &self.name, 1, 100);
         length("model", &self.model, 1, 200);
-        length("base_url", &self.base_url, 1, 2000);
+        // Every kind but `openai` (any compatible server) knows where its
+        // provider is; a blank base URL takes that default.
+        let url_min = usize::from(default_base_url(self.kind).is_none());
+        length("base_url", &self.base_url, url_min, 2000);
         length("api_key_env", &self.api_key_env, 0, 200);
-        if LlmProtocol::for_kind(self.kind).is_none() {
-            let runnable: Vec<&str> = ProviderKind::ALL
-                .iter()
-                .filter(|k| LlmProtocol::for_kind(**k).is_some())
-                .map(|k| k.as_str())
-                .collect();
-            issues.push(
-                Issue::at("body", "kind", IssueKind::Enum)
-                    .with_ctx(json!({"expected": runnable.join(", ")})),
-            );
-        }
         let is_web_url = url::Url::parse(&self.base_url)
             .is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
         if !self.base_url.is_empty() && !is_web_url {
@@ -185,6 +178,7 @@ impl ProviderRules for NewProvider {
         for (field, price) in [
             ("price_input", self.price_input),
             ("price_output", self.price_output),
+            ("price_cached_input", self.price_cached_input),
         ] {
             if price.is_some_and(|p| !(p.is_finite() && p >= 0.0)) {
                 issues.push(Issue::at("body", field, IssueKind::NotPositive));
@@ -203,8 +197,8 @@ impl ProviderRules for NewProvider {
 }
 
 /// Adds a provider; the key itself is never stored, only the name of the
-/// environment variable that holds it. A kind the pipeline has no client
-/// for is refused here rather than failing every job that would use it.
+/// environment variable that holds it. A blank base URL is stored as the
+/// kind's default, so that what runs is what the row says.
 pub async fn add(
     db: &impl ConnectionTrait,
     input: NewProvider,
@@ -230,15 +224,20 @@ pub async fn add(
         return Err(PipelineError::ProviderExists);
     }
     let now = clock::now();
+    let base_url = match default_base_url(input.kind) {
+        Some(default) if input.base_url.trim().is_empty() => default.to_owned(),
+        _ => input.base_url,
+    };
     let created = provider::ActiveModel {
         id: Set(ids::new_id()),
         name: Set(input.name),
         kind: Set(input.kind),
         model: Set(input.model),
-        base_url: Set(input.base_url),
+        base_url: Set(base_url),
         api_key_env: Set(input.api_key_env),
         price_input: Set(input.price_input),
         price_output: Set(input.price_output),
+        price_cached_input: Set(input.price_cached_input),
         capacity: Set(capacity),
         fallback_provider_id: Set(fallback.as_ref().map(|f| f.id.clone())),
         created_at: Set(now),
@@ -292,6 +291,7 @@ async fn fallback_of(
         api_key_env: input.api_key_env.clone(),
         price_input: input.price_input,
         price_output: input.price_output,
+        price_cached_input: input.price_cached_input,
         capacity: 0,
         fallback_provider_id: None,
         created_at: 0,
@@ -320,6 +320,7 @@ mod tests {
             api_key_env: String::new(),
             price_input: Some(0.1),
             price_output: None,
+            price_cached_input: None,
             capacity: Some(4),
             fallback: None,
         }
@@ -342,20 +343,48 @@ mod tests {
     }
 
     #[test]
-    fn a_runnable_provider_is_accepted() {
-        assert!(provider(ProviderKind::OpenAi).check().is_empty());
-        assert!(provider(ProviderKind::Anthropic).check().is_empty());
+    fn every_kind_of_the_spec_is_accepted() {
+        for kind in ProviderKind::ALL {
+            assert!(provider(*kind).check().is_empty(), "{kind}");
+        }
     }
 
     #[test]
-    fn kinds_without_a_client_are_refused_at_registration() {
-        for kind in [ProviderKind::OpenAiResponses, ProviderKind::CodexChatgpt] {
-            let issues = kinds_of_issues(&provider(kind));
-            assert_eq!(
-                issues,
-                vec![("\"body\"/\"kind\"".to_owned(), IssueKind::Enum)]
-            );
+    fn only_a_compatible_server_needs_a_base_url() {
+        for kind in ProviderKind::ALL {
+            let mut p = provider(*kind);
+            p.base_url = String::new();
+            let issues = kinds_of_issues(&p);
+            if *kind == ProviderKind::OpenAi {
+                assert_eq!(
+                    issues,
+                    vec![(
+                        "\"body\"/\"base_url\"".to_owned(),
+                        IssueKind::StringTooShort
+                    )]
+                );
+            } else {
+                assert!(issues.is_empty(), "{kind}: {issues:?}");
+            }
         }
+    }
+
+    #[tokio::test]
+    async fn a_blank_base_url_is_stored_as_the_kinds_default() {
+        let db = database().await;
+        let mut p = provider(ProviderKind::CodexChatgpt);
+        p.base_url = String::new();
+        p.price_cached_input = Some(0.02);
+        add(&db, p).await.expect("added");
+        let stored = provider::Entity::find()
+            .one(&db)
+            .await
+            .expect("select")
+            .expect("stored");
+        assert_eq!(stored.base_url, "https://chatgpt.com/backend-api");
+        assert_eq!(stored.price_cached_input, Some(0.02));
+        let listed = list_admin(&db).await.expect("list");
+        assert_eq!(listed[0].price_cached_input, Some(0.02));
     }
 
     #[test]
@@ -364,6 +393,7 @@ mod tests {
         p.name = " ".into();
         p.base_url = "ftp://example.com".into();
         p.price_output = Some(-1.0);
+        p.price_cached_input = Some(f64::NAN);
         p.capacity = Some(0);
         let kinds: Vec<IssueKind> = p.check().into_iter().map(|i| i.kind).collect();
         assert_eq!(
@@ -371,6 +401,7 @@ mod tests {
             vec![
                 IssueKind::StringTooShort,
                 IssueKind::Pattern,
+                IssueKind::NotPositive,
                 IssueKind::NotPositive,
                 IssueKind::OutOfRange
             ]

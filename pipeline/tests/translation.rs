@@ -1,17 +1,24 @@
 //! Provider clients and the translation ladder against the provider
-//! simulator on 127.0.0.1:0, both protocols, with every kind of fault.
+//! simulator on 127.0.0.1:0, every provider kind, with every kind of fault,
+//! and prompt-cache tokens priced as each kind bills them.
 //! Delays are kept tiny (Retry-After capped by the policy, short client
 //! timeouts) so the whole file runs in seconds.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dragoman_pipeline::llm::{Completion, LlmClient, LlmError, ProviderConfig, ProviderKind, cost};
+use dragoman_pipeline::llm::{
+    AccountIds, Completion, LlmClient, LlmError, ProviderConfig, ProviderKind, cost,
+};
 use dragoman_pipeline::simulator::{RunningSimulator, SimulatorConfig};
 use dragoman_pipeline::translate::{
     CallRecord, PassageIn, PassageOutcome, RetryPolicy, SYSTEM_PROMPT, TranslateJob,
-    check_placeholders, parse_answer, plan_batches, reason, translate, user_message,
+    check_placeholders, estimate_tokens, parse_answer, plan_batches, reason, translate,
+    user_message,
 };
+
+/// The ChatGPT account a `codex_chatgpt` client of these tests names.
+const ACCOUNT: &str = "acc-sim";
 
 /// What a fault must look like to the client.
 type Check = fn(&Result<Completion, LlmError>) -> bool;
@@ -27,20 +34,30 @@ fn client_priced(
     price_input: Option<f64>,
     price_output: Option<f64>,
 ) -> LlmClient {
-    let base_url = match kind {
-        ProviderKind::OpenAi => sim.openai_base_url(),
-        ProviderKind::Anthropic => sim.anthropic_base_url(),
-    };
-    LlmClient::new(ProviderConfig {
+    LlmClient::new(config(kind, sim, timeout_ms, price_input, price_output)).unwrap()
+}
+
+fn config(
+    kind: ProviderKind,
+    sim: &RunningSimulator,
+    timeout_ms: u64,
+    price_input: Option<f64>,
+    price_output: Option<f64>,
+) -> ProviderConfig {
+    ProviderConfig {
         kind,
-        base_url,
+        base_url: sim.base_url(kind),
         model: "sim-model".into(),
         api_key: Some("test-key".into()),
+        ids: AccountIds {
+            chatgpt_account: (kind == ProviderKind::CodexChatgpt).then(|| ACCOUNT.to_owned()),
+            ..AccountIds::default()
+        },
         timeout: Duration::from_millis(timeout_ms),
         price_input,
         price_output,
-    })
-    .unwrap()
+        price_cached_input: None,
+    }
 }
 
 fn policy() -> RetryPolicy {
@@ -99,16 +116,16 @@ fn protocol_message(job: &TranslateJob) -> String {
 }
 
 #[tokio::test]
-async fn both_protocols_answer_with_usage_and_cache() {
+async fn every_kind_answers_with_usage_and_cache() {
     let sim = RunningSimulator::start(SimulatorConfig::default())
         .await
         .unwrap();
     let job = job(3);
     let user = protocol_message(&job);
-    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+    for kind in ProviderKind::ALL.iter().copied() {
         let c = client(kind, &sim, 2000);
-        // The first identical prompt of each protocol: the second kind sees
-        // the cache warmed by the first.
+        // `openai_direct` shares the chat-completions cache warmed by
+        // `openai`; each other protocol starts cold.
         let first = c.complete(SYSTEM_PROMPT, &user, 1000).await.unwrap();
         let answer = parse_answer(&first.text).unwrap();
         assert_eq!(answer.len(), 3);
@@ -120,14 +137,18 @@ async fn both_protocols_answer_with_usage_and_cache() {
         assert!(first.prompt_tokens > 100 && first.completion_tokens > 20);
         assert!(!first.refusal && !first.truncated);
         let again = c.complete(SYSTEM_PROMPT, &user, 1000).await.unwrap();
-        assert!(again.cached);
+        assert!(again.cached(), "{kind:?}");
         assert_eq!(again.prompt_tokens, first.prompt_tokens, "{kind:?}");
         // Plain text (not the protocol) is pseudo-translated as it is.
         let plain = c.complete("sys", "Hello", 50).await.unwrap();
         assert_eq!(plain.text, "[sim] Hélló");
-        // A small max_tokens cuts the answer.
+        // A small limit cuts the answer; the Codex backend takes none.
         let cut = c.complete(SYSTEM_PROMPT, &user, 5).await.unwrap();
-        assert!(cut.truncated && cut.completion_tokens <= 5);
+        if kind == ProviderKind::CodexChatgpt {
+            assert!(!cut.truncated && parse_answer(&cut.text).is_ok());
+        } else {
+            assert!(cut.truncated && cut.completion_tokens <= 5, "{kind:?}");
+        }
     }
     // The OpenAI route also answers without /v1 in the base URL.
     let bare = LlmClient::new(ProviderConfig {
@@ -136,15 +157,20 @@ async fn both_protocols_answer_with_usage_and_cache() {
         model: "m".into(),
         api_key: None,
         timeout: Duration::from_secs(2),
+        ids: AccountIds::default(),
         price_input: None,
         price_output: None,
+        price_cached_input: None,
     })
     .unwrap();
     assert_eq!(bare.complete("s", "Hi", 10).await.unwrap().text, "[sim] Hí");
     let stats = sim.stats();
-    assert_eq!(stats.requests, 9);
-    assert_eq!((stats.openai, stats.anthropic), (5, 4));
-    assert_eq!(stats.cut_at_max_tokens, 2);
+    assert_eq!(stats.requests, 21);
+    assert_eq!(
+        (stats.openai, stats.anthropic, stats.responses, stats.codex),
+        (9, 4, 4, 4)
+    );
+    assert_eq!(stats.cut_at_max_tokens, 4);
     assert_eq!(stats.outcomes(), stats.requests);
     sim.stop().await.unwrap();
 }
@@ -152,7 +178,7 @@ async fn both_protocols_answer_with_usage_and_cache() {
 #[tokio::test]
 async fn clients_map_every_fault() {
     let user = protocol_message(&job(2));
-    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+    for kind in ProviderKind::ALL.iter().copied() {
         let only = |f: fn(&mut SimulatorConfig)| {
             let mut c = SimulatorConfig {
                 retry_after_secs: 3,
@@ -167,8 +193,10 @@ async fn clients_map_every_fault() {
                     retry_after: Some(Duration::from_secs(3)),
                 })
             }),
+            // A stream reports it in a `response.failed` event.
             (only(|c| c.rate_500 = 1.0), |r| {
                 *r == Err(LlmError::Server(500))
+                    || matches!(r, Err(LlmError::Failed { code, .. }) if code == "server_error")
             }),
             (only(|c| c.rate_hang = 1.0), |r| {
                 *r == Err(LlmError::Timeout)
@@ -347,7 +375,7 @@ async fn refusals_become_residuals() {
     })
     .await
     .unwrap();
-    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+    for kind in ProviderKind::ALL.iter().copied() {
         let c = client(kind, &sim, 2000);
         let job = job(3);
         let (outcomes, records) = run(&c, &job, &policy()).await;
@@ -359,7 +387,7 @@ async fn refusals_become_residuals() {
             assert_eq!(r.reason, reason::REFUSED);
         }
     }
-    assert_eq!(sim.stats().refusals, 8);
+    assert_eq!(sim.stats().refusals, 4 * ProviderKind::ALL.len() as u64);
 }
 
 #[tokio::test]
@@ -377,8 +405,16 @@ async fn costs_follow_prices() {
     let priced = client_priced(ProviderKind::OpenAi, &sim, 2000, Some(2.0), Some(8.0));
     let (_, records) = run(&priced, &job, &policy()).await;
     for r in &records {
-        let want = cost(r.prompt_tokens, r.completion_tokens, Some(2.0), Some(8.0)).unwrap();
-        assert_eq!(r.cost, Some(want));
+        // Cached prompt tokens at half the input price (OpenAI's default).
+        let plain = r.prompt_tokens - r.cached_prompt_tokens;
+        let want = (plain as f64 * 2.0
+            + r.cached_prompt_tokens as f64 * 1.0
+            + r.completion_tokens as f64 * 8.0)
+            / 1e6;
+        assert!(
+            r.cost.is_some_and(|c| (c - want).abs() < 1e-12),
+            "{r:?} {want}"
+        );
         if r.outcome == "ok" {
             assert!(r.prompt_tokens > 0 && r.completion_tokens > 0);
             assert!(want > 0.0);
@@ -386,8 +422,13 @@ async fn costs_follow_prices() {
             assert_eq!((r.prompt_tokens, r.cost), (0, Some(0.0)));
         }
     }
-    // The same prompt again is reported cached.
-    assert!(records.iter().any(|r| r.cached));
+    // The system prompt seen before is reported cached.
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.outcome == "ok")
+            .all(|r| r.cached && r.cached_prompt_tokens >= estimate_tokens(SYSTEM_PROMPT) as u64)
+    );
     let only_price_in = client_priced(ProviderKind::OpenAi, &sim, 2000, Some(2.0), None);
     let (_, records) = run(&only_price_in, &job, &policy()).await;
     assert!(records.iter().all(|r| r.cost.is_none()));
@@ -413,9 +454,11 @@ async fn bad_credentials_stop_the_ladder() {
         base_url: format!("http://{addr}"),
         model: "m".into(),
         api_key: Some("bad".into()),
+        ids: AccountIds::default(),
         timeout: Duration::from_secs(2),
         price_input: None,
         price_output: None,
+        price_cached_input: None,
     })
     .unwrap();
     let job = job(5);
@@ -546,5 +589,137 @@ async fn chaos_every_passage_ends_and_every_call_is_recorded() {
     assert_eq!(stats.malformed + stats.truncated, recorded("malformed"));
     assert!(stats.dropped_placeholders > 0 && stats.hangs > 0);
     eprintln!("chaos: {} calls, {reasons:?}, {stats:?}", records.len());
+    sim.stop().await.unwrap();
+}
+
+/// Two calls of each kind with the same system prompt and different user
+/// messages: the second reads the system prompt from the simulated cache
+/// (Anthropic's first writes it, as it is marked `cache_control`), and each
+/// call costs its plain, cached and written prompt tokens at the kind's
+/// prices.
+#[tokio::test]
+async fn cached_prompt_tokens_are_priced_as_each_kind_bills_them() {
+    let sim = RunningSimulator::start(SimulatorConfig::default())
+        .await
+        .unwrap();
+    let system_tokens = estimate_tokens(SYSTEM_PROMPT) as u64;
+    let (pi, po) = (3.0, 15.0);
+    for kind in ProviderKind::ALL.iter().copied() {
+        for explicit in [None, Some(0.9)] {
+            let model = format!("model-{kind}-{explicit:?}");
+            let c = LlmClient::new(ProviderConfig {
+                model,
+                price_cached_input: explicit,
+                ..config(kind, &sim, 2000, Some(pi), Some(po))
+            })
+            .unwrap();
+            let first = c
+                .complete(SYSTEM_PROMPT, &protocol_message(&job(2)), 1000)
+                .await
+                .unwrap();
+            let second = c
+                .complete(SYSTEM_PROMPT, &protocol_message(&job(3)), 1000)
+                .await
+                .unwrap();
+            let anthropic = kind == ProviderKind::Anthropic;
+            assert_eq!(first.cached_prompt_tokens, 0, "{kind}");
+            assert_eq!(
+                first.cache_write_tokens,
+                if anthropic { system_tokens } else { 0 },
+                "{kind}"
+            );
+            assert_eq!(
+                (second.cached_prompt_tokens, second.cache_write_tokens),
+                (system_tokens, 0),
+                "{kind}"
+            );
+            let read_price = explicit.unwrap_or(if anthropic { 0.3 } else { 1.5 });
+            for (call, written_price) in [(&first, pi * 1.25), (&second, pi)] {
+                let plain =
+                    call.prompt_tokens - call.cached_prompt_tokens - call.cache_write_tokens;
+                let want = (plain as f64 * pi
+                    + call.cached_prompt_tokens as f64 * read_price
+                    + call.cache_write_tokens as f64 * written_price
+                    + call.completion_tokens as f64 * po)
+                    / 1e6;
+                let got = c.completion_cost(call).unwrap();
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "{kind} {explicit:?}: {got} != {want}"
+                );
+            }
+            let uncached = cost(
+                second.prompt_tokens,
+                second.completion_tokens,
+                Some(pi),
+                Some(po),
+            );
+            assert!(
+                c.completion_cost(&second) < uncached,
+                "{kind}: caching saves"
+            );
+        }
+    }
+    sim.stop().await.unwrap();
+}
+
+/// What a request carried: protocol, a cache key or not, organisation,
+/// project, ChatGPT account.
+type Sent<'a> = (
+    &'a str,
+    bool,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
+/// Each kind sends what its provider takes: OpenAI's own API a cache key
+/// and the organisation and project headers, the Responses API a cache key,
+/// the Codex backend its account; a compatible server and Anthropic
+/// neither.
+#[tokio::test]
+async fn each_kind_sends_its_own_fields() {
+    let sim = RunningSimulator::start(SimulatorConfig::default())
+        .await
+        .unwrap();
+    for kind in ProviderKind::ALL.iter().copied() {
+        let mut config = config(kind, &sim, 2000, None, None);
+        config.ids.organization = Some("org-1".into());
+        config.ids.project = Some("proj-1".into());
+        let c = LlmClient::new(config).unwrap();
+        c.complete("system", &format!("hello {kind}"), 100)
+            .await
+            .unwrap();
+    }
+    let prompts = sim.prompts();
+    let seen: Vec<Sent<'_>> = prompts
+        .iter()
+        .map(|p| {
+            (
+                p.wire.as_str(),
+                p.cache_key.is_some(),
+                p.organization.as_deref(),
+                p.project.as_deref(),
+                p.account_id.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("chat", false, None, None, None),
+            ("chat", true, Some("org-1"), Some("proj-1"), None),
+            ("responses", true, Some("org-1"), Some("proj-1"), None),
+            ("messages", false, None, None, None),
+            ("codex", true, None, None, Some(ACCOUNT)),
+        ]
+    );
+    // A Codex client without an account is refused before any call.
+    let mut no_account = config(ProviderKind::CodexChatgpt, &sim, 2000, None, None);
+    no_account.ids.chatgpt_account = None;
+    assert!(matches!(
+        LlmClient::new(no_account),
+        Err(LlmError::Config(_))
+    ));
     sim.stop().await.unwrap();
 }

@@ -1,10 +1,12 @@
 //! Generated gRPC services of Dragoman, the metadata that carries the acting
 //! principal between processes, refusals carried in statuses, conversions
 //! between the vocabulary and the wire, and the adapters that let a caller
-//! hold a remote service behind the same trait as a local one.
+//! hold a remote service behind the same trait as a local one, with the
+//! trace context each call carries.
 pub mod api_status;
 pub mod principal;
 pub mod remote;
+pub mod remote_trace;
 pub mod wire;
 
 pub mod v1 {

@@ -10,6 +10,7 @@ use crate::v1::{
 use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Response, Status};
+use tracing::Instrument;
 
 /// What every call between two processes is held to. The servers of the
 /// roles use the same message limit, so whatever one side may send the
@@ -33,7 +34,7 @@ pub fn channel(url: &str, limits: CallLimits) -> Result<Channel, tonic::transpor
 }
 
 macro_rules! remote_service {
-    ($name:ident, $client:ident, $service:path, { $($method:ident($req:ty) -> $resp:ty;)* }) => {
+    ($name:ident, $client:ident, $service:path, $grpc_name:path, { $($method:ident($req:ty) -> $resp:ty;)* }) => {
         /// Forwards every call of the service to a remote process.
         #[derive(Clone)]
         pub struct $name($client<Channel>, Duration);
@@ -58,14 +59,16 @@ macro_rules! remote_service {
                     // Sent as `grpc-timeout`, so the serving process gives
                     // up too instead of finishing work nobody waits for.
                     request.set_timeout(self.1);
-                    self.0.clone().$method(request).await
+                    let span = crate::remote_trace::client_span($grpc_name, stringify!($method));
+                    crate::remote_trace::inject(&span, request.metadata_mut());
+                    self.0.clone().$method(request).instrument(span).await
                 }
             )*
         }
     };
 }
 
-remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, {
+remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, crate::v1::scheduler_server::SERVICE_NAME, {
     status(StatusRequest) -> RoleStatus;
     list_series(ListSeriesRequest) -> SeriesList;
     get_series(GetSeriesRequest) -> SeriesDetail;
@@ -76,6 +79,7 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, {
     lease_job(LeaseJobRequest) -> LeaseJobResponse;
     heartbeat(HeartbeatRequest) -> HeartbeatResponse;
     finish_job(FinishJobRequest) -> RequestDocument;
+    release_job(ReleaseJobRequest) -> ReleaseJobResponse;
     switch_provider(SwitchProviderRequest) -> SwitchProviderResponse;
     pause_for_budget(PauseForBudgetRequest) -> RequestDocument;
     get_queue_settings(StatusRequest) -> QueueSettingsView;
@@ -93,7 +97,7 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, {
     licence_status(StatusRequest) -> JsonDocument;
 });
 
-remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {
+remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, crate::v1::pipeline_server::SERVICE_NAME, {
     status(StatusRequest) -> RoleStatus;
     list_providers(ListProvidersRequest) -> ProviderList;
     list_providers_admin(ListProvidersRequest) -> ListProvidersAdminResponse;
@@ -101,7 +105,7 @@ remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, {
     set_default_provider(SetDefaultProviderRequest) -> ListProvidersAdminResponse;
 });
 
-remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
+remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, crate::v1::delivery_server::SERVICE_NAME, {
     status(StatusRequest) -> RoleStatus;
     get_result(GetResultRequest) -> ResultFile;
     announce_chapters(AnnounceChaptersRequest) -> AnnounceChaptersResponse;
@@ -110,7 +114,7 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, {
     deliver_epub(RequestRef) -> EpubDelivery;
 });
 
-remote_service!(RemoteMemory, MemoryClient, crate::Memory, {
+remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_server::SERVICE_NAME, {
     status(StatusRequest) -> RoleStatus;
     plan_analysis(PlanAnalysisRequest) -> AnalysisPlan;
     record_analysis(RecordAnalysisRequest) -> RecordAnalysisResponse;

@@ -241,6 +241,7 @@ pub fn add_provider(new: &NewProvider) -> v1::AddProviderRequest {
         api_key_env: new.api_key_env.clone(),
         price_input: new.price_input,
         price_output: new.price_output,
+        price_cached_input: new.price_cached_input,
         // Saturated, so a huge value is still refused as out of range.
         capacity: new
             .capacity
@@ -259,6 +260,7 @@ pub fn new_provider(message: v1::AddProviderRequest) -> Result<NewProvider, Wire
         api_key_env: message.api_key_env,
         price_input: message.price_input,
         price_output: message.price_output,
+        price_cached_input: message.price_cached_input,
         capacity: message.capacity.map(i64::from),
         fallback: message.fallback,
     })

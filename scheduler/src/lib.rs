@@ -8,6 +8,7 @@ pub mod intake;
 pub mod library;
 pub mod licence;
 pub mod lifecycle;
+pub mod queue_metrics;
 pub mod report;
 pub mod series;
 pub mod service;

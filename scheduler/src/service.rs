@@ -333,6 +333,20 @@ impl dragoman_proto::Scheduler for SchedulerService {
         self.document(&row).await
     }
 
+    async fn release_job(
+        &self,
+        request: Request<ReleaseJobRequest>,
+    ) -> Result<Response<ReleaseJobResponse>, Status> {
+        self.credential.verify(&request)?;
+        let m = request.into_inner();
+        let released = lifecycle::release(&self.db, &m.job_id, &m.worker_id).await?;
+        if released {
+            // Idle workers take it over now rather than at their next look.
+            self.notify(&Channel::Jobs).await;
+        }
+        Ok(Response::new(ReleaseJobResponse { released }))
+    }
+
     async fn switch_provider(
         &self,
         request: Request<SwitchProviderRequest>,

@@ -315,6 +315,7 @@ async fn insert_provider(db: &DatabaseConnection, name: &str) -> provider::Model
         api_key_env: Set(String::new()),
         price_input: Set(None),
         price_output: Set(None),
+        price_cached_input: Set(None),
         capacity: Set(4),
         fallback_provider_id: Set(None),
         created_at: Set(now),

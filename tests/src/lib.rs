@@ -18,6 +18,7 @@ pub mod client;
 pub mod mcp;
 pub mod postgres;
 pub mod receiver;
+pub mod scrape;
 pub mod server;
 pub mod simulator;
 pub mod translation;

@@ -263,6 +263,8 @@ pub struct ServerBuilder {
     installation: Arc<Installation>,
     roles: Option<String>,
     env: Vec<(String, String)>,
+    listen: Option<String>,
+    grpc_listen: Option<String>,
 }
 
 impl ServerBuilder {
@@ -278,15 +280,27 @@ impl ServerBuilder {
         self
     }
 
+    /// The HTTP and gRPC addresses of a process that replaces `old` (a
+    /// rolling restart: its clients keep the addresses they know) instead
+    /// of `127.0.0.1:0`. `old` must be gone.
+    pub fn listen_as(mut self, old: &Server) -> Self {
+        self.listen = old
+            .http
+            .as_deref()
+            .map(|url| url.trim_start_matches("http://").to_owned());
+        self.grpc_listen = old.grpc.map(|addr| addr.to_string());
+        self
+    }
+
     fn command(&self) -> Command {
         let mut command = clean_command();
         command
             .args([
                 "serve",
                 "--listen",
-                "127.0.0.1:0",
+                self.listen.as_deref().unwrap_or("127.0.0.1:0"),
                 "--grpc-listen",
-                "127.0.0.1:0",
+                self.grpc_listen.as_deref().unwrap_or("127.0.0.1:0"),
             ])
             .envs(self.installation.env())
             .envs(self.env.iter().cloned())
@@ -328,6 +342,13 @@ impl ServerBuilder {
         let wants_grpc = roles
             .split(',')
             .any(|r| !r.trim().is_empty() && r.trim() != "gateway");
+        // A metrics listener of its own (`DRAGOMAN_METRICS_LISTEN`).
+        let wants_metrics = self
+            .env
+            .iter()
+            .rev()
+            .find(|(name, _)| name == "DRAGOMAN_METRICS_LISTEN")
+            .is_some_and(|(_, value)| !value.trim().is_empty() && value.trim() != "off");
         let mut child = self
             .command()
             .spawn()
@@ -350,14 +371,20 @@ impl ServerBuilder {
         let deadline = tokio::time::Instant::now() + START_TIMEOUT;
         let mut http = None;
         let mut grpc = None;
+        let mut metrics = None;
         let mut seen = String::new();
-        while (wants_http && http.is_none()) || (wants_grpc && grpc.is_none()) {
+        while (wants_http && http.is_none())
+            || (wants_grpc && grpc.is_none())
+            || (wants_metrics && metrics.is_none())
+        {
             match tokio::time::timeout_at(deadline, lines.next_line()).await {
                 Ok(Ok(Some(line))) => {
                     seen.push_str(&line);
                     seen.push('\n');
                     if let Some(url) = line.strip_prefix("dragoman: http listening on ") {
                         http = Some(url.trim().trim_end_matches('/').to_owned());
+                    } else if let Some(url) = line.strip_prefix("dragoman: metrics listening on ") {
+                        metrics = Some(url.trim().trim_end_matches('/').to_owned());
                     } else if let Some(addr) = line.strip_prefix("dragoman: grpc listening on ") {
                         grpc = Some(
                             addr.trim()
@@ -393,6 +420,7 @@ impl ServerBuilder {
             child,
             http,
             grpc,
+            metrics,
             stderr,
             client,
             installation: self.installation,
@@ -406,6 +434,8 @@ pub struct Server {
     child: Child,
     http: Option<String>,
     grpc: Option<SocketAddr>,
+    /// `http://127.0.0.1:PORT` of a metrics listener of its own.
+    metrics: Option<String>,
     stderr: Arc<Mutex<String>>,
     client: reqwest::Client,
     pub installation: Arc<Installation>,
@@ -424,6 +454,8 @@ impl Server {
             installation,
             roles: None,
             env: Vec::new(),
+            listen: None,
+            grpc_listen: None,
         }
     }
 
@@ -446,6 +478,15 @@ impl Server {
 
     pub fn grpc_addr(&self) -> SocketAddr {
         self.grpc.expect("this process serves no gRPC")
+    }
+
+    /// Where the process answers `GET /metrics`: its metrics listener when
+    /// `DRAGOMAN_METRICS_LISTEN` gave it one, otherwise the gateway.
+    pub fn metrics_url(&self) -> String {
+        match &self.metrics {
+            Some(base) => format!("{base}/metrics"),
+            None => self.url("/metrics"),
+        }
     }
 
     /// A plain client: no cookie store, no redirects.

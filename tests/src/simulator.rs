@@ -70,9 +70,16 @@ impl Simulator {
         &self.base
     }
 
-    /// Base URL for an `openai` provider.
+    /// Base URL for an `openai` provider (and `openai_direct`,
+    /// `openai_responses`).
     pub fn openai_base_url(&self) -> String {
         format!("{}/v1", self.base)
+    }
+
+    /// Base URL for a `codex_chatgpt` provider, shaped like
+    /// `https://chatgpt.com/backend-api`.
+    pub fn codex_base_url(&self) -> String {
+        format!("{}/backend-api", self.base)
     }
 
     /// `GET /stats`: the counts of what it served.

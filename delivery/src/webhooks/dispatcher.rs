@@ -19,6 +19,7 @@ use dragoman_model::vocab::Channel;
 use dragoman_model::webhook::{WebhookPolicy, WebhookSettings};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
@@ -52,6 +53,8 @@ pub struct Dispatcher {
     slots: Arc<Semaphore>,
     /// Requests whose calls a task of this process is making.
     busy: Arc<Mutex<HashSet<String>>>,
+    /// Set when the process stops: the tasks make no further call.
+    stopping: AtomicBool,
 }
 
 /// Marks a request as served by a task of this process until dropped (also
@@ -98,10 +101,14 @@ impl Dispatcher {
             kick: Notify::new(),
             slots: Arc::new(Semaphore::new(CONCURRENT_REQUESTS)),
             busy: Arc::new(Mutex::new(HashSet::new())),
+            stopping: AtomicBool::new(false),
         }
     }
 
-    /// Runs until `stop` turns true.
+    /// Runs until `stop` turns true, then lets the calls in flight end:
+    /// each records its attempt, and the calls not made yet stay due for
+    /// the next process. A call cut short (the process stopped before it
+    /// ended) is made again once its claim expires.
     pub async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         while !*stop.borrow() {
             // Subscribed before looking, so a call queued meanwhile wakes us.
@@ -126,6 +133,9 @@ impl Dispatcher {
                 _ = stop.changed() => {}
             }
         }
+        self.stopping.store(true, Ordering::SeqCst);
+        let every = u32::try_from(CONCURRENT_REQUESTS).unwrap_or(u32::MAX);
+        let _in_flight_ended = self.slots.acquire_many(every).await;
     }
 
     /// Starts making every due call, one task per request; returns when the
@@ -154,6 +164,9 @@ impl Dispatcher {
             let this = self.clone();
             tokio::spawn(async move {
                 for row in rows {
+                    if this.stopping.load(Ordering::SeqCst) {
+                        break;
+                    }
                     // Taken right before the call, so its lease covers the
                     // call and not the calls queued before it.
                     // The settings in force for this call (they may have

@@ -8,6 +8,7 @@ use super::schedule::RetrySchedule;
 use crate::error::DeliveryError;
 use dragoman_model::clock;
 use dragoman_model::entities::webhook_delivery::{self, Column, Entity};
+use dragoman_model::telemetry::metrics::{self, WebhookOutcome};
 use dragoman_model::vocab::WebhookState;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
@@ -118,6 +119,11 @@ pub async fn settle(
     let now = clock::now();
     let now_ms = clock::now_millis();
     let attempts = u32::try_from(row.attempts).unwrap_or(0);
+    let counted = match &outcome {
+        Ok(()) => WebhookOutcome::Delivered,
+        Err(_) if attempts >= max_attempts => WebhookOutcome::Failed,
+        Err(_) => WebhookOutcome::Retrying,
+    };
     let update = Entity::update_many().col_expr(Column::UpdatedAt, Expr::value(now));
     let update = match outcome {
         Ok(()) => update
@@ -138,11 +144,14 @@ pub async fn settle(
                 )
         }
     };
-    update
+    let landed = update
         .filter(unchanged(row))
         .filter(Column::NextAttemptAt.eq(row.next_attempt_at))
         .exec(db)
         .await?;
+    if landed.rows_affected == 1 {
+        metrics::webhook_delivery(row.event, counted);
+    }
     Ok(())
 }
 
@@ -157,7 +166,7 @@ pub async fn fail_exhausted(
     } else {
         row.last_error.clone()
     };
-    Entity::update_many()
+    let landed = Entity::update_many()
         .col_expr(Column::State, Expr::value(WebhookState::Failed))
         .col_expr(Column::LastError, Expr::value(error))
         .col_expr(Column::NextAttemptAt, Expr::value(Option::<i64>::None))
@@ -165,5 +174,8 @@ pub async fn fail_exhausted(
         .filter(unchanged(row))
         .exec(db)
         .await?;
+    if landed.rows_affected == 1 {
+        metrics::webhook_delivery(row.event, WebhookOutcome::Failed);
+    }
     Ok(())
 }

@@ -13,35 +13,48 @@ use dragoman_proto::v1::{
     SharedGlossary,
 };
 use dragoman_proto::wire::WireEnum;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use utoipa::ToSchema;
 
-const READ: Needs = Needs::read(Scope::SeriesRead);
+pub const READ: Needs = Needs::read(Scope::SeriesRead);
 pub const WRITE: Needs = Needs {
     rest: Scope::ContentWrite,
     tools: Scope::LibraryWrite,
 };
 
 /// The create body (spec 2.9 input).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewGlossary {
+    /// Unique among the caller's shared glossaries (else 409
+    /// `glossary_exists`); not blank (else 422 `invalid_name`).
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub description: Option<String>,
+    /// BCP 47; with `target_language`, the glossary applies only to
+    /// volumes of that pair.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub source_language: Option<String>,
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: Option<String>,
 }
 
 /// The attachment body (spec 2.9): a glossary id, or null to detach. The
 /// key itself is required so that a typo never detaches.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = GlossaryAttachment)]
 pub struct Attachment {
+    /// The shared glossary the series follows from now on; null detaches
+    /// it. A series follows at most one.
     #[serde(deserialize_with = "present")]
+    #[schema(required = true)]
     pub glossary_id: Option<String>,
 }
 
@@ -190,46 +203,120 @@ pub async fn attach(
     Ok(series_glossary_json(&answer))
 }
 
+/// A shared glossary (spec 2.9), as the listing shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SharedGlossary)]
+pub struct GlossaryView {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    /// With `target_language`, the glossary applies only to volumes of
+    /// that pair.
+    #[schema(required = true)]
+    pub source_language: Option<String>,
+    #[schema(required = true)]
+    pub target_language: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub term_count: i64,
+    pub locked_count: i64,
+    /// The series that follow it.
+    pub series: Vec<FollowerView>,
+}
+
+/// A series that follows a shared glossary.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = GlossaryFollower)]
+pub struct FollowerView {
+    pub id: String,
+    pub name: String,
+}
+
+/// A shared glossary with its terms, sorted by source (spec 2.9).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SharedGlossaryDetail)]
+pub struct GlossaryDetailView {
+    #[serde(flatten)]
+    pub glossary: GlossaryView,
+    pub terms: Vec<TermView>,
+}
+
+/// A term of a shared glossary (spec 2.9).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SharedTerm)]
+pub struct TermView {
+    pub id: String,
+    pub source: String,
+    pub translation: String,
+    pub category: String,
+    pub description: String,
+    /// Enforced and checked in every passage.
+    pub locked: bool,
+    /// Only accepted terms are applied.
+    pub accepted: bool,
+}
+
+/// The answer of the series' shared-glossary routes.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SeriesSharedGlossary)]
+pub struct SeriesGlossaryView {
+    pub series_id: String,
+    /// The glossary the series follows; null when none.
+    #[schema(required = true)]
+    pub glossary: Option<GlossaryView>,
+}
+
+fn glossary_view(g: &SharedGlossary) -> GlossaryView {
+    GlossaryView {
+        id: g.id.clone(),
+        name: g.name.clone(),
+        description: g.description.clone(),
+        source_language: g.source_language.clone(),
+        target_language: g.target_language.clone(),
+        created_at: g.created_at,
+        updated_at: g.updated_at,
+        term_count: g.term_count,
+        locked_count: g.locked_count,
+        series: g
+            .series
+            .iter()
+            .map(|s| FollowerView {
+                id: s.id.clone(),
+                name: s.name.clone(),
+            })
+            .collect(),
+    }
+}
+
 /// A shared glossary of spec 2.9; the detail adds its terms.
 pub fn glossary_json(g: &SharedGlossary, with_terms: bool) -> Value {
-    let mut value = json!({
-        "id": g.id,
-        "name": g.name,
-        "description": g.description,
-        "source_language": g.source_language,
-        "target_language": g.target_language,
-        "created_at": g.created_at,
-        "updated_at": g.updated_at,
-        "term_count": g.term_count,
-        "locked_count": g.locked_count,
-        "series": g.series.iter().map(|s| json!({"id": s.id, "name": s.name})).collect::<Vec<_>>(),
-    });
-    if with_terms && let Value::Object(map) = &mut value {
-        let terms = g
-            .terms
-            .iter()
-            .map(|t| {
-                json!({
-                    "id": t.id,
-                    "source": t.source,
-                    "translation": t.translation,
-                    "category": t.category,
-                    "description": t.description,
-                    "locked": t.locked,
-                    "accepted": t.accepted,
-                })
-            })
-            .collect();
-        map.insert("terms".into(), Value::Array(terms));
+    if !with_terms {
+        return json!(glossary_view(g));
     }
-    value
+    let terms = g
+        .terms
+        .iter()
+        .map(|t| TermView {
+            id: t.id.clone(),
+            source: t.source.clone(),
+            translation: t.translation.clone(),
+            category: t.category.clone(),
+            description: t.description.clone(),
+            locked: t.locked,
+            accepted: t.accepted,
+        })
+        .collect();
+    json!(GlossaryDetailView {
+        glossary: glossary_view(g),
+        terms,
+    })
 }
 
 /// The answer of the series' shared-glossary routes: the series and the
 /// glossary it follows (null when none).
 fn series_glossary_json(answer: &SeriesGlossary) -> Value {
-    json!({
-        "series_id": answer.series_id,
-        "glossary": answer.glossary.as_ref().map(|g| glossary_json(g, false)),
+    json!(SeriesGlossaryView {
+        series_id: answer.series_id.clone(),
+        glossary: answer.glossary.as_ref().map(glossary_view),
     })
 }

@@ -4,16 +4,18 @@
 //! bundles cross as JSON text and are passed through unchanged.
 
 use super::{Caller, Needs, from_wire};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::state::AppState;
 use dragoman_model::vocab::{InputKind, ProjectKind, Scope, VolumeStatus};
 use dragoman_proto::v1::{
     BookContextRequest, BookItem, ListBooksRequest, ProjectRef, SeriesGlossaryRequest,
 };
 use dragoman_proto::wire::WireEnum;
+use serde::Serialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
-const READ: Needs = Needs::read(Scope::NarrativeRead);
+pub const READ: Needs = Needs::read(Scope::NarrativeRead);
 
 /// The caller's books.
 pub async fn books(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
@@ -81,28 +83,53 @@ pub async fn series_context(
     Ok(answer.json)
 }
 
+/// One of the caller's books (a volume of a series it owns), with its
+/// counts.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Book)]
+pub struct BookView {
+    pub id: String,
+    pub title: String,
+    pub series_id: String,
+    pub series_name: String,
+    #[schema(required = true)]
+    pub volume_number: Option<i32>,
+    #[schema(required = true)]
+    pub volume_label: Option<String>,
+    pub source_language: String,
+    pub target_language: String,
+    /// What the book was sent as; null before anything was imported.
+    #[schema(required = true)]
+    pub source_format: Option<InputKind>,
+    pub project_kind: ProjectKind,
+    pub status: VolumeStatus,
+    pub chapters: i64,
+    pub passages: i64,
+    /// Passages with a usable translation.
+    pub translated: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
 /// One item of the books list.
 pub fn book_json(b: &BookItem) -> ApiResult<Value> {
-    let source_format =
-        InputKind::from_wire_opt(b.source_format, "source_format").map_err(ApiError::from)?;
-    let project_kind: ProjectKind = from_wire(b.project_kind, "project_kind")?;
-    let status: VolumeStatus = from_wire(b.status, "status")?;
-    Ok(json!({
-        "id": b.id,
-        "title": b.title,
-        "series_id": b.series_id,
-        "series_name": b.series_name,
-        "volume_number": b.volume_number,
-        "volume_label": b.volume_label,
-        "source_language": b.source_language,
-        "target_language": b.target_language,
-        "source_format": source_format,
-        "project_kind": project_kind,
-        "status": status,
-        "chapters": b.chapters,
-        "passages": b.passages,
-        "translated": b.translated,
-        "created_at": b.created_at,
-        "updated_at": b.updated_at,
-    }))
+    let view = BookView {
+        id: b.id.clone(),
+        title: b.title.clone(),
+        series_id: b.series_id.clone(),
+        series_name: b.series_name.clone(),
+        volume_number: b.volume_number,
+        volume_label: b.volume_label.clone(),
+        source_language: b.source_language.clone(),
+        target_language: b.target_language.clone(),
+        source_format: InputKind::from_wire_opt(b.source_format, "source_format")?,
+        project_kind: from_wire(b.project_kind, "project_kind")?,
+        status: from_wire(b.status, "status")?,
+        chapters: b.chapters,
+        passages: b.passages,
+        translated: b.translated,
+        created_at: b.created_at,
+        updated_at: b.updated_at,
+    };
+    Ok(json!(view))
 }

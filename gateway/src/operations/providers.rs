@@ -14,10 +14,11 @@ use dragoman_proto::v1::{
     ListProvidersRequest, Provider, ProviderAdmin, SetDefaultProviderRequest,
 };
 use dragoman_proto::wire;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
-const LIST: Needs = Needs::read(Scope::ContentWrite);
+pub const LIST: Needs = Needs::read(Scope::ContentWrite);
 
 /// The providers of this installation (name order).
 pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
@@ -56,17 +57,31 @@ pub async fn admin_add(state: &AppState, user: &SessionUser, new: NewProvider) -
     admin_json(&added)
 }
 
+/// A language-model provider of the installation (spec 2.10). Never
+/// carries its address or key.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Provider)]
+pub struct ProviderView {
+    pub id: String,
+    pub name: String,
+    pub kind: ProviderKind,
+    pub model: String,
+    pub created_at: i64,
+    /// The series that use it by default.
+    pub default_for_series: Vec<String>,
+}
+
 /// A provider of spec 2.10.
 pub fn provider_json(p: &Provider) -> ApiResult<Value> {
-    let kind: ProviderKind = from_wire(p.kind, "kind")?;
-    Ok(json!({
-        "id": p.id,
-        "name": p.name,
-        "kind": kind,
-        "model": p.model,
-        "created_at": p.created_at,
-        "default_for_series": p.default_for_series,
-    }))
+    let view = ProviderView {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        kind: from_wire(p.kind, "kind")?,
+        model: p.model.clone(),
+        created_at: p.created_at,
+        default_for_series: p.default_for_series.clone(),
+    };
+    Ok(json!(view))
 }
 
 /// The administrator's view: the provider plus the name of the variable
@@ -80,6 +95,7 @@ fn admin_json(p: &ProviderAdmin) -> ApiResult<Value> {
         map.insert("api_key_env".into(), json!(p.api_key_env));
         map.insert("price_input".into(), json!(p.price_input));
         map.insert("price_output".into(), json!(p.price_output));
+        map.insert("price_cached_input".into(), json!(p.price_cached_input));
         map.insert("capacity".into(), json!(p.capacity));
         map.insert("default".into(), json!(p.is_default));
         map.insert("fallback".into(), json!(p.fallback));
@@ -150,6 +166,7 @@ mod tests {
             api_key_env: "LOCAL_KEY".into(),
             price_input: Some(1.0),
             price_output: None,
+            price_cached_input: Some(0.25),
             capacity: 2,
             is_default: true,
             fallback: Some("Cheap".into()),
@@ -160,6 +177,7 @@ mod tests {
         assert_eq!(value["capacity"], 2);
         assert_eq!(value["default"], true);
         assert_eq!(value["fallback"], "Cheap");
+        assert_eq!(value["price_cached_input"], 0.25);
         assert!(value.get("base_url").is_none());
     }
 }

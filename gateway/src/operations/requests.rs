@@ -22,19 +22,21 @@ use dragoman_proto::v1::{
     SubmitResponse,
 };
 use dragoman_proto::wire::{self, WireEnum};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use utoipa::ToSchema;
 
-const SUBMIT: Needs = Needs {
+pub const SUBMIT: Needs = Needs {
     rest: Scope::ContentWrite,
     tools: Scope::LibraryWrite,
 };
 /// With `SUBMIT`, for a request that starts the pipeline.
-const START: Needs = Needs::both(Scope::PipelineStart);
-const STATUS: Needs = Needs::read(Scope::JobsRead);
+pub const START: Needs = Needs::both(Scope::PipelineStart);
+pub const STATUS: Needs = Needs::read(Scope::JobsRead);
 /// `control_job` needs the same scope as the REST route (spec 4.10).
-const CONTROL: Needs = Needs::both(Scope::JobsControl);
-const RESULT: Needs = Needs::read(Scope::ResultsRead);
+pub const CONTROL: Needs = Needs::both(Scope::JobsControl);
+pub const RESULT: Needs = Needs::read(Scope::ResultsRead);
 
 /// Seconds a client is told to wait before asking again for a result that
 /// is not ready (spec 4.5).
@@ -146,22 +148,43 @@ fn submitted(answer: SubmitResponse) -> ApiResult<Submitted> {
     })
 }
 
+/// The answer of the send operation (spec 2.1).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = RequestSummary)]
+pub struct SummaryView {
+    pub request_id: String,
+    /// The client's identifier, when it gave one.
+    #[schema(required = true)]
+    pub external_id: Option<String>,
+    pub series_id: String,
+    /// The volume.
+    pub project_id: String,
+    /// Null while the request waits for its volume (status `queued`).
+    #[schema(required = true)]
+    pub job_id: Option<String>,
+    pub input: InputKind,
+    pub status: RequestStatus,
+    /// `/api/v1/translation-requests/<request_id>`.
+    pub status_url: String,
+    /// `/api/v1/translation-requests/<request_id>/result`.
+    pub result_url: String,
+}
+
 /// The summary of spec 2.1.
 pub fn summary_json(summary: &RequestSummary) -> ApiResult<Value> {
-    let input: InputKind = from_wire(summary.input, "input")?;
-    let status: RequestStatus = from_wire(summary.status, "status")?;
     let status_url = location(&summary.request_id);
-    Ok(json!({
-        "request_id": summary.request_id,
-        "external_id": summary.external_id,
-        "series_id": summary.series_id,
-        "project_id": summary.project_id,
-        "job_id": summary.job_id,
-        "input": input,
-        "status": status,
-        "result_url": format!("{status_url}/result"),
-        "status_url": status_url,
-    }))
+    let view = SummaryView {
+        request_id: summary.request_id.clone(),
+        external_id: summary.external_id.clone(),
+        series_id: summary.series_id.clone(),
+        project_id: summary.project_id.clone(),
+        job_id: summary.job_id.clone(),
+        input: from_wire(summary.input, "input")?,
+        status: from_wire(summary.status, "status")?,
+        result_url: format!("{status_url}/result"),
+        status_url,
+    };
+    Ok(json!(view))
 }
 
 /// The status document of spec 2.2, after waiting up to `wait` seconds
@@ -268,6 +291,8 @@ pub async fn result(
 }
 
 /// Reads the request's document, waiting up to `wait` seconds for it to end.
+/// When the process stops meanwhile, the document as it is now answers at
+/// once: the client polls again, and another gateway answers it.
 async fn document(
     state: &AppState,
     caller: &Caller,
@@ -289,9 +314,16 @@ async fn document(
             })
             .await?;
         let left = deadline.saturating_duration_since(Instant::now());
+        let mut stopping = state.stopping.clone();
+        if *stopping.borrow_and_update() {
+            return Ok(doc);
+        }
         match subscription.as_mut() {
             Some(subscription) if !doc.finished && !left.is_zero() => {
-                subscription.wait(left).await;
+                tokio::select! {
+                    _ = subscription.wait(left) => {}
+                    Ok(()) = stopping.changed() => {}
+                }
             }
             _ => return Ok(doc),
         }

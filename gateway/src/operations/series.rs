@@ -16,12 +16,16 @@ use dragoman_proto::v1::{
     UpdateSeriesRequest, VolumeControl, VolumeEntry,
 };
 use dragoman_proto::wire::WireEnum;
+use serde::Serialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
-const READ: Needs = Needs::read(Scope::SeriesRead);
+pub const READ: Needs = Needs::read(Scope::SeriesRead);
 /// Whole-series job actions: `jobs:control` on both surfaces (spec 4.10
 /// names it for `control_series`).
-const CONTROL: Needs = Needs::both(Scope::JobsControl);
+pub const CONTROL: Needs = Needs::both(Scope::JobsControl);
+/// With [`CONTROL`], for the `start` action, which launches paid work.
+pub const START: Needs = Needs::both(Scope::PipelineStart);
 /// The library's changes and deletions exist on the tool surface only.
 const WRITE: Needs = Needs::both(Scope::LibraryWrite);
 const DELETE: Needs = Needs::both(Scope::LibraryDelete);
@@ -91,7 +95,7 @@ pub async fn control(
     if action == SeriesAction::Start {
         // A start launches paid work: the same rule as a request that
         // starts the pipeline (spec 5).
-        caller.require(Needs::both(Scope::PipelineStart))?;
+        caller.require(START)?;
     }
     let message = SeriesControlRequest {
         series_id,
@@ -202,84 +206,177 @@ pub async fn consistency(state: &AppState, caller: &Caller, series_id: String) -
         .map_err(|e| ApiError::server(format!("series consistency report: {e}")))
 }
 
-/// The answer of a series action: a report per volume, in reading order.
-pub fn control_json(report: &SeriesControlReport) -> ApiResult<Value> {
-    let action: SeriesAction = from_wire(report.action, "action")?;
-    Ok(json!({
-        "series_id": report.series_id,
-        "action": action,
-        "suspended": report.suspended,
-        "volumes": report.volumes.iter().map(volume_control_json).collect::<Vec<_>>(),
-        "done": report.done,
-        "refused": report.refused,
-        "deferred": report.deferred,
-    }))
+/// The answer of a series action (spec 4.7): a report per volume, in
+/// reading order, and the totals.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SeriesControlReport)]
+pub struct ControlView {
+    pub series_id: String,
+    pub action: SeriesAction,
+    /// Whether the series is suspended after the action (`pause` suspends
+    /// it until `resume`).
+    pub suspended: bool,
+    pub volumes: Vec<VolumeControlView>,
+    /// Volumes the action was applied to.
+    pub done: i32,
+    /// Volumes that refused it (their `code` says why).
+    pub refused: i32,
+    /// Volumes left to start after the earlier ones of the series.
+    pub deferred: i32,
 }
 
-fn volume_control_json(v: &VolumeControl) -> Value {
-    json!({
-        "project_id": v.project_id,
-        "title": v.title,
-        "volume_number": v.volume_number,
-        "volume_label": v.volume_label,
-        "changed_jobs": v.changed_jobs,
-        "done": v.done,
-        "deferred": v.deferred,
-        "request_id": v.request_id,
-        "code": v.code,
-        "message": v.message,
+/// What a series action did to one volume.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = VolumeControl)]
+pub struct VolumeControlView {
+    pub project_id: String,
+    pub title: String,
+    #[schema(required = true)]
+    pub volume_number: Option<i32>,
+    #[schema(required = true)]
+    pub volume_label: Option<String>,
+    /// Jobs whose state the action changed.
+    pub changed_jobs: i32,
+    pub done: bool,
+    pub deferred: bool,
+    /// The request a `start` created.
+    #[schema(required = true)]
+    pub request_id: Option<String>,
+    /// The error code of a refused volume (for example
+    /// `licence_quota_insufficient`: each volume must fit in what the
+    /// volumes started before it in the same call left).
+    #[schema(required = true)]
+    pub code: Option<String>,
+    #[schema(required = true)]
+    pub message: Option<String>,
+}
+
+/// The answer of a series action: a report per volume, in reading order.
+pub fn control_json(report: &SeriesControlReport) -> ApiResult<Value> {
+    let view = ControlView {
+        series_id: report.series_id.clone(),
+        action: from_wire(report.action, "action")?,
+        suspended: report.suspended,
+        volumes: report.volumes.iter().map(volume_control).collect(),
+        done: report.done,
+        refused: report.refused,
+        deferred: report.deferred,
+    };
+    Ok(json!(view))
+}
+
+fn volume_control(v: &VolumeControl) -> VolumeControlView {
+    VolumeControlView {
+        project_id: v.project_id.clone(),
+        title: v.title.clone(),
+        volume_number: v.volume_number,
+        volume_label: v.volume_label.clone(),
+        changed_jobs: v.changed_jobs,
+        done: v.done,
+        deferred: v.deferred,
+        request_id: v.request_id.clone(),
+        code: v.code.clone(),
+        message: v.message.clone(),
+    }
+}
+
+/// A series of spec 2.8.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SeriesSummary)]
+pub struct SummaryView {
+    pub id: String,
+    pub name: String,
+    pub kind: SeriesKind,
+    #[schema(required = true)]
+    pub source_language: Option<String>,
+    #[schema(required = true)]
+    pub target_language: Option<String>,
+    pub archived: bool,
+    /// How many volumes the series holds.
+    pub volumes: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A series with its volumes (spec 2.8).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SeriesDetail)]
+pub struct DetailView {
+    #[serde(flatten)]
+    pub summary: SummaryView,
+    /// The volumes in the series' reading order.
+    pub volume_list: Vec<VolumeView>,
+}
+
+/// A volume of a series detail (spec 2.8). A special volume has no
+/// `volume_number` and may carry a free `volume_label`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SeriesVolume)]
+pub struct VolumeView {
+    pub project_id: String,
+    pub title: String,
+    #[schema(required = true)]
+    pub volume_number: Option<i32>,
+    #[schema(required = true)]
+    pub volume_label: Option<String>,
+    #[schema(required = true)]
+    pub external_id: Option<String>,
+    /// What the volume was sent as; null before anything was imported.
+    #[schema(required = true)]
+    pub source_format: Option<InputKind>,
+    pub project_kind: ProjectKind,
+    pub status: VolumeStatus,
+    /// How many chapters it holds.
+    pub chapters: i64,
+}
+
+fn summary_view(s: &SeriesSummary) -> ApiResult<SummaryView> {
+    Ok(SummaryView {
+        id: s.id.clone(),
+        name: s.name.clone(),
+        kind: from_wire(s.kind, "kind")?,
+        source_language: s.source_language.clone(),
+        target_language: s.target_language.clone(),
+        archived: s.archived,
+        volumes: s.volumes,
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+    })
+}
+
+fn volume_view(v: &VolumeEntry) -> ApiResult<VolumeView> {
+    Ok(VolumeView {
+        project_id: v.project_id.clone(),
+        title: v.title.clone(),
+        volume_number: v.volume_number,
+        volume_label: v.volume_label.clone(),
+        external_id: v.external_id.clone(),
+        source_format: InputKind::from_wire_opt(v.source_format, "source_format")?,
+        project_kind: from_wire(v.project_kind, "project_kind")?,
+        status: from_wire(v.status, "status")?,
+        chapters: v.chapters,
     })
 }
 
 /// A series of spec 2.8.
 pub fn summary_json(s: &SeriesSummary) -> ApiResult<Value> {
-    let kind: SeriesKind = from_wire(s.kind, "kind")?;
-    Ok(json!({
-        "id": s.id,
-        "name": s.name,
-        "kind": kind,
-        "source_language": s.source_language,
-        "target_language": s.target_language,
-        "archived": s.archived,
-        "volumes": s.volumes,
-        "created_at": s.created_at,
-        "updated_at": s.updated_at,
-    }))
-}
-
-/// A volume of a series detail.
-pub fn volume_json(v: &VolumeEntry) -> ApiResult<Value> {
-    let source_format = InputKind::from_wire_opt(v.source_format, "source_format")?;
-    let project_kind: ProjectKind = from_wire(v.project_kind, "project_kind")?;
-    let status: VolumeStatus = from_wire(v.status, "status")?;
-    Ok(json!({
-        "project_id": v.project_id,
-        "title": v.title,
-        "volume_number": v.volume_number,
-        "volume_label": v.volume_label,
-        "external_id": v.external_id,
-        "source_format": source_format,
-        "project_kind": project_kind,
-        "status": status,
-        "chapters": v.chapters,
-    }))
+    Ok(json!(summary_view(s)?))
 }
 
 /// Series detail: the summary plus `volume_list` in reading order.
 pub fn detail_json(detail: &SeriesDetail) -> ApiResult<Value> {
-    let mut value = match &detail.summary {
-        Some(summary) => summary_json(summary)?,
-        None => Value::Null,
+    let Some(summary) = &detail.summary else {
+        return Err(ApiError::server("series detail without its summary"));
     };
-    if let Value::Object(map) = &mut value {
-        let volumes = detail
+    let view = DetailView {
+        summary: summary_view(summary)?,
+        volume_list: detail
             .volume_list
             .iter()
-            .map(volume_json)
-            .collect::<ApiResult<Vec<Value>>>()?;
-        map.insert("volume_list".into(), Value::Array(volumes));
-    }
-    Ok(value)
+            .map(volume_view)
+            .collect::<ApiResult<Vec<_>>>()?,
+    };
+    Ok(json!(view))
 }
 
 #[cfg(test)]

@@ -6,8 +6,13 @@
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Query, is_json, parse_json};
+use crate::openapi::refusals::refusals;
+use crate::openapi::schemas::glossary_files::{GlossaryFileTerm, ImportReport};
+use crate::openapi::schemas::uploads::GlossaryImportForm;
 use crate::operations::Caller;
-use crate::operations::glossaries::{self, Attachment, ImportForm, NewGlossary};
+use crate::operations::glossaries::{
+    self, Attachment, GlossaryDetailView, GlossaryView, ImportForm, NewGlossary, SeriesGlossaryView,
+};
 use crate::state::AppState;
 use axum::Json;
 use axum::body::{Body, Bytes};
@@ -20,6 +25,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use utoipa::IntoParams;
 
 /// Largest glossary file an import takes (spec 8): 2 MiB.
 pub const MAX_IMPORT_BYTES: usize = 2 * 1024 * 1024;
@@ -39,11 +45,56 @@ fn json_body<T: DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> ApiResu
     })
 }
 
+refusals!(
+    /// Listing shared glossaries refuses only what every operation may.
+    ListRefusals: []
+);
+
+/// `GET /api/v1/glossaries` (spec 4.7).
+#[utoipa::path(
+    get,
+    path = "/glossaries",
+    operation_id = "listGlossaries",
+    tag = "glossaries",
+    summary = "List the caller's shared glossaries",
+    description = "Sorted by name.",
+    responses(
+        (status = 200, description = "The shared glossaries.", body = Vec<GlossaryView>),
+        ListRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([glossaries::READ.rest]))),
+)]
 pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
     let listed = glossaries::list(&state, &Caller::rest(token)).await?;
     Ok(Json(Value::Array(listed)))
 }
 
+refusals!(
+    /// What creating a shared glossary may answer besides it.
+    CreateRefusals: [
+        GlossaryExists, InvalidRequest, InvalidName, UnsupportedMediaType, PayloadTooLarge,
+        DemoReadOnly,
+    ]
+);
+
+/// `POST /api/v1/glossaries` (spec 4.7).
+#[utoipa::path(
+    post,
+    path = "/glossaries",
+    operation_id = "createGlossary",
+    tag = "glossaries",
+    summary = "Create a shared glossary",
+    description = "A shared glossary can be followed by several series (each series follows \
+        at most one). Precedence: book > series > shared glossary; a locked shared term is \
+        enforced and beats an unlocked term proposed by an earlier volume.",
+    request_body(content = NewGlossary, content_type = "application/json"),
+    responses(
+        (status = 201, description = "The new glossary (no terms yet).",
+            body = GlossaryDetailView),
+        CreateRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([glossaries::WRITE.rest]))),
+)]
 pub async fn create(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -57,6 +108,28 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
+refusals!(
+    /// What a shared glossary's detail may answer besides it.
+    DetailRefusals: [GlossaryNotFound]
+);
+
+/// `GET /api/v1/glossaries/{glossary_id}` (spec 4.7).
+#[utoipa::path(
+    get,
+    path = "/glossaries/{glossary_id}",
+    operation_id = "getGlossary",
+    tag = "glossaries",
+    summary = "Read a shared glossary with its terms",
+    description = "Terms sorted by source. A glossary of another owner answers 404 like an \
+        unknown one.",
+    params(("glossary_id" = String, Path, description = "The glossary's id.")),
+    responses(
+        (status = 200, description = "The glossary with its terms.",
+            body = GlossaryDetailView),
+        DetailRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([glossaries::READ.rest]))),
+)]
 pub async fn detail(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -66,12 +139,18 @@ pub async fn detail(
     Ok(Json(detail))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ExportQuery {
+    /// CSV only: `comma` (default), `semicolon` or `tab`.
     #[serde(default)]
+    #[param(inline)]
     delimiter: Option<CsvDelimiter>,
+    /// CSV only: starts the file with a UTF-8 byte order mark. Default
+    /// false.
     #[serde(default)]
+    #[param(value_type = Option<bool>)]
     bom: Option<String>,
 }
 
@@ -88,6 +167,39 @@ fn boolean(raw: Option<&str>, root: &str, field: &str) -> ApiResult<Option<bool>
     }
 }
 
+refusals!(
+    /// What a glossary export may answer besides the file; `not_found`
+    /// for a format that does not exist.
+    ExportRefusals: [GlossaryNotFound, NotFound, InvalidRequest]
+);
+
+/// `GET /api/v1/glossaries/{glossary_id}/export/{format}` (spec 4.7).
+#[utoipa::path(
+    get,
+    path = "/glossaries/{glossary_id}/export/{format}",
+    operation_id = "exportGlossary",
+    tag = "glossaries",
+    summary = "Download a shared glossary as a file",
+    description = "JSON (a list of terms), CSV or TBX, each term with `source`, \
+        `translation`, `category`, `description`, `locked`, `accepted`.",
+    params(
+        ("glossary_id" = String, Path, description = "The glossary's id."),
+        ("format" = inline(GlossaryFormat), Path, description = "The file format."),
+        ExportQuery,
+    ),
+    responses(
+        (status = 200, description = "The glossary file.",
+            content(
+                (Vec<GlossaryFileTerm> = "application/json"),
+                (String = "text/csv"),
+                (String = "application/x-tbx+xml"),
+            ),
+            headers(("Content-Disposition" = String,
+                description = "`attachment` with the file name."))),
+        ExportRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([glossaries::READ.rest]))),
+)]
 pub async fn export(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -121,13 +233,46 @@ pub async fn export(
     Ok(response)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ImportQuery {
+    /// Previews without applying, and lists invalid rows instead of
+    /// refusing the file. Default false.
     #[serde(default)]
+    #[param(value_type = Option<bool>)]
     dry_run: Option<String>,
 }
 
+refusals!(
+    /// What a glossary import may answer besides its report.
+    ImportRefusals: [
+        GlossaryNotFound, InvalidRequest, PayloadTooLarge, UnsupportedMediaType, DemoReadOnly,
+    ]
+);
+
+/// `POST /api/v1/glossaries/{glossary_id}/import` (spec 4.7).
+#[utoipa::path(
+    post,
+    path = "/glossaries/{glossary_id}/import",
+    operation_id = "importGlossary",
+    tag = "glossaries",
+    summary = "Import terms into a shared glossary",
+    description = "A JSON list of terms, a CSV file or a TBX file (v2 and v3), at most 2 MiB. \
+        CSV may carry a byte order mark; headers are recognised in French or English; a file \
+        without header uses its first two columns. Sources are matched case-insensitively. \
+        With `dry_run=true` nothing is written.",
+    params(
+        ("glossary_id" = String, Path, description = "The glossary's id."),
+        ImportQuery,
+    ),
+    request_body(content = GlossaryImportForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "The import report.", body = ImportReport),
+        ImportRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([glossaries::WRITE.rest]))),
+)]
 pub async fn import(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -252,6 +397,26 @@ fn mapping(raw: &str) -> ApiResult<BTreeMap<String, u32>> {
     Ok(mapping)
 }
 
+refusals!(
+    /// What reading a series' shared glossary may answer besides it.
+    FollowedRefusals: [SeriesNotFound]
+);
+
+/// `GET /api/v1/series/{series_id}/shared-glossary` (spec 4.7).
+#[utoipa::path(
+    get,
+    path = "/series/{series_id}/shared-glossary",
+    operation_id = "getSeriesSharedGlossary",
+    tag = "glossaries",
+    summary = "Read the shared glossary a series follows",
+    params(("series_id" = String, Path, description = "The series' id.")),
+    responses(
+        (status = 200, description = "The series and the glossary it follows (null when none).",
+            body = SeriesGlossaryView),
+        FollowedRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([glossaries::READ.rest]))),
+)]
 pub async fn followed(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -261,6 +426,31 @@ pub async fn followed(
     Ok(Json(answer))
 }
 
+refusals!(
+    /// What attaching a shared glossary may answer besides the result.
+    AttachRefusals: [
+        SeriesNotFound, GlossaryNotFound, InvalidRequest, UnsupportedMediaType, PayloadTooLarge,
+        DemoReadOnly,
+    ]
+);
+
+/// `PUT /api/v1/series/{series_id}/shared-glossary` (spec 4.7).
+#[utoipa::path(
+    put,
+    path = "/series/{series_id}/shared-glossary",
+    operation_id = "setSeriesSharedGlossary",
+    tag = "glossaries",
+    summary = "Attach a shared glossary to a series, or detach it",
+    description = "With both languages set, a glossary applies only to volumes of that pair.",
+    params(("series_id" = String, Path, description = "The series' id.")),
+    request_body(content = Attachment, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The series and the glossary it now follows.",
+            body = SeriesGlossaryView),
+        AttachRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([glossaries::WRITE.rest]))),
+)]
 pub async fn attach(
     State(state): State<AppState>,
     token: TokenCaller,

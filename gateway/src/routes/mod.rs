@@ -18,6 +18,7 @@ use crate::auth::{bearer, rate_limit, session};
 use crate::envelope::envelope;
 use crate::error::ApiError;
 use crate::mcp::transport;
+use crate::openapi;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
@@ -27,6 +28,8 @@ use axum::response::Response;
 use axum::routing::{get, post, put};
 use dragoman_model::vocab::ErrorCode;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// Where the session routes are mounted.
 const SESSION_ROOT: &str = "/api";
@@ -54,60 +57,47 @@ async fn demo_guard(demo_mode: bool, request: Request, next: Next) -> Result<Res
     Ok(next.run(request).await)
 }
 
+/// The automation API's routes under `/api/v1`, each registered from its
+/// `#[utoipa::path]` annotation: the router and the OpenAPI document list
+/// the same operations by construction. `/api/v1/openapi.json` is added by
+/// [`router`] outside the token's layers.
+pub fn automation_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(requests::submit))
+        .routes(routes!(requests::status))
+        .routes(routes!(requests::result))
+        .routes(routes!(requests::action))
+        .routes(routes!(providers::list))
+        .routes(routes!(series::list))
+        .routes(routes!(series::detail))
+        .routes(routes!(series::action))
+        .routes(routes!(glossaries::followed, glossaries::attach))
+        .routes(routes!(narrative::series_context))
+        .routes(routes!(glossaries::list, glossaries::create))
+        .routes(routes!(glossaries::detail))
+        .routes(routes!(glossaries::export))
+        .routes(routes!(glossaries::import))
+        .routes(routes!(narrative::books))
+        .routes(routes!(narrative::book_context))
+        .routes(routes!(narrative::book_revision))
+}
+
 pub fn router(state: AppState) -> Router {
     let demo_mode = state.settings.demo_mode;
     // Layers run outside in: the bearer middleware first, so the limit knows
     // the token.
     let limit = rate_limit::RateLimit::of(&state);
-    let automation = Router::new()
-        .route("/translation-requests", post(requests::submit))
-        .route("/translation-requests/{request_id}", get(requests::status))
-        .route(
-            "/translation-requests/{request_id}/result",
-            get(requests::result),
-        )
-        .route(
-            "/translation-requests/{request_id}/{action}",
-            post(requests::action),
-        )
-        .route("/providers", get(providers::list))
-        .route("/series", get(series::list))
-        .route("/series/{series_id}", get(series::detail))
-        .route("/series/{series_id}/jobs/{action}", post(series::action))
-        .route(
-            "/series/{series_id}/shared-glossary",
-            get(glossaries::followed).put(glossaries::attach),
-        )
-        .route(
-            "/series/{series_id}/narrative-context",
-            get(narrative::series_context),
-        )
-        .route(
-            "/glossaries",
-            get(glossaries::list).post(glossaries::create),
-        )
-        .route("/glossaries/{glossary_id}", get(glossaries::detail))
-        .route(
-            "/glossaries/{glossary_id}/export/{format}",
-            get(glossaries::export),
-        )
-        .route("/glossaries/{glossary_id}/import", post(glossaries::import))
-        .route("/books", get(narrative::books))
-        .route(
-            "/books/{book_id}/narrative-context",
-            get(narrative::book_context),
-        )
-        .route(
-            "/books/{book_id}/narrative-context/revision",
-            get(narrative::book_revision),
-        )
+    let (automation, _) = automation_routes().split_for_parts();
+    let automation = automation
         .fallback(not_found)
         .layer(from_fn_with_state(limit.clone(), rate_limit::per_call))
         .layer(from_fn_with_state(state.clone(), bearer::require_token))
         .layer(from_fn_with_state(
             state.clone(),
             crate::auth::licence::require_automation,
-        ));
+        ))
+        // Added after the layers, so it needs no token (nor licence).
+        .route(openapi::DOCUMENT_PATH, get(openapi::serve));
 
     let session_routes = Router::new()
         .route(SIGN_IN, post(auth::login))
@@ -182,7 +172,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/health", get(health::health))
         .merge(tool_protocol)
-        .nest("/api/v1", automation)
+        .nest(openapi::API_ROOT, automation)
         .nest(SESSION_ROOT, session_routes)
         .fallback(not_found)
         .layer(from_fn(move |request: Request, next: Next| {

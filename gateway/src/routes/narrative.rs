@@ -5,6 +5,9 @@
 
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
+use crate::openapi::refusals::refusals;
+use crate::openapi::schemas::narrative::{BookBundle, BookRevision, SeriesBundle};
+use crate::operations::narrative::BookView;
 use crate::operations::{Caller, narrative};
 use crate::state::AppState;
 use axum::Json;
@@ -12,8 +15,30 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
+use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
+refusals!(
+    /// Listing books refuses only what every operation may.
+    BooksRefusals: []
+);
+
+/// `GET /api/v1/books` (spec 4.8).
+#[utoipa::path(
+    get,
+    path = "/books",
+    operation_id = "listBooks",
+    tag = "narrative",
+    summary = "List the caller's books",
+    description = "The volumes of the series the caller owns, by series name, then reading \
+        order, then title.",
+    responses(
+        (status = 200, description = "The books.", body = Vec<BookView>),
+        BooksRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([narrative::READ.rest]))),
+)]
 pub async fn books(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
     let listed = narrative::books(&state, &Caller::rest(token)).await?;
     Ok(Json(Value::Array(listed)))
@@ -24,6 +49,16 @@ fn query_issue(field: &str, kind: IssueKind) -> ApiError {
         .with_issues(vec![Issue::new([json!("query"), json!(field)], kind)])
 }
 
+/// How much text a book bundle carries (`text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BundleText {
+    /// The passages' text (default).
+    Full,
+    /// No text: the narrative memory and the fingerprints only.
+    None,
+}
+
 /// The bundle query: `chapter_id` may repeat, `text` is `none` or absent.
 fn context_query(raw: Option<&str>) -> ApiResult<(Vec<String>, bool)> {
     let mut chapter_ids = Vec::new();
@@ -32,13 +67,13 @@ fn context_query(raw: Option<&str>) -> ApiResult<(Vec<String>, bool)> {
         match key.as_ref() {
             "chapter_id" if !value.is_empty() => chapter_ids.push(value.into_owned()),
             "chapter_id" => {}
-            "text" => match value.as_ref() {
-                "none" => with_text = false,
-                "" | "full" => with_text = true,
-                _ => {
+            "text" if value.is_empty() => with_text = true,
+            "text" => match serde_json::from_value::<BundleText>(json!(value)) {
+                Ok(text) => with_text = text == BundleText::Full,
+                Err(_) => {
                     return Err(ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![
                         Issue::new([json!("query"), json!("text")], IssueKind::Enum)
-                            .with_ctx(json!({"expected": "none, full"})),
+                            .with_ctx(json!({"expected": "full, none"})),
                     ]));
                 }
             },
@@ -52,6 +87,37 @@ fn json_text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+refusals!(
+    /// What a book bundle may answer besides it.
+    BookRefusals: [VolumeNotFound, InvalidRequest]
+);
+
+/// `GET /api/v1/books/{book_id}/narrative-context` (spec 4.8).
+#[utoipa::path(
+    get,
+    path = "/books/{book_id}/narrative-context",
+    operation_id = "getBookNarrativeContext",
+    tag = "narrative",
+    summary = "Read a book's narrative context bundle",
+    description = "A read-only snapshot: the book and its series, the chapters with their \
+        passages (source, translation in force, analysis summary, characters) and the \
+        narrative memory (Book Bible, characters, relations, world, glossary, events), whole \
+        whatever the query. Starts no work, counts no word. Compare the fingerprints \
+        (`revision`, `content_revision`, each chapter's `revision`) to decide when to take a \
+        new snapshot: the service never pushes a change.",
+    params(
+        ("book_id" = String, Path, description = "The book's id."),
+        ("chapter_id" = Option<Vec<String>>, Query, style = Form, explode,
+            description = "Limits the text to these chapters (repeatable)."),
+        ("text" = inline(Option<BundleText>), Query,
+            description = "`none` leaves the text out."),
+    ),
+    responses(
+        (status = 200, description = "The bundle (canonical JSON).", body = BookBundle),
+        BookRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([narrative::READ.rest]))),
+)]
 pub async fn book_context(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -64,6 +130,26 @@ pub async fn book_context(
     Ok(json_text(body))
 }
 
+refusals!(
+    /// What a book's fingerprints may answer besides them.
+    RevisionRefusals: [VolumeNotFound]
+);
+
+/// `GET /api/v1/books/{book_id}/narrative-context/revision` (spec 4.8).
+#[utoipa::path(
+    get,
+    path = "/books/{book_id}/narrative-context/revision",
+    operation_id = "getBookNarrativeRevision",
+    tag = "narrative",
+    summary = "Read a book's narrative fingerprints",
+    description = "The fingerprints of the bundle alone: equal means unchanged.",
+    params(("book_id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "The fingerprints.", body = BookRevision),
+        RevisionRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([narrative::READ.rest]))),
+)]
 pub async fn book_revision(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -73,6 +159,28 @@ pub async fn book_revision(
     Ok(json_text(body))
 }
 
+refusals!(
+    /// What a series bundle may answer besides it.
+    SeriesRefusals: [SeriesNotFound]
+);
+
+/// `GET /api/v1/series/{series_id}/narrative-context` (spec 4.8).
+#[utoipa::path(
+    get,
+    path = "/series/{series_id}/narrative-context",
+    operation_id = "getSeriesNarrativeContext",
+    tag = "narrative",
+    summary = "Read a series' narrative context bundle",
+    description = "The Series Bible, canonical identities, series relations and glossary, and \
+        the volumes in reading order.",
+    params(("series_id" = String, Path, description = "The series' id.")),
+    responses(
+        (status = 200, description = "The series bundle (canonical JSON).",
+            body = SeriesBundle),
+        SeriesRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([narrative::READ.rest]))),
+)]
 pub async fn series_context(
     State(state): State<AppState>,
     token: TokenCaller,

@@ -7,8 +7,9 @@ use crate::auth::bearer::TokenCaller;
 use crate::auth::session::SessionUser;
 use crate::error::ApiResult;
 use crate::extract::JsonBody;
+use crate::openapi::refusals::refusals;
 use crate::operations::Caller;
-use crate::operations::providers;
+use crate::operations::providers::{self, ProviderView};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -17,6 +18,27 @@ use axum::response::IntoResponse;
 use dragoman_model::provider_input::NewProvider;
 use serde_json::Value;
 
+refusals!(
+    /// Listing providers refuses only what every operation may.
+    ListRefusals: []
+);
+
+/// `GET /api/v1/providers` (spec 4.6).
+#[utoipa::path(
+    get,
+    path = "/providers",
+    operation_id = "listProviders",
+    tag = "providers",
+    summary = "List the installation's providers",
+    description = "Sorted by name; never a provider's address or key. The provider of a \
+        request is, in order: the request's `provider_id`, the volume's provider, the series' \
+        default provider.",
+    responses(
+        (status = 200, description = "The providers.", body = Vec<ProviderView>),
+        ListRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([providers::LIST.rest]))),
+)]
 pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
     let listed = providers::list(&state, &Caller::rest(token)).await?;
     Ok(Json(Value::Array(listed)))

@@ -5,8 +5,13 @@
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Query, media_type};
+use crate::openapi::refusals::refusals;
+use crate::openapi::schemas::result::JsonResult;
+use crate::openapi::schemas::status::RequestDocument;
+use crate::openapi::schemas::uploads::{EpubQuery, UploadRequest};
+use crate::openapi::{Binary, IdempotencyKey};
 use crate::operations::Caller;
-use crate::operations::requests::{self, ResultOptions};
+use crate::operations::requests::{self, ResultOptions, SummaryView};
 use crate::state::AppState;
 use crate::uploads::{self, Received};
 use axum::Json;
@@ -14,17 +19,68 @@ use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use dragoman_model::payload::TranslationPayload;
 use dragoman_model::vocab::{
-    ControlAction, ErrorCode, Issue, IssueKind, Layout, ResultFormat, ResultScope,
+    ControlAction, ErrorCode, Issue, IssueKind, Layout, RequestStatus, ResultFormat, ResultScope,
 };
 use serde::Deserialize;
 use serde_json::json;
+use utoipa::IntoParams;
 
 /// Longest `wait` a client may ask for (spec 4.3, 4.5).
 const MAX_WAIT: u64 = 600;
 
+refusals!(
+    /// What sending content may answer besides its summary (spec 4.2).
+    SubmitRefusals: [
+        PriorityNotAllowed, DemoReadOnly, BudgetExceeded, LicenceQuotaInsufficient,
+        AllowanceInsufficient, SeriesNotFound, IdempotencyConflict, ChapterConflict, Conflict,
+        VolumeConflict, SeriesArchived, VolumeArchived, PayloadTooLarge, UnsupportedMediaType,
+        InvalidPayload, InvalidIdempotencyKey, UnknownProvider, ProviderRequired, InvalidEpub,
+        CallbackRefused, InvalidPlacement, QueueFull,
+    ]
+);
+
 /// `POST /api/v1/translation-requests`: a JSON payload, a multipart form
 /// or a raw EPUB (spec 4.2).
+#[utoipa::path(
+    post,
+    path = "/translation-requests",
+    operation_id = "submitTranslationRequest",
+    tag = "translation-requests",
+    summary = "Send a book to translate",
+    description = "Sends content as a JSON payload (spec 2.4), a multipart form (fields of spec \
+        2.5; a `.json` file alone in `file` is read as the JSON payload) or a raw EPUB body \
+        with its options in the query string. One kind of file per request; Markdown and HTML \
+        are not accepted. The request is stored before the answer and runs in the background: \
+        follow it at `status_url`. Needs `content:write`, plus `pipeline:start` unless \
+        `start` is false. Checks before anything is stored: callback URL, provider, priority, \
+        token budget, licence word quota, waiting quota; on refusal nothing is stored. The \
+        same content sent again with the same `Idempotency-Key` or `external_id` answers 200 \
+        with the original summary.",
+    params(IdempotencyKey, EpubQuery),
+    request_body(
+        description = "The book: JSON payload, multipart form or raw EPUB.",
+        content(
+            (TranslationPayload = "application/json"),
+            (UploadRequest = "multipart/form-data"),
+            (inline(Binary) = "application/epub+zip"),
+        )
+    ),
+    responses(
+        (status = 202, description = "Accepted: stored, to run in the background.",
+            body = SummaryView,
+            headers(("Location" = String, description = "The status URL."))),
+        (status = 200, description = "The same content sent again: the original request.",
+            body = SummaryView,
+            headers(
+                ("Location" = String, description = "The status URL."),
+                ("Idempotent-Replayed" = String, description = "`true`.")
+            )),
+        SubmitRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([requests::SUBMIT.rest]))),
+)]
 pub async fn submit(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -83,10 +139,14 @@ pub async fn submit(
     Ok(response)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct WaitQuery {
+    /// Long poll: answers as soon as the request ends or after this many
+    /// seconds, bounded by `API_RESULT_MAX_WAIT_SECONDS` (default 60).
     #[serde(default)]
+    #[param(value_type = Option<u32>, minimum = 0, maximum = 600)]
     wait: Option<String>,
 }
 
@@ -106,6 +166,32 @@ fn wait_seconds(raw: Option<&str>) -> ApiResult<u64> {
     }
 }
 
+refusals!(
+    /// What reading a status document may answer besides it (spec 4.3).
+    StatusRefusals: [RequestNotFound, InvalidRequest]
+);
+
+/// `GET /api/v1/translation-requests/{request_id}` (spec 4.3).
+#[utoipa::path(
+    get,
+    path = "/translation-requests/{request_id}",
+    operation_id = "getTranslationRequest",
+    tag = "translation-requests",
+    summary = "Read a request's status and report",
+    description = "The status document: progress per stage, chapters, options, queue, stored \
+        result, completion report (once ended) and webhook deliveries. With `wait`, answers \
+        as soon as the request ends or after that many seconds. A request of another owner \
+        answers 404 like an unknown one.",
+    params(
+        ("request_id" = String, Path, description = "The request's id."),
+        WaitQuery,
+    ),
+    responses(
+        (status = 200, description = "The status document.", body = RequestDocument),
+        StatusRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([requests::STATUS.rest]))),
+)]
 pub async fn status(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -117,6 +203,38 @@ pub async fn status(
     Ok(Json(doc))
 }
 
+refusals!(
+    /// What a request action may answer besides the status document
+    /// (spec 4.4); `not_found` for an action that does not exist.
+    ActionRefusals: [
+        RequestNotFound, NotFound, NotStarted, Conflict, SeriesSuspended, NotOwnJob,
+        BudgetStillReached, QueueFull, DemoReadOnly,
+    ]
+);
+
+/// `POST /api/v1/translation-requests/{request_id}/{action}` (spec 4.4).
+#[utoipa::path(
+    post,
+    path = "/translation-requests/{request_id}/{action}",
+    operation_id = "controlTranslationRequest",
+    tag = "translation-requests",
+    summary = "Pause, resume or cancel a request",
+    description = "No body; the same rules as the web interface. A request without a job yet \
+        (status `queued`) can only be cancelled. A resume counts as a new queue entry (429 \
+        `queue_full` when the waiting quota is full) and is refused with 409 \
+        `budget_exceeded` while the budget that paused the job is still reached; a token \
+        resumes only the jobs it started.",
+    params(
+        ("request_id" = String, Path, description = "The request's id."),
+        ("action" = inline(ControlAction), Path, description = "What to do."),
+    ),
+    responses(
+        (status = 200, description = "The status document after the action.",
+            body = RequestDocument),
+        ActionRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([requests::CONTROL.rest]))),
+)]
 pub async fn action(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -130,18 +248,37 @@ pub async fn action(
     Ok(Json(doc))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ResultQuery {
+    /// Wins over the `Accept` header (which maps `application/epub+zip`,
+    /// `application/json`, `text/plain`, `application/zip`); otherwise the
+    /// request's own format. `epub` exists only for a request that sent
+    /// an EPUB (else 409 `format_unavailable`).
     #[serde(default)]
+    #[param(inline)]
     format: Option<ResultFormat>,
+    /// Returns what is ready (`complete` false, missing passages keep
+    /// their source text) instead of 409 `result_not_ready`. Default false.
     #[serde(default)]
+    #[param(value_type = Option<bool>)]
     partial: Option<String>,
+    /// Seconds to wait for the request to end first, bounded by
+    /// `API_RESULT_MAX_WAIT_SECONDS`.
     #[serde(default)]
+    #[param(value_type = Option<u32>, minimum = 0, maximum = 600)]
     wait: Option<String>,
+    /// `epub-bilingual` only: `interleaved` (default) or `side-by-side`.
     #[serde(default)]
+    #[param(inline)]
     layout: Option<Layout>,
+    /// `request` (default: the chapters the request sent; the whole book
+    /// for an EPUB), `new` (only chapters created or replaced), `volume`
+    /// (every chapter of the volume). Format `epub` always covers the
+    /// whole book.
     #[serde(default)]
+    #[param(inline)]
     scope: Option<ResultScope>,
 }
 
@@ -180,6 +317,49 @@ fn result_options(query: &ResultQuery, headers: &HeaderMap) -> ApiResult<ResultO
     })
 }
 
+refusals!(
+    /// What a result download may answer besides the file (spec 4.5).
+    ResultRefusals: [
+        RequestNotFound, VolumeNotFound, ResultNotReady, RequestFailed, RequestCancelled,
+        FormatUnavailable, InvalidRequest, DeliveryFailed,
+    ]
+);
+
+/// `GET /api/v1/translation-requests/{request_id}/result` (spec 4.5).
+#[utoipa::path(
+    get,
+    path = "/translation-requests/{request_id}/result",
+    operation_id = "getTranslationResult",
+    tag = "translation-requests",
+    summary = "Download a request's result",
+    description = "The stored result (default format, scope `request`) is served as it is; \
+        other formats, scopes and layouts are produced on demand. Passages without a usable \
+        translation keep their source text. Until the request ends: 409 \
+        `result_not_ready` with `Retry-After`, unless `partial=true`.",
+    params(
+        ("request_id" = String, Path, description = "The request's id."),
+        ResultQuery,
+    ),
+    responses(
+        (status = 200, description = "The result file.",
+            content(
+                (JsonResult = "application/json"),
+                (String = "text/plain"),
+                (inline(Binary) = "application/zip"),
+                (inline(Binary) = "application/epub+zip"),
+            ),
+            headers(
+                ("X-Service-Complete" = String,
+                    description = "`true` when every covered chapter is fully translated and \
+                        nothing is left unresolved, else `false`."),
+                ("X-Service-Status" = RequestStatus, description = "The request's status."),
+                ("Content-Disposition" = String,
+                    description = "Files other than JSON: `attachment` with the file name."),
+            )),
+        ResultRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([requests::RESULT.rest]))),
+)]
 pub async fn result(
     State(state): State<AppState>,
     token: TokenCaller,

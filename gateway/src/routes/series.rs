@@ -5,6 +5,8 @@
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::Query;
+use crate::openapi::refusals::refusals;
+use crate::operations::series::{ControlView, DetailView, SummaryView};
 use crate::operations::{Caller, series};
 use crate::state::AppState;
 use axum::Json;
@@ -12,12 +14,54 @@ use axum::extract::{Path, State};
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, SeriesAction};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa::IntoParams;
 
+refusals!(
+    /// Listing series refuses only what every operation may.
+    ListRefusals: []
+);
+
+/// `GET /api/v1/series` (spec 4.7).
+#[utoipa::path(
+    get,
+    path = "/series",
+    operation_id = "listSeries",
+    tag = "series",
+    summary = "List the caller's series",
+    description = "Sorted by name. Only series owned by the token's owner; volumes shared with \
+        them are not listed.",
+    responses(
+        (status = 200, description = "The series.", body = Vec<SummaryView>),
+        ListRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([series::READ.rest]))),
+)]
 pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
     let listed = series::list(&state, &Caller::rest(token)).await?;
     Ok(Json(Value::Array(listed)))
 }
 
+refusals!(
+    /// What a series detail may answer besides it.
+    DetailRefusals: [SeriesNotFound]
+);
+
+/// `GET /api/v1/series/{series_id}` (spec 4.7).
+#[utoipa::path(
+    get,
+    path = "/series/{series_id}",
+    operation_id = "getSeries",
+    tag = "series",
+    summary = "Read a series and its volumes",
+    description = "The volumes come in the series' reading order, which decides which volumes \
+        a volume waits for and which series memory it receives.",
+    params(("series_id" = String, Path, description = "The series' id.")),
+    responses(
+        (status = 200, description = "The series with its volumes.", body = DetailView),
+        DetailRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([series::READ.rest]))),
+)]
 pub async fn detail(
     State(state): State<AppState>,
     token: TokenCaller,
@@ -27,14 +71,53 @@ pub async fn detail(
     Ok(Json(detail))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ActionQuery {
+    /// `start` only: also starts a series suspended by `pause` (which it
+    /// refuses otherwise). Default false.
     #[serde(default)]
+    #[param(value_type = Option<bool>)]
     resume_if_paused: Option<String>,
 }
 
-/// `POST /api/v1/series/{series_id}/jobs/{action}`.
+refusals!(
+    /// What a series action may answer besides its report; `not_found`
+    /// for an action that does not exist.
+    ActionRefusals: [
+        SeriesNotFound, NotFound, Conflict, SeriesSuspended, SeriesArchived, InvalidRequest,
+        QueueFull, DemoReadOnly,
+    ]
+);
+
+/// `POST /api/v1/series/{series_id}/jobs/{action}` (spec 4.7).
+#[utoipa::path(
+    post,
+    path = "/series/{series_id}/jobs/{action}",
+    operation_id = "controlSeries",
+    tag = "series",
+    summary = "Start, pause, resume or cancel a whole series",
+    description = "Applies the action to every volume, in reading order, and answers a report \
+        per volume; a refused volume carries its `code` (for example \
+        `licence_quota_insufficient`: each volume must fit in what the volumes started before \
+        it in the same call left). `pause` records a persistent suspension: new paid \
+        launches are refused until `resume`; reading, editing and exporting stay available. \
+        `start` also needs `pipeline:start`, skips archived volumes and volumes already \
+        working, and refuses a suspended series unless `resume_if_paused` is true. Only the \
+        series owner may use it.",
+    params(
+        ("series_id" = String, Path, description = "The series' id."),
+        ("action" = inline(SeriesAction), Path, description = "What to do."),
+        ActionQuery,
+    ),
+    responses(
+        (status = 200, description = "What the action did to each volume.",
+            body = ControlView),
+        ActionRefusals,
+    ),
+    extensions(("x-required-scopes" = json!([series::CONTROL.rest]))),
+)]
 pub async fn action(
     State(state): State<AppState>,
     token: TokenCaller,

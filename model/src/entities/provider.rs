@@ -21,6 +21,9 @@ pub struct Model {
     pub price_input: Option<f64>,
     /// Price per million completion tokens.
     pub price_output: Option<f64>,
+    /// Price per million prompt tokens read from the provider's prompt
+    /// cache; `None`: the kind's default share of `price_input`.
+    pub price_cached_input: Option<f64>,
     pub capacity: i32,
     /// The cheaper provider a job moves to near its budget.
     pub fallback_provider_id: Option<String>,

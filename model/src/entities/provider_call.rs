@@ -18,7 +18,15 @@ pub struct Model {
     pub job_id: Option<String>,
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
+    /// A passage served from the translation memory, or a call whose
+    /// prompt the provider partly served from its prompt cache.
     pub cached: bool,
+    /// Prompt tokens (within `prompt_tokens`) the provider read from its
+    /// prompt cache, billed at its cached-input price.
+    pub cached_prompt_tokens: i64,
+    /// Prompt tokens (within `prompt_tokens`) the provider wrote to its
+    /// prompt cache (Anthropic bills them above the input price).
+    pub cache_write_tokens: i64,
     pub cost: Option<f64>,
     pub duration_ms: i64,
     pub status: String,

@@ -2,7 +2,8 @@
 //! serializes, parses, prints and is stored as those strings.
 
 /// Declares `pub enum $name` whose variants carry their spec string, with
-/// serde, database (SeaORM active enum over a text column), `Display`,
+/// serde, database (SeaORM active enum over a text column), OpenAPI schema
+/// (a string enum of the spec strings), `Display`,
 /// `FromStr`, `as_str` and the list of all values.
 macro_rules! vocabulary {
     (
@@ -23,6 +24,7 @@ macro_rules! vocabulary {
             Ord,
             serde::Serialize,
             serde::Deserialize,
+            utoipa::ToSchema,
             sea_orm::EnumIter,
             sea_orm::DeriveActiveEnum,
         )]

@@ -6,7 +6,19 @@ use std::fmt;
 use std::str::FromStr;
 
 /// What a token may do. The string forms are the spec's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 pub enum Scope {
     #[serde(rename = "series:read")]
     SeriesRead,

@@ -59,16 +59,11 @@ async fn request(
         let result = client
             .complete(ANALYSIS_SYSTEM_PROMPT, &user, max_tokens_for(passages))
             .await;
-        let mut record = CallRecord {
-            passages: passages.len(),
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            cached: false,
-            cost: client.cost(0, 0),
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            outcome: String::new(),
-            error: String::new(),
-        };
+        let mut record = CallRecord::attempt(
+            client,
+            passages.len(),
+            u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        );
         let (retry, retry_after, found) = match result {
             Err(e) => {
                 record.outcome = e.outcome().into();
@@ -76,10 +71,7 @@ async fn request(
                 (e.is_retryable(), e.retry_after(), None)
             }
             Ok(completion) => {
-                record.prompt_tokens = completion.prompt_tokens;
-                record.completion_tokens = completion.completion_tokens;
-                record.cached = completion.cached;
-                record.cost = client.cost(completion.prompt_tokens, completion.completion_tokens);
+                record.take_usage(client, &completion);
                 if completion.refusal {
                     record.outcome = "refused".into();
                     record.error = format!("refused: {}", clip(&completion.text, 300));

@@ -1,74 +1,67 @@
 //! HTTP clients for language-model providers.
 //!
-//! Two wire protocols: `openai` (chat completions, on any compatible base URL)
-//! and `anthropic` (the Messages API). A [`LlmClient`] sends one system prompt
-//! and one user message and gives back the text with its usage, or an
-//! [`LlmError`] that says whether trying again can help. Retries, batching and
-//! the placeholder checks live in [`crate::translate`]; this layer makes exactly
+//! One client per provider kind of spec 2.10: `openai` (chat completions on
+//! any compatible base URL), `openai_direct` (chat completions on OpenAI's
+//! own API, with what only it takes: see `openai.rs`), `openai_responses`
+//! (the Responses API), `anthropic` (the Messages API, with a prompt-cache
+//! breakpoint after the system prompt) and `codex_chatgpt` (the ChatGPT
+//! Codex backend, Responses-shaped and streamed as server-sent events). A
+//! [`LlmClient`] sends one system prompt and one user message and gives back
+//! the text with its usage, prompt-cache tokens included, or an [`LlmError`]
+//! that says whether trying again can help. Retries, batching and the
+//! placeholder checks live in [`crate::translate`]; this layer makes exactly
 //! one HTTP request per call so that every request can be recorded.
+//!
+//! The system prompt always comes first and the user message second, so
+//! that what stays the same from call to call (the instructions) is the
+//! prefix a provider's prompt cache can serve.
 
 mod anthropic;
+mod codex;
+mod config;
 mod openai;
+mod pricing;
+mod responses;
 
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
+use sha2::{Digest, Sha256};
 
-/// Which wire protocol a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// `POST {base_url}/chat/completions`, base URL like `https://api.openai.com/v1`.
-    OpenAi,
-    /// `POST {base_url}/v1/messages`, base URL like `https://api.anthropic.com`.
-    Anthropic,
-}
-
-impl ProviderKind {
-    /// The protocol of a provider kind of spec 2.10, when this module speaks
-    /// it: the one place that decides which kinds can run (the others are
-    /// refused when a provider is registered). `openai_direct` is the same
-    /// protocol as `openai` against OpenAI itself.
-    pub fn for_kind(kind: dragoman_model::vocab::ProviderKind) -> Option<ProviderKind> {
-        use dragoman_model::vocab::ProviderKind as Kind;
-        match kind {
-            Kind::OpenAi | Kind::OpenAiDirect => Some(ProviderKind::OpenAi),
-            Kind::Anthropic => Some(ProviderKind::Anthropic),
-            Kind::OpenAiResponses | Kind::CodexChatgpt => None,
-        }
-    }
-}
-
-/// Everything needed to call one provider.
-#[derive(Debug, Clone)]
-pub struct ProviderConfig {
-    pub kind: ProviderKind,
-    pub base_url: String,
-    pub model: String,
-    pub api_key: Option<String>,
-    /// Whole-request timeout (connect, send, wait, read the body).
-    pub timeout: Duration,
-    /// Price per million prompt tokens; `None` when unknown.
-    pub price_input: Option<f64>,
-    /// Price per million completion tokens; `None` when unknown.
-    pub price_output: Option<f64>,
-}
+pub use config::{
+    ACCOUNT_ID_SUFFIX, AccountIds, ORGANIZATION_SUFFIX, PROJECT_SUFFIX, ProviderConfig,
+    chatgpt_account_of, default_base_url,
+};
+pub use dragoman_model::vocab::ProviderKind;
+pub use pricing::{Prices, cache_write_share, completion_cost, cost, default_cached_input_share};
 
 /// A provider's answer to one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
     /// The model's text; for a refusal, the refusal message when there is one.
     pub text: String,
-    /// All prompt tokens, cached ones included (Anthropic reports cached reads
-    /// apart; they are added back so both protocols count alike).
+    /// All prompt tokens, cached ones included (Anthropic reports cache
+    /// reads and writes apart; they are added back so every kind counts
+    /// alike).
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    /// The provider served part of the prompt from its cache.
-    pub cached: bool,
+    /// Prompt tokens the provider served from its prompt cache.
+    pub cached_prompt_tokens: u64,
+    /// Prompt tokens the provider wrote to its prompt cache (only Anthropic
+    /// reports and bills them).
+    pub cache_write_tokens: u64,
     /// The model declined to answer (content filter or refusal).
     pub refusal: bool,
-    /// The answer stopped at `max_tokens`, so the text is cut.
+    /// The answer stopped at its token limit, so the text is cut.
     pub truncated: bool,
+}
+
+impl Completion {
+    /// The provider served part of the prompt from its cache.
+    pub fn cached(&self) -> bool {
+        self.cached_prompt_tokens > 0
+    }
 }
 
 /// Why a call gave no usable completion. Data for the caller's decisions and
@@ -89,6 +82,14 @@ pub enum LlmError {
     Refused(String),
     #[error("request refused by the provider (HTTP {0}): {1}")]
     Client(u16, String),
+    /// The provider answered, then reported that it failed (server-side
+    /// errors of the Responses protocols).
+    #[error("the provider failed ({code}): {message}")]
+    Failed { code: String, message: String },
+    /// The provider's configuration cannot make a request (found before
+    /// any is sent).
+    #[error("provider not usable as configured: {0}")]
+    Config(String),
 }
 
 impl LlmError {
@@ -103,6 +104,7 @@ impl LlmError {
                 | LlmError::Timeout
                 | LlmError::Network(_)
                 | LlmError::Malformed(_)
+                | LlmError::Failed { .. }
         )
     }
 
@@ -110,7 +112,10 @@ impl LlmError {
     /// key, no access, unknown model or route): trying passage by passage
     /// would only repeat the same refusal.
     pub fn is_fatal(&self) -> bool {
-        matches!(self, LlmError::Client(401 | 403 | 404, _))
+        matches!(
+            self,
+            LlmError::Client(401 | 403 | 404, _) | LlmError::Config(_)
+        )
     }
 
     /// The delay the provider asked for, if any.
@@ -125,12 +130,12 @@ impl LlmError {
     pub fn outcome(&self) -> &'static str {
         match self {
             LlmError::RateLimited { .. } => "rate_limited",
-            LlmError::Server(_) => "server_error",
+            LlmError::Server(_) | LlmError::Failed { .. } => "server_error",
             LlmError::Timeout => "timeout",
             LlmError::Network(_) => "network_error",
             LlmError::Malformed(_) => "malformed",
             LlmError::Refused(_) => "refused",
-            LlmError::Client(..) => "client_error",
+            LlmError::Client(..) | LlmError::Config(_) => "client_error",
         }
     }
 
@@ -147,18 +152,6 @@ impl LlmError {
     }
 }
 
-/// Cost of a call from per-million-token prices; `None` when either price is
-/// unknown, so that unknown never passes for free.
-pub fn cost(
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    price_input: Option<f64>,
-    price_output: Option<f64>,
-) -> Option<f64> {
-    let (pi, po) = (price_input?, price_output?);
-    Some((prompt_tokens as f64 * pi + completion_tokens as f64 * po) / 1_000_000.0)
-}
-
 /// One provider's client. Cloning is cheap and shares the connection pool.
 #[derive(Debug, Clone)]
 pub struct LlmClient {
@@ -168,8 +161,16 @@ pub struct LlmClient {
 
 impl LlmClient {
     /// Builds the HTTP client: no proxy (provider traffic must not leak
-    /// through whatever the environment sets), the configured timeout.
+    /// through whatever the environment sets), the configured timeout. A
+    /// `codex_chatgpt` provider without a ChatGPT account is refused here,
+    /// before any call.
     pub fn new(config: ProviderConfig) -> Result<LlmClient, LlmError> {
+        if config.kind == ProviderKind::CodexChatgpt && config.ids.chatgpt_account.is_none() {
+            return Err(LlmError::Config(format!(
+                "no ChatGPT account: the access token carries no chatgpt_account_id claim \
+                 and no <key variable>{ACCOUNT_ID_SUFFIX} variable is set"
+            )));
+        }
         let http = reqwest::Client::builder()
             .no_proxy()
             .timeout(config.timeout)
@@ -184,7 +185,16 @@ impl LlmClient {
         &self.config
     }
 
-    /// Cost of a call at this provider's prices.
+    fn prices(&self) -> Prices {
+        Prices {
+            input: self.config.price_input,
+            output: self.config.price_output,
+            cached_input: self.config.price_cached_input,
+        }
+    }
+
+    /// Cost of uncached tokens at this provider's prices; `None` when a
+    /// price is unknown.
     pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> Option<f64> {
         cost(
             prompt_tokens,
@@ -194,24 +204,79 @@ impl LlmClient {
         )
     }
 
+    /// Cost of an answered call, its cached prompt tokens at the cached
+    /// prices (see [`pricing`]).
+    pub fn completion_cost(&self, completion: &Completion) -> Option<f64> {
+        completion_cost(self.config.kind, self.prices(), completion)
+    }
+
     /// One request: the system prompt, one user message, at most
-    /// `max_tokens` in the answer, temperature 0.
+    /// `max_tokens` in the answer (where the kind takes a limit),
+    /// temperature 0 where the model takes one.
     pub async fn complete(
         &self,
         system: &str,
         user: &str,
         max_tokens: u32,
     ) -> Result<Completion, LlmError> {
-        match self.config.kind {
-            ProviderKind::OpenAi => {
-                openai::complete(&self.http, &self.config, system, user, max_tokens).await
+        let prompt = Prompt {
+            system,
+            user,
+            max_tokens,
+        };
+        let (http, config) = (&self.http, &self.config);
+        match config.kind {
+            ProviderKind::OpenAi | ProviderKind::OpenAiDirect => {
+                openai::complete(http, config, &prompt).await
             }
-            ProviderKind::Anthropic => {
-                anthropic::complete(&self.http, &self.config, system, user, max_tokens).await
-            }
+            ProviderKind::OpenAiResponses => responses::complete(http, config, &prompt).await,
+            ProviderKind::Anthropic => anthropic::complete(http, config, &prompt).await,
+            ProviderKind::CodexChatgpt => codex::complete(http, config, &prompt).await,
         }
     }
 }
+
+/// One call's prompt, as every protocol module takes it.
+struct Prompt<'a> {
+    system: &'a str,
+    user: &'a str,
+    max_tokens: u32,
+}
+
+/// The `prompt_cache_key` of a system prompt: the same for every call with
+/// the same instructions, so that the provider routes them to the machine
+/// that holds their cached prefix. Derived from the text, not configured,
+/// so it never names a book or an account.
+fn prompt_cache_key(system: &str) -> String {
+    let digest = Sha256::digest(system.as_bytes());
+    format!("dragoman-{}", hex_prefix(&digest, 8))
+}
+
+fn hex_prefix(bytes: &[u8], n: usize) -> String {
+    bytes.iter().take(n).map(|b| format!("{b:02x}")).collect()
+}
+
+/// OpenAI's reasoning models (`o1`, `o3`, `o4-mini`, the `gpt-5` family
+/// except `gpt-5-chat`): they refuse a `temperature` other than the default,
+/// take a `reasoning` effort, and spend part of the token limit reasoning.
+/// Read from the model name, the only thing the API tells apart.
+fn is_reasoning_model(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let o_series = name.starts_with('o') && name[1..].starts_with(|c: char| c.is_ascii_digit());
+    o_series || (name.starts_with("gpt-5") && !name.contains("-chat"))
+}
+
+/// Tokens added to the limit of a reasoning model's answer for its
+/// reasoning, which counts against the limit but not in the text.
+const REASONING_ALLOWANCE: u32 = 4096;
+
+/// The effort asked of a reasoning model: translating needs little, and
+/// every reasoning token is paid.
+const REASONING_EFFORT: &str = "low";
 
 /// Sends a prepared request and reads the whole body as text, mapping every
 /// non-success status to its error. `refusal_codes` are error codes a
@@ -220,14 +285,48 @@ async fn send(
     request: reqwest::RequestBuilder,
     refusal_codes: &[&str],
 ) -> Result<String, LlmError> {
+    open(request, refusal_codes)
+        .await?
+        .text()
+        .await
+        .map_err(LlmError::from_reqwest)
+}
+
+/// Sends a prepared request and gives back a successful response unread
+/// (for a streamed body), or the error of any other status.
+async fn open(
+    request: reqwest::RequestBuilder,
+    refusal_codes: &[&str],
+) -> Result<reqwest::Response, LlmError> {
     let response = request.send().await.map_err(LlmError::from_reqwest)?;
     let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
     let retry_after = retry_after(response.headers());
     let body = response.text().await.map_err(LlmError::from_reqwest)?;
-    if status.is_success() {
-        return Ok(body);
-    }
     Err(status_error(status, retry_after, &body, refusal_codes))
+}
+
+/// A failure the provider reports inside a successful answer (a Responses
+/// `failed` status, a streamed `error` or `response.failed` event), by its
+/// error code.
+fn reported_failure(code: Option<&str>, message: &str) -> LlmError {
+    let message = clip(message, 300);
+    match code.unwrap_or_default() {
+        "rate_limit_exceeded" | "usage_limit_reached" => {
+            LlmError::RateLimited { retry_after: None }
+        }
+        "content_filter" | "content_policy_violation" => LlmError::Refused(message),
+        code @ ("invalid_prompt"
+        | "invalid_request_error"
+        | "context_length_exceeded"
+        | "insufficient_quota") => LlmError::Client(400, format!("{code}: {message}")),
+        code => LlmError::Failed {
+            code: if code.is_empty() { "unknown" } else { code }.to_owned(),
+            message,
+        },
+    }
 }
 
 fn status_error(
@@ -253,14 +352,15 @@ fn status_error(
     }
 }
 
-/// The `error.message` of an error body (both protocols use that shape), or
-/// the start of the body; bounded so records stay small.
+/// The message of an error body (`error.message` in every protocol,
+/// `detail` or `message` in some gateways), or the start of the body;
+/// bounded so records stay small.
 fn error_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
-    let message = parsed
-        .as_ref()
-        .and_then(|v| v.pointer("/error/message"))
-        .and_then(|m| m.as_str())
+    // `detail` is where the ChatGPT backend puts its message.
+    let message = ["/error/message", "/detail", "/message"]
+        .iter()
+        .find_map(|p| parsed.as_ref()?.pointer(p)?.as_str())
         .map(str::to_string)
         .unwrap_or_else(|| body.to_string());
     clip(&message, 300)
@@ -305,14 +405,6 @@ mod tests {
     use reqwest::header::HeaderValue;
 
     #[test]
-    fn cost_needs_both_prices() {
-        assert_eq!(cost(1000, 500, None, Some(2.0)), None);
-        assert_eq!(cost(1000, 500, Some(1.0), None), None);
-        let c = cost(1_000_000, 500_000, Some(1.0), Some(4.0)).unwrap();
-        assert!((c - 3.0).abs() < 1e-9);
-    }
-
-    #[test]
     fn retry_after_reads_seconds_and_milliseconds() {
         let mut h = HeaderMap::new();
         assert_eq!(retry_after(&h), None);
@@ -345,6 +437,51 @@ mod tests {
             LlmError::Server(529)
         );
         assert!(status_error(StatusCode::TOO_MANY_REQUESTS, None, "", &[]).is_retryable());
+    }
+
+    #[test]
+    fn reasoning_models_are_told_by_name() {
+        for model in [
+            "o1",
+            "o3-mini",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5.1-codex",
+            "openai/o3",
+        ] {
+            assert!(is_reasoning_model(model), "{model}");
+        }
+        for model in [
+            "gpt-4o",
+            "gpt-4.1-mini",
+            "gpt-5-chat-latest",
+            "omni-moderation",
+            "o",
+        ] {
+            assert!(!is_reasoning_model(model), "{model}");
+        }
+    }
+
+    #[test]
+    fn the_cache_key_follows_the_system_prompt_only() {
+        assert_eq!(prompt_cache_key("a"), prompt_cache_key("a"));
+        assert_ne!(prompt_cache_key("a"), prompt_cache_key("b"));
+        assert_eq!(prompt_cache_key("a").len(), "dragoman-".len() + 16);
+    }
+
+    #[test]
+    fn gateway_error_bodies_keep_their_message() {
+        let refused = status_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            r#"{"detail":"Instructions are not valid"}"#,
+            &[],
+        );
+        assert_eq!(
+            refused,
+            LlmError::Client(400, "Instructions are not valid".into())
+        );
+        assert!(!refused.is_retryable() && !refused.is_fatal());
     }
 
     #[test]

@@ -1,14 +1,22 @@
-//! The provider simulator: an HTTP server speaking the OpenAI
-//! chat-completions and Anthropic Messages protocols, for tests, the demo and
-//! the benchmarks. Nothing in the product depends on it.
+//! The provider simulator: an HTTP server speaking the protocols of every
+//! provider kind (see `protocol.rs`), for tests, the demo and the
+//! benchmarks. Nothing in the product depends on it.
 //!
 //! Routes: `POST /v1/chat/completions` and `POST /chat/completions` (so both
-//! `http://host:port/v1` and `http://host:port` work as OpenAI base URLs),
-//! `POST /v1/messages` (Anthropic base URL `http://host:port`),
-//! `GET /stats` ([`SimulatorStats`] as JSON), `GET /prompts` (the last
+//! `http://host:port/v1` and `http://host:port` work as OpenAI base URLs;
+//! `openai` and `openai_direct`), `POST /v1/messages` (Anthropic base URL
+//! `http://host:port`), `POST /v1/responses` and `POST /responses` (the
+//! Responses API, `openai_responses`), `POST /codex/responses` and
+//! `POST /backend-api/codex/responses` (the ChatGPT Codex backend,
+//! `codex_chatgpt`, base URL `http://host:port` or
+//! `http://host:port/backend-api`; server-sent events only; a request
+//! without a bearer token and a `chatgpt-account-id` header is answered
+//! 401), `GET /stats` ([`SimulatorStats`] as JSON), `GET /prompts` (the last
 //! [`PROMPTS_KEPT`] well-formed requests' prompts, oldest first, as a JSON
-//! array of [`Prompt`]: `{"n", "kind", "system", "user"}`, `kind` being
-//! `translation`, `analysis`, `review` or `other`) and `GET /faults` (the
+//! array of [`Prompt`]: `{"n", "kind", "system", "user", "wire"}` plus the
+//! `cache_key`, `organization`, `project` and `account_id` the request
+//! carried, `kind` being `translation`, `analysis`, `review` or `other`)
+//! and `GET /faults` (the
 //! fault ledger: the last [`FAULTS_KEPT`] content faults and dropped
 //! placeholders put in translation answers that went out whole, in the order
 //! applied, as a JSON array of [`FaultRecord`]: `{"passage_id", "kind"}`,
@@ -35,19 +43,24 @@
 //! placeholders, longest source first; without a match the answer is the
 //! plain pseudo-translation. Any other user message is pseudo-translated as
 //! plain text into `sim`. Usage is the [`estimate_tokens`] of the system
-//! prompt plus the user message, and of the answer's text. A request
-//! identical to one answered before reports its whole prompt as cached, as a
-//! provider's prompt cache would. An answer longer than the request's
-//! `max_tokens` is cut there (`length` / `max_tokens`).
+//! prompt plus the user message, and of the answer's text. Cached prompt
+//! tokens follow the simulated prompt cache (`cache.rs`): the longest
+//! cacheable prefix of the prompt (the system prompt, or the whole prompt)
+//! seen before for the same protocol and model; Anthropic caches only the
+//! prefixes marked `cache_control` and reports the writes. An answer longer
+//! than the request's token limit is cut there (`length`, `max_tokens`, or
+//! `incomplete` with `max_output_tokens`).
 //!
 //! Transport faults. For every well-formed request, in arrival order, one
 //! seeded RNG draws the same number of values, and the first fault whose
 //! draw falls under its rate applies, in this order: 429 with `Retry-After`,
-//! 500, hang (no answer until the client gives up or the server shuts down),
-//! a malformed JSON body, truncated content (the answer's JSON cut in the
-//! middle), a refusal, a dropped placeholder in one passage (translation
-//! answers only; elsewhere, reviews included, the request is answered
-//! normally). Each rate is
+//! 500 (in a stream: a `response.failed` event), hang (no answer until the
+//! client gives up or the server shuts down), a malformed JSON body (in a
+//! stream: an event whose data is not JSON, then the end), truncated
+//! content (the answer's JSON cut in the middle), a refusal, a dropped
+//! placeholder in one passage (translation answers only; elsewhere, reviews
+//! included, the request is answered normally). Latency, faults and rate
+//! limits apply alike to every protocol. Each rate is
 //! thus the chance of its fault among the requests the earlier ones spared;
 //! with a given seed and request order the faults are always the same.
 //!
@@ -64,6 +77,7 @@
 //! the passage that got it.
 
 mod analysis;
+mod cache;
 mod context;
 mod faults;
 mod prompts;
@@ -72,9 +86,7 @@ pub mod pseudo;
 mod review;
 mod translation;
 
-use std::collections::HashSet;
 use std::future::Future;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -84,7 +96,8 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rand::rngs::StdRng;
@@ -96,11 +109,12 @@ use tokio::task::JoinHandle;
 use crate::analysis::AnalysisMessage;
 use crate::review::ReviewMessage;
 use crate::translate::estimate_tokens;
+use cache::PromptCache;
 use faults::FaultLedger;
 pub use faults::{FaultKind, FaultRecord, KEPT as FAULTS_KEPT};
 use prompts::PromptLog;
 pub use prompts::{KEPT as PROMPTS_KEPT, Prompt};
-use protocol::{Usage, Wire};
+use protocol::{Content, Usage, Wire};
 use translation::{ContentFaults, Job};
 
 /// Latency and faults of a simulated provider.
@@ -199,8 +213,12 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 /// `refusals`, `dropped_placeholders` (the exclusive outcomes, see
 /// [`SimulatorStats::outcomes`]).
 ///
-/// The other counters are not outcomes and overlap them: `cached` counts
-/// answers whose prompt was reported cached; `analyses` and `reviews` the
+/// A request refused for its shape or its credentials (`codex` without
+/// bearer token or account) counts as a bad request.
+///
+/// The other counters are not outcomes and overlap them: `openai`,
+/// `anthropic`, `responses` and `codex` count the requests of each
+/// protocol; `cached` counts answers with cached prompt tokens; `analyses` and `reviews` the
 /// answers in the analysis and review protocols (whole, cut or truncated);
 /// `name_drifts`,
 /// `glossary_violations`, `untranslated` and `wrong_language` the content
@@ -211,8 +229,11 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 #[serde(default)]
 pub struct SimulatorStats {
     pub requests: u64,
+    /// Requests by protocol: chat completions, Messages, Responses, Codex.
     pub openai: u64,
     pub anthropic: u64,
+    pub responses: u64,
+    pub codex: u64,
     pub bad_requests: u64,
     pub ok: u64,
     pub cut_at_max_tokens: u64,
@@ -249,9 +270,6 @@ impl SimulatorStats {
     }
 }
 
-/// Prompts remembered for the simulated cache before it is emptied, to bound memory.
-const CACHE_ENTRIES: usize = 100_000;
-
 /// A hanging request gives up after this long even if nobody stops the server.
 const HANG_LIMIT: Duration = Duration::from_secs(3600);
 
@@ -264,7 +282,7 @@ struct Shared {
     rng: Mutex<StdRng>,
     content_rng: Mutex<StdRng>,
     stats: Mutex<SimulatorStats>,
-    seen: Mutex<HashSet<u64>>,
+    cache: PromptCache,
     prompts: PromptLog,
     faults: FaultLedger,
     stopping: watch::Receiver<bool>,
@@ -331,18 +349,6 @@ impl Shared {
             untranslated: on(2, c.rate_untranslated),
             wrong_language: on(3, c.rate_wrong_language),
         }
-    }
-
-    /// True when the same prompt was answered before; remembers it.
-    fn cached(&self, system: &str, user: &str) -> bool {
-        let mut h = DefaultHasher::new();
-        (system, user).hash(&mut h);
-        let key = h.finish();
-        let mut seen = lock(&self.seen);
-        if seen.len() >= CACHE_ENTRIES {
-            seen.clear();
-        }
-        !seen.insert(key)
     }
 }
 
@@ -411,12 +417,20 @@ fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-async fn openai(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    handle(shared, Wire::OpenAi, body).await
+async fn openai(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(shared, Wire::OpenAi, &headers, body).await
 }
 
-async fn anthropic(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    handle(shared, Wire::Anthropic, body).await
+async fn anthropic(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(shared, Wire::Anthropic, &headers, body).await
+}
+
+async fn responses(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(shared, Wire::Responses, &headers, body).await
+}
+
+async fn codex(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(shared, Wire::Codex, &headers, body).await
 }
 
 async fn stats(State(shared): State<Arc<Shared>>) -> Response {
@@ -432,7 +446,52 @@ async fn fault_ledger(State(shared): State<Arc<Shared>>) -> Response {
     axum::Json(shared.faults.recent()).into_response()
 }
 
-async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
+/// A header's value, when present and not blank.
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+/// Whether a Codex request carries what the backend authorizes with: a
+/// bearer token and the account it belongs to.
+fn codex_authorized(headers: &HeaderMap) -> bool {
+    let bearer = header_text(headers, "authorization")
+        .and_then(|a| a.strip_prefix("Bearer ").map(|t| !t.trim().is_empty()))
+        .unwrap_or(false);
+    bearer && header_text(headers, "chatgpt-account-id").is_some()
+}
+
+/// An answer as server-sent events.
+fn sse_response(events: Vec<protocol::StreamEvent>) -> Response {
+    let events = events.into_iter().map(|(kind, data)| {
+        Ok::<_, std::convert::Infallible>(Event::default().event(kind).data(data))
+    });
+    Sse::new(futures::stream::iter(events)).into_response()
+}
+
+/// A successful answer, streamed when the request asked for a stream.
+fn reply(
+    wire: Wire,
+    request: &protocol::Request,
+    n: u64,
+    content: &Content<'_>,
+    usage: &Usage,
+) -> Response {
+    if request.stream {
+        sse_response(protocol::stream_answer(n, &request.model, content, usage))
+    } else {
+        json_response(
+            StatusCode::OK,
+            protocol::answer(wire, n, &request.model, content, usage),
+        )
+    }
+}
+
+async fn handle(shared: Arc<Shared>, wire: Wire, headers: &HeaderMap, body: Bytes) -> Response {
     let mut n = 0;
     shared.count(|s| {
         s.requests += 1;
@@ -440,15 +499,24 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         match wire {
             Wire::OpenAi => s.openai += 1,
             Wire::Anthropic => s.anthropic += 1,
+            Wire::Responses => s.responses += 1,
+            Wire::Codex => s.codex += 1,
         }
     });
+    let refuse = |status: StatusCode, message: &str| {
+        shared.count(|s| s.bad_requests += 1);
+        let body = protocol::error(wire, protocol::error_kind(wire, status.as_u16()), message);
+        json_response(status, body)
+    };
+    if wire == Wire::Codex && !codex_authorized(headers) {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "a bearer token and a chatgpt-account-id header are required",
+        );
+    }
     let request = match protocol::parse_request(wire, &body) {
         Ok(r) => r,
-        Err(message) => {
-            shared.count(|s| s.bad_requests += 1);
-            let body = protocol::error(wire, protocol::error_kind(wire, 400), &message);
-            return json_response(StatusCode::BAD_REQUEST, body);
-        }
+        Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
     };
     let message = Message::read(&request.user);
     shared.prompts.record(Prompt {
@@ -456,6 +524,11 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         kind: message.kind().to_owned(),
         system: request.system.clone(),
         user: request.user.clone(),
+        wire: wire.name().to_owned(),
+        cache_key: request.cache_key.clone(),
+        organization: header_text(headers, "openai-organization"),
+        project: header_text(headers, "openai-project"),
+        account_id: header_text(headers, "chatgpt-account-id"),
     });
     let fault = shared.draw();
     let content = match message {
@@ -488,11 +561,21 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         }
         Fault::Server => {
             shared.count(|s| s.server_errors += 1);
+            if request.stream {
+                return sse_response(protocol::stream_failure(
+                    n,
+                    &request.model,
+                    "internal error",
+                ));
+            }
             let body = protocol::error(wire, protocol::error_kind(wire, 500), "internal error");
             return json_response(StatusCode::INTERNAL_SERVER_ERROR, body);
         }
         Fault::Malformed => {
             shared.count(|s| s.malformed += 1);
+            if request.stream {
+                return sse_response(protocol::stream_malformed(n, &request.model));
+            }
             let mut response = protocol::malformed(wire, n).into_response();
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -503,25 +586,30 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         _ => {}
     }
 
-    let prompt = u64::try_from(estimate_tokens(&request.system) + estimate_tokens(&request.user))
-        .unwrap_or(u64::MAX);
-    let cached = shared.cached(&request.system, &request.user);
-    if cached {
+    let tokens = |text: &str| u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX);
+    let system_tokens = tokens(&request.system);
+    let prompt = system_tokens.saturating_add(tokens(&request.user));
+    let cache = shared.cache.serve(wire, &request, system_tokens, prompt);
+    if cache.read > 0 {
         shared.count(|s| s.cached += 1);
     }
     let mut usage = Usage {
         prompt,
         completion: 0,
-        cached: if cached { prompt } else { 0 },
+        cached: cache.read,
+        written: cache.written,
     };
     if fault == Fault::Refusal {
         shared.count(|s| s.refusals += 1);
         usage.completion = match wire {
-            Wire::OpenAi => u64::try_from(estimate_tokens(protocol::REFUSAL)).unwrap_or(0),
             Wire::Anthropic => 0,
+            Wire::OpenAi | Wire::Responses | Wire::Codex => tokens(protocol::REFUSAL),
         };
-        let body = protocol::answer(wire, n, &request.model, None, false, &usage);
-        return json_response(StatusCode::OK, body);
+        let refusal = Content {
+            text: None,
+            cut: false,
+        };
+        return reply(wire, &request, n, &refusal, &usage);
     }
     let drop = match fault {
         Fault::DropPlaceholder(pick) => Some(pick),
@@ -549,7 +637,7 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         cut = true;
         shared.count(|s| s.truncated += 1);
     } else if let Some(max) = request.max_tokens
-        && u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX) > max
+        && tokens(text) > max
     {
         text = cut_to_tokens(text, max);
         cut = true;
@@ -568,9 +656,12 @@ async fn handle(shared: Arc<Shared>, wire: Wire, body: Bytes) -> Response {
         });
         shared.faults.record(applied.records());
     }
-    usage.completion = u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX);
-    let body = protocol::answer(wire, n, &request.model, Some(text), cut, &usage);
-    json_response(StatusCode::OK, body)
+    usage.completion = tokens(text);
+    let answer = Content {
+        text: Some(text),
+        cut,
+    };
+    reply(wire, &request, n, &answer, &usage)
 }
 
 fn router(shared: Arc<Shared>) -> Router {
@@ -578,6 +669,10 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(openai))
         .route("/chat/completions", post(openai))
         .route("/v1/messages", post(anthropic))
+        .route("/v1/responses", post(responses))
+        .route("/responses", post(responses))
+        .route("/codex/responses", post(codex))
+        .route("/backend-api/codex/responses", post(codex))
         .route("/stats", get(stats))
         .route("/prompts", get(prompt_log))
         .route("/faults", get(fault_ledger))
@@ -597,7 +692,7 @@ fn shared(
         content_rng: Mutex::new(StdRng::seed_from_u64(config.seed ^ CONTENT_SEED)),
         config,
         stats: Mutex::new(SimulatorStats::default()),
-        seen: Mutex::new(HashSet::new()),
+        cache: PromptCache::new(),
         prompts,
         faults: FaultLedger::new(FAULTS_KEPT),
         stopping,
@@ -681,6 +776,22 @@ impl RunningSimulator {
     /// Base URL for an `anthropic` provider (`http://127.0.0.1:PORT`).
     pub fn anthropic_base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Base URL for a `codex_chatgpt` provider
+    /// (`http://127.0.0.1:PORT/backend-api`, as `https://chatgpt.com/backend-api`).
+    pub fn codex_base_url(&self) -> String {
+        format!("http://{}/backend-api", self.addr)
+    }
+
+    /// Base URL of a provider of `kind` on this simulator.
+    pub fn base_url(&self, kind: crate::llm::ProviderKind) -> String {
+        use crate::llm::ProviderKind as Kind;
+        match kind {
+            Kind::OpenAi | Kind::OpenAiDirect | Kind::OpenAiResponses => self.openai_base_url(),
+            Kind::Anthropic => self.anthropic_base_url(),
+            Kind::CodexChatgpt => self.codex_base_url(),
+        }
     }
 
     /// What has been served so far.
@@ -1332,6 +1443,101 @@ mod tests {
         assert_eq!(ns, [2, 3, 4, 5, 6]);
         assert_eq!(logged[1].kind, "analysis");
         assert_eq!(logged[0].user, users[0]);
+    }
+
+    #[tokio::test]
+    async fn the_codex_route_wants_credentials_and_a_stream() {
+        let sim = RunningSimulator::start(SimulatorConfig::default())
+            .await
+            .expect("start");
+        let url = format!("{}/codex/responses", sim.codex_base_url());
+        let body = json!({"model": "m", "instructions": "S", "input": "Hello",
+                          "stream": true, "store": false});
+        let send = |auth: bool, account: bool, body: Value| {
+            let mut request = reqwest::Client::new().post(&url).json(&body);
+            if auth {
+                request = request.bearer_auth("token");
+            }
+            if account {
+                request = request.header("chatgpt-account-id", "acc");
+            }
+            request.send()
+        };
+        for (auth, account) in [(false, true), (true, false)] {
+            let answer = send(auth, account, body.clone()).await.expect("send");
+            assert_eq!(answer.status().as_u16(), 401);
+        }
+        let mut unstreamed = body.clone();
+        unstreamed["stream"] = json!(false);
+        let answer = send(true, true, unstreamed).await.expect("send");
+        assert_eq!(answer.status().as_u16(), 400);
+        let answer = send(true, true, body).await.expect("send");
+        assert_eq!(answer.status().as_u16(), 200);
+        assert_eq!(answer.headers()[header::CONTENT_TYPE], "text/event-stream",);
+        let text = answer.text().await.expect("events");
+        assert!(text.contains("event: response.output_text.delta"), "{text}");
+        assert!(text.contains("[sim] Hélló"), "{text}");
+        assert!(text.trim_end().ends_with('}') && text.contains("event: response.completed"));
+        let stats = sim.stats();
+        assert_eq!((stats.codex, stats.bad_requests, stats.ok), (4, 3, 1));
+        assert_eq!(stats.outcomes(), stats.requests);
+        let prompts = sim.prompts();
+        assert_eq!(prompts.len(), 1, "refused requests are no prompts");
+        assert_eq!(
+            (prompts[0].wire.as_str(), prompts[0].account_id.as_deref()),
+            ("codex", Some("acc"))
+        );
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn latency_and_faults_apply_to_every_protocol() {
+        let latency = Duration::from_millis(60);
+        let sim = RunningSimulator::start(SimulatorConfig {
+            latency,
+            rate_429: 1.0,
+            retry_after_secs: 7,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        let user = "Hello";
+        let requests = [
+            (
+                "/v1/chat/completions",
+                json!({"model": "m",
+                "messages": [{"role": "user", "content": user}]}),
+            ),
+            (
+                "/v1/messages",
+                json!({"model": "m", "max_tokens": 10,
+                "messages": [{"role": "user", "content": user}]}),
+            ),
+            ("/v1/responses", json!({"model": "m", "input": user})),
+        ];
+        for (path, body) in requests {
+            let started = std::time::Instant::now();
+            let answer = reqwest::Client::new()
+                .post(format!("http://{}{path}", sim.addr()))
+                .json(&body)
+                .send()
+                .await
+                .expect("send");
+            assert!(started.elapsed() >= latency, "{path}");
+            assert_eq!(answer.status().as_u16(), 429, "{path}");
+            assert_eq!(answer.headers()[header::RETRY_AFTER], "7", "{path}");
+        }
+        let stats = sim.stats();
+        assert_eq!(
+            (
+                stats.openai,
+                stats.anthropic,
+                stats.responses,
+                stats.rate_limited
+            ),
+            (1, 1, 1, 3)
+        );
+        sim.stop().await.expect("stop");
     }
 
     #[tokio::test]

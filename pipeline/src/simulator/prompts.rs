@@ -25,6 +25,21 @@ pub struct Prompt {
     pub kind: String,
     pub system: String,
     pub user: String,
+    /// The protocol it came in: `chat`, `messages`, `responses` or `codex`.
+    #[serde(default)]
+    pub wire: String,
+    /// Its `prompt_cache_key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
+    /// Its `OpenAI-Organization` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
+    /// Its `OpenAI-Project` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Its `chatgpt-account-id` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
 }
 
 /// The prompt log.
@@ -87,6 +102,11 @@ mod tests {
             kind: "other".into(),
             system: String::new(),
             user: format!("u{n}"),
+            wire: "chat".into(),
+            cache_key: None,
+            organization: None,
+            project: None,
+            account_id: None,
         }
     }
 

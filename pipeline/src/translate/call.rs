@@ -17,7 +17,13 @@ pub struct CallRecord {
     /// 0 when the call failed without usage.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// A passage served from the translation memory, or a call whose prompt
+    /// the provider partly served from its prompt cache.
     pub cached: bool,
+    /// Prompt tokens read from the provider's prompt cache.
+    pub cached_prompt_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache.
+    pub cache_write_tokens: u64,
     /// `None` when the provider has no price.
     pub cost: Option<f64>,
     pub duration_ms: u64,
@@ -29,6 +35,36 @@ pub struct CallRecord {
     pub outcome: String,
     /// Empty for `ok`.
     pub error: String,
+}
+
+impl CallRecord {
+    /// A record of an attempt that has no answer yet: no tokens, the cost of
+    /// nothing at the client's prices (`None` when it has none).
+    pub fn attempt(client: &LlmClient, passages: usize, duration_ms: u64) -> CallRecord {
+        CallRecord {
+            passages,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cached: false,
+            cached_prompt_tokens: 0,
+            cache_write_tokens: 0,
+            cost: client.cost(0, 0),
+            duration_ms,
+            outcome: String::new(),
+            error: String::new(),
+        }
+    }
+
+    /// Takes the usage of an answer and its cost, cached prompt tokens at
+    /// the cached prices.
+    pub fn take_usage(&mut self, client: &LlmClient, completion: &Completion) {
+        self.prompt_tokens = completion.prompt_tokens;
+        self.completion_tokens = completion.completion_tokens;
+        self.cached = completion.cached();
+        self.cached_prompt_tokens = completion.cached_prompt_tokens;
+        self.cache_write_tokens = completion.cache_write_tokens;
+        self.cost = client.completion_cost(completion);
+    }
 }
 
 /// What one attempt gave, for the retry decisions.
@@ -68,23 +104,11 @@ pub(super) async fn call(
         .complete(SYSTEM_PROMPT, &user, max_tokens_for(&passages))
         .await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let mut record = CallRecord {
-        passages: passages.len(),
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        cached: false,
-        cost: client.cost(0, 0),
-        duration_ms,
-        outcome: String::new(),
-        error: String::new(),
-    };
+    let mut record = CallRecord::attempt(client, passages.len(), duration_ms);
     let verdict = match result {
         Err(e) => judge_error(&e),
         Ok(completion) => {
-            record.prompt_tokens = completion.prompt_tokens;
-            record.completion_tokens = completion.completion_tokens;
-            record.cached = completion.cached;
-            record.cost = client.cost(completion.prompt_tokens, completion.completion_tokens);
+            record.take_usage(client, &completion);
             judge_completion(job, indices, &completion)
         }
     };
@@ -205,7 +229,8 @@ mod tests {
             text: text.into(),
             prompt_tokens: 10,
             completion_tokens: 5,
-            cached: false,
+            cached_prompt_tokens: 0,
+            cache_write_tokens: 0,
             refusal: false,
             truncated: false,
         }

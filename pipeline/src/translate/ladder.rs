@@ -146,9 +146,11 @@ mod tests {
             base_url: "http://127.0.0.1:9".into(),
             model: "m".into(),
             api_key: None,
+            ids: Default::default(),
             timeout: Duration::from_secs(1),
             price_input: None,
             price_output: None,
+            price_cached_input: None,
         })
         .unwrap()
     }

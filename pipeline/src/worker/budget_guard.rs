@@ -45,7 +45,7 @@ use dragoman_model::{budget, clock, fallback, ids};
 use dragoman_proto::v1::{JobTicket, PauseForBudgetRequest, SwitchProviderRequest};
 use futures::{Stream, StreamExt};
 use sea_orm::DatabaseConnection;
-use tokio::sync::{Mutex, RwLock};
+use tokio::sync::{Mutex, RwLock, watch};
 
 use super::slots::Slot;
 use super::{Engine, Stop, Worker, scoring};
@@ -137,7 +137,9 @@ impl CallSize {
 }
 
 /// The budget side of one job: the provider its calls go to now, whether
-/// it moved to a cheaper one, whether a budget paused it.
+/// it moved to a cheaper one, whether a budget paused it, and whether its
+/// process is draining (no call starts any more: see the worker's module
+/// doc).
 pub(super) struct Purse {
     job_id: String,
     worker_id: String,
@@ -151,6 +153,8 @@ pub(super) struct Purse {
     /// Held while a refusal is dealt with, so one move (or one pause)
     /// serves every call refused at once.
     refusals: Mutex<()>,
+    /// True once the process drains.
+    draining: watch::Receiver<bool>,
 }
 
 impl Purse {
@@ -165,7 +169,19 @@ impl Purse {
             switched: AtomicBool::new(ticket.provider_switches > 0),
             paused: AtomicBool::new(false),
             refusals: Mutex::new(()),
+            draining: watch::channel(false).1,
         }
+    }
+
+    /// The purse of a job whose process drains once `draining` turns true.
+    pub fn drained_by(mut self, draining: watch::Receiver<bool>) -> Purse {
+        self.draining = draining;
+        self
+    }
+
+    /// Whether the process drains: no provider call starts any more.
+    pub fn draining(&self) -> bool {
+        *self.draining.borrow()
     }
 
     /// Whether the job moved to a cheaper provider.
@@ -178,15 +194,16 @@ impl Purse {
     }
 
     /// Ends a stage whose calls run side by side, after one of them
-    /// stopped the job with `stop`. When a budget paused it, the calls
-    /// already in flight finish first (each records its usage and stores
-    /// what it got: that work is paid for); the ones not started stop at
-    /// once. Otherwise they are dropped as the job is let go.
+    /// stopped the job with `stop`. When a budget paused it, or the
+    /// process drains, the calls already in flight finish first (each
+    /// records its usage and stores what it got: that work is paid for);
+    /// the ones not started stop at once. Otherwise they are dropped as the
+    /// job is let go.
     pub async fn wind_down<S>(&self, runs: &mut S, stop: Stop) -> Stop
     where
         S: Stream<Item = Result<(), Stop>> + Unpin,
     {
-        if self.paused() {
+        if self.paused() || self.draining() {
             while runs.next().await.is_some() {}
         }
         stop
@@ -228,7 +245,8 @@ enum Next {
     /// The job moved (now, or meanwhile by another call): ask again.
     Retry,
     /// Move the job to this cheaper provider, then ask again.
-    Move(provider::Model),
+    /// Boxed: a provider row is large beside the other variants.
+    Move(Box<provider::Model>),
     /// Nothing cheaper, or the job already moved: pause it.
     Pause,
 }
@@ -329,7 +347,7 @@ impl Guard<'_> {
         Ok(fallback::cheaper_fallback(self.db, current)
             .await
             .map_err(scoring::db_error)?
-            .map_or(Next::Pause, Next::Move))
+            .map_or(Next::Pause, |p| Next::Move(Box::new(p))))
     }
 }
 
@@ -371,6 +389,8 @@ impl Worker {
     /// of `own`, a provider a stage chose, while the job has not moved),
     /// then its reservations under every cap (see the module doc). Moves
     /// the job to a cheaper provider, or pauses it, when the caps refuse.
+    /// Once the process drains no call goes ([`Stop::Drained`]), even one
+    /// that was waiting for a slot.
     pub(super) async fn admit(
         &self,
         purse: &Purse,
@@ -382,12 +402,20 @@ impl Worker {
             if purse.paused() {
                 return Err(Stop::Released);
             }
+            if purse.draining() {
+                return Err(Stop::Drained);
+            }
             let switched = purse.switched();
             let engine = match own {
                 Some(own) if !switched => own.clone(),
                 _ => self.current_engine(purse).await?,
             };
-            let slot = self.take_slot(&engine.provider, engine.capacity).await;
+            let Some(slot) = self
+                .take_slot(&engine.provider, engine.capacity, purse)
+                .await
+            else {
+                return Err(Stop::Drained);
+            };
             match guard.reserve(purse, &engine.provider, size, switched).await {
                 Ok(Room::Reserved(hold)) => return Ok(Admitted { engine, slot, hold }),
                 Ok(Room::Refused) => {
@@ -431,7 +459,7 @@ impl Worker {
         let current = self.current_engine(purse).await?;
         match guard.next(purse, &current.provider, switched).await? {
             Next::Retry => return Ok(()),
-            Next::Move(cheaper) => match self.engine_of(cheaper) {
+            Next::Move(cheaper) => match self.engine_of(*cheaper) {
                 Ok(engine) => {
                     self.switch_provider(purse, &current, Arc::new(engine))
                         .await?;
@@ -640,6 +668,7 @@ mod tests {
                 api_key_env: Set(String::new()),
                 price_input: Set(prices.map(|p| p.0)),
                 price_output: Set(prices.map(|p| p.1)),
+                price_cached_input: Set(None),
                 capacity: Set(4),
                 fallback_provider_id: Set(fallback.map(|f| f.id.clone())),
                 created_at: Set(now),
@@ -662,6 +691,8 @@ mod tests {
                 prompt_tokens: Set(1),
                 completion_tokens: Set(1),
                 cached: Set(false),
+                cached_prompt_tokens: Set(0),
+                cache_write_tokens: Set(0),
                 cost: Set(Some(cost)),
                 duration_ms: Set(1),
                 status: Set("ok".into()),
@@ -688,9 +719,11 @@ mod tests {
             base_url: provider.base_url.clone(),
             model: provider.model.clone(),
             api_key: None,
+            ids: Default::default(),
             timeout: Duration::from_secs(1),
             price_input: provider.price_input,
             price_output: provider.price_output,
+            price_cached_input: None,
         })
         .expect("client");
         Arc::new(Engine {
@@ -770,6 +803,7 @@ mod tests {
             api_key_env: String::new(),
             price_input: Some(10.0),
             price_output: Some(30.0),
+            price_cached_input: None,
             capacity: 1,
             fallback_provider_id: None,
             created_at: 0,
@@ -810,6 +844,33 @@ mod tests {
                 "paused: {paused}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_drain_lets_the_calls_in_flight_finish() {
+        use std::sync::atomic::AtomicUsize;
+        let ticket = JobTicket::default();
+        let (drain, draining) = watch::channel(false);
+        let purse = Purse::new(&ticket, "w1").drained_by(draining);
+        assert!(!purse.draining());
+        drain.send_replace(true);
+        assert!(purse.draining());
+        let finished = AtomicUsize::new(0);
+        let finished = &finished;
+        let mut runs = futures::stream::iter((0..3).map(|i| async move {
+            if i == 0 {
+                return Err(Stop::Drained);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            finished.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }))
+        .buffer_unordered(3);
+        let first = runs.next().await.expect("an outcome");
+        let stop = first.expect_err("the first stops the job");
+        let stop = purse.wind_down(&mut runs, stop).await;
+        assert!(matches!(stop, Stop::Drained));
+        assert_eq!(finished.load(Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -10,6 +10,22 @@
 //! request and delivery stores its result, each off that event. Every
 //! provider call first takes budget room ([`budget_guard`]): near a cap the
 //! job moves to a cheaper provider or is paused.
+//!
+//! # Draining
+//!
+//! When the process stops (`stop` turns true) the loops lease no job any
+//! more, and each job held drains: no provider call starts any more (not
+//! even one waiting for a capacity slot), the calls in flight come back and
+//! what they translated is stored with their usage (those calls are paid
+//! for), then the job either ends as usual, when nothing it has left to do
+//! needs another call, or is handed back to the scheduler
+//! ([`Stop::Drained`], `Scheduler.ReleaseJob`) so that another worker takes
+//! it over at once and resumes with the passages still untranslated. A job
+//! that reaches its EPUB export while draining is handed back before it:
+//! the export may outlast the drain. The lease is renewed all the while.
+//! When the stop is forced (`force`: a second signal, or the drain past its
+//! deadline) the jobs still running are cut short, their calls in flight
+//! dropped, and handed back too; [`Worker::run`] says how many.
 
 mod analysis_stage;
 mod autopilot;
@@ -21,7 +37,7 @@ mod slots;
 
 pub use recall::MEMORY_OUTCOME;
 
-use crate::llm::{LlmClient, ProviderConfig, ProviderKind};
+use crate::llm::{LlmClient, ProviderConfig};
 use crate::titles;
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use analysis_stage::{AnalysisRun, memory_unavailable};
@@ -34,7 +50,7 @@ use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::{
     AnnounceChaptersRequest, ContextBatch, ContextRequest, FinishJobRequest, HeartbeatRequest,
-    JobTicket, LeaseJobRequest, ProjectRef, RequestRef,
+    JobTicket, LeaseJobRequest, ProjectRef, ReleaseJobRequest, RequestRef,
 };
 use dragoman_proto::wire::WireEnum;
 use dragoman_proto::{Delivery, Memory, Scheduler};
@@ -108,27 +124,76 @@ struct BatchWork<'a> {
 enum Stop {
     /// Lease lost, or the job was paused or cancelled: leave it as it is.
     Released,
+    /// The process drains: the calls in flight came back and were stored,
+    /// none starts any more; the job is handed back to the scheduler.
+    Drained,
     /// The job cannot go on: it fails with this reason.
     Failed(String),
 }
 
+/// How long handing a job back may take: the scheduler answers at once or
+/// is not there, and the job's lease then expires on its own.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// What became of the jobs of one worker loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JobEnd {
+    /// Finished, failed, let go or handed back in good order.
+    Settled,
+    /// Cut short by a forced stop, its calls in flight dropped.
+    Abandoned,
+}
+
+/// Resolves once `flag` turns true; never when its sender is gone without
+/// having turned it.
+async fn turned_true(flag: &mut watch::Receiver<bool>) {
+    if flag.wait_for(|on| *on).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 impl Worker {
-    /// Runs `concurrency` loops until `stop` turns true.
-    pub async fn run(self: Arc<Self>, stop: watch::Receiver<bool>) {
+    /// Runs `concurrency` loops until `stop` turns true, then drains (see
+    /// the module doc); returns once every loop has ended, with the number
+    /// of jobs a forced stop (`force` turning true) cut short.
+    pub async fn run(
+        self: Arc<Self>,
+        stop: watch::Receiver<bool>,
+        force: watch::Receiver<bool>,
+    ) -> usize {
         let mut loops = tokio::task::JoinSet::new();
         for index in 0..self.config.concurrency.max(1) {
             let worker = self.clone();
             let stop = stop.clone();
+            let force = force.clone();
             let worker_id = format!("{}-{index}", ids::new_id());
-            loops.spawn(async move { worker.run_loop(worker_id, stop).await });
+            loops.spawn(async move { worker.run_loop(worker_id, stop, force).await });
         }
-        while loops.join_next().await.is_some() {}
+        let mut abandoned = 0;
+        while let Some(joined) = loops.join_next().await {
+            match joined {
+                Ok(JobEnd::Settled) => {}
+                Ok(JobEnd::Abandoned) => abandoned += 1,
+                Err(e) => {
+                    tracing::error!(error = %e, "a worker loop stopped abnormally");
+                    abandoned += 1;
+                }
+            }
+        }
+        abandoned
     }
 
-    async fn run_loop(&self, worker_id: String, mut stop: watch::Receiver<bool>) {
+    async fn run_loop(
+        &self,
+        worker_id: String,
+        mut stop: watch::Receiver<bool>,
+        force: watch::Receiver<bool>,
+    ) -> JobEnd {
         while !*stop.borrow() {
             // Subscribed before looking, so a job queued meanwhile wakes us.
             let mut wake = self.coordination.subscribe(&Channel::Jobs);
+            // Not cut short by the stop: a job leased meanwhile would be
+            // held by nobody until its lease expired.
             let leased = self
                 .scheduler
                 .lease_job(self.credential.system_request(LeaseJobRequest {
@@ -137,31 +202,42 @@ impl Worker {
                 }))
                 .await;
             match leased.map(|r| r.into_inner().job) {
+                Ok(Some(ticket)) if *stop.borrow() => {
+                    // Leased as the drain began: handed back untouched.
+                    self.release(&worker_id, &ticket.job_id).await;
+                }
                 Ok(Some(ticket)) => {
-                    tokio::select! {
-                        _ = self.work(&worker_id, ticket) => {}
-                        _ = stop.changed() => return,
+                    let end = self.work(&worker_id, ticket, &stop, force.clone()).await;
+                    if end == JobEnd::Abandoned {
+                        return end;
                     }
                 }
                 Ok(None) => {
                     tokio::select! {
                         _ = wake.wait(self.config.idle_poll) => {}
-                        _ = stop.changed() => return,
+                        _ = stop.changed() => return JobEnd::Settled,
                     }
                 }
                 Err(status) => {
                     tracing::warn!(error = %status, "leasing a job failed");
                     tokio::select! {
                         _ = tokio::time::sleep(self.config.idle_poll) => {}
-                        _ = stop.changed() => return,
+                        _ = stop.changed() => return JobEnd::Settled,
                     }
                 }
             }
         }
+        JobEnd::Settled
     }
 
-    async fn work(&self, worker_id: &str, ticket: JobTicket) {
-        let purse = Purse::new(&ticket, worker_id);
+    async fn work(
+        &self,
+        worker_id: &str,
+        ticket: JobTicket,
+        stop: &watch::Receiver<bool>,
+        mut force: watch::Receiver<bool>,
+    ) -> JobEnd {
+        let purse = Purse::new(&ticket, worker_id).drained_by(stop.clone());
         let (lost_tx, lost_rx) = watch::channel(false);
         let heartbeat = self.heartbeat(worker_id.to_owned(), ticket.job_id.clone(), lost_tx);
         let mut finish = FinishJobRequest {
@@ -178,17 +254,30 @@ impl Worker {
             outcome = async {
                 self.translate_job(&ticket, &purse, lost_rx).await?;
                 if ticket.deliver_epub {
+                    if purse.draining() {
+                        return Err(Stop::Drained);
+                    }
                     self.export_epub(&ticket, &mut finish).await?;
                 }
                 Ok(())
             } => outcome,
             _ = heartbeat => Err(Stop::Released),
+            _ = turned_true(&mut force) => {
+                tracing::warn!(job = %ticket.job_id, "job cut short by a forced stop, its calls in flight dropped");
+                self.release(worker_id, &ticket.job_id).await;
+                return JobEnd::Abandoned;
+            }
         };
         match outcome {
             Ok(()) => {}
             Err(Stop::Released) => {
                 tracing::info!(job = %ticket.job_id, "job released (lease lost, paused or cancelled)");
-                return;
+                return JobEnd::Settled;
+            }
+            Err(Stop::Drained) => {
+                tracing::info!(job = %ticket.job_id, "draining: the calls in flight are stored; the job is handed back");
+                self.release(worker_id, &ticket.job_id).await;
+                return JobEnd::Settled;
             }
             Err(Stop::Failed(reason)) => {
                 finish.outcome = JobOutcome::Failed.to_wire();
@@ -203,6 +292,36 @@ impl Worker {
             .await
         {
             tracing::warn!(job = %ticket.job_id, error = %status, "finishing the job failed")
+        }
+        JobEnd::Settled
+    }
+
+    /// Hands the job back to the scheduler so that another worker takes it
+    /// over at once; when the scheduler cannot be reached, its lease
+    /// expires instead.
+    async fn release(&self, worker_id: &str, job_id: &str) {
+        let call = ReleaseJobRequest {
+            job_id: job_id.to_owned(),
+            worker_id: worker_id.to_owned(),
+        };
+        let answer = tokio::time::timeout(
+            RELEASE_TIMEOUT,
+            self.scheduler
+                .release_job(self.credential.system_request(call)),
+        )
+        .await;
+        match answer {
+            Ok(Ok(answer)) if answer.get_ref().released => {
+                tracing::info!(job = %job_id, "job handed back")
+            }
+            // Not held any more: lost, paused, cancelled or ended meanwhile.
+            Ok(Ok(_)) => {}
+            Ok(Err(status)) => {
+                tracing::warn!(job = %job_id, error = %status, "handing the job back failed; its lease expires")
+            }
+            Err(_) => {
+                tracing::warn!(job = %job_id, "handing the job back timed out; its lease expires")
+            }
         }
     }
 
@@ -538,25 +657,11 @@ impl Worker {
     }
 
     fn client(&self, provider: &provider::Model) -> Result<LlmClient, Stop> {
-        let kind = ProviderKind::for_kind(provider.kind).ok_or_else(|| {
-            Stop::Failed(format!(
-                "provider kind {} is not supported yet",
-                provider.kind
-            ))
-        })?;
-        let api_key = (!provider.api_key_env.is_empty())
-            .then(|| std::env::var(&provider.api_key_env).ok())
-            .flatten();
-        LlmClient::new(ProviderConfig {
-            kind,
-            base_url: provider.base_url.clone(),
-            model: provider.model.clone(),
-            api_key,
-            timeout: self.config.call_timeout,
-            price_input: provider.price_input,
-            price_output: provider.price_output,
-        })
-        .map_err(|e| Stop::Failed(format!("provider client: {e:?}")))
+        LlmClient::new(ProviderConfig::for_provider(
+            provider,
+            self.config.call_timeout,
+        ))
+        .map_err(|e| Stop::Failed(format!("provider client: {e}")))
     }
 
     /// Takes one of the provider's capacity slots and the batch's budget
@@ -637,6 +742,7 @@ impl Worker {
         if calls.is_empty() {
             return Ok(());
         }
+        crate::call_metrics::record(&provider.name, &calls);
         let now = clock::now();
         let rows: Vec<provider_call::ActiveModel> = calls
             .into_iter()
@@ -650,6 +756,8 @@ impl Worker {
                 prompt_tokens: Set(i64::try_from(c.prompt_tokens).unwrap_or(i64::MAX)),
                 completion_tokens: Set(i64::try_from(c.completion_tokens).unwrap_or(i64::MAX)),
                 cached: Set(c.cached),
+                cached_prompt_tokens: Set(i64::try_from(c.cached_prompt_tokens).unwrap_or(i64::MAX)),
+                cache_write_tokens: Set(i64::try_from(c.cache_write_tokens).unwrap_or(i64::MAX)),
                 cost: Set(c.cost),
                 duration_ms: Set(i64::try_from(c.duration_ms).unwrap_or(i64::MAX)),
                 status: Set(c.outcome),

@@ -41,6 +41,8 @@ fn memory_record() -> CallRecord {
         prompt_tokens: 0,
         completion_tokens: 0,
         cached: true,
+        cached_prompt_tokens: 0,
+        cache_write_tokens: 0,
         cost: None,
         duration_ms: 0,
         outcome: MEMORY_OUTCOME.into(),

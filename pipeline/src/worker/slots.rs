@@ -8,6 +8,7 @@ use dragoman_model::entities::provider;
 use dragoman_model::ids;
 
 use super::Worker;
+use super::budget_guard::Purse;
 
 /// A slot held; give it back with [`Worker::release_slot`].
 pub(super) struct Slot {
@@ -16,8 +17,14 @@ pub(super) struct Slot {
 }
 
 impl Worker {
-    /// Waits for one of the provider's `capacity` slots.
-    pub(super) async fn take_slot(&self, provider: &provider::Model, capacity: usize) -> Slot {
+    /// Waits for one of the provider's `capacity` slots; none once the
+    /// process of `purse`'s job drains (the call is not to start).
+    pub(super) async fn take_slot(
+        &self,
+        provider: &provider::Model,
+        capacity: usize,
+        purse: &Purse,
+    ) -> Option<Slot> {
         let holder = ids::new_id();
         let ttl = Duration::from_secs(
             u64::try_from(self.config.lease_seconds)
@@ -26,6 +33,9 @@ impl Worker {
                 * 4,
         );
         loop {
+            if purse.draining() {
+                return None;
+            }
             for index in 0..capacity {
                 let key = format!("provider:{}:slot:{index}", provider.id);
                 if self
@@ -34,7 +44,7 @@ impl Worker {
                     .await
                     .unwrap_or(false)
                 {
-                    return Slot { key, holder };
+                    return Some(Slot { key, holder });
                 }
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -8,7 +8,7 @@ use crate::report;
 use dragoman_model::clock;
 use dragoman_model::entities::{job, project, request, webhook_delivery};
 use dragoman_model::vocab::{
-    CallbackEvent, JobOutcome, JobStatus, RequestStatus, Stage, VolumeStatus,
+    CallbackEvent, JobOutcome, JobStatus, PassageStatus, RequestStatus, Stage, VolumeStatus,
 };
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -129,7 +129,30 @@ pub async fn finish(
         .exec(&txn)
         .await?;
     txn.commit().await?;
+    count_passages(&done);
     Ok(done)
+}
+
+/// Counts the passages of a request a worker finished by the status they
+/// ended with, as its report gives them.
+fn count_passages(done: &request::Model) {
+    let Some(by_status) = done
+        .report
+        .as_ref()
+        .and_then(|report| report.pointer("/passages/by_status"))
+    else {
+        return;
+    };
+    for status in [
+        PassageStatus::Ok,
+        PassageStatus::Check,
+        PassageStatus::SourceRetained,
+        PassageStatus::Error,
+    ] {
+        if let Some(count) = by_status.get(status.as_str()).and_then(Value::as_u64) {
+            dragoman_model::telemetry::metrics::passages(status, count);
+        }
+    }
 }
 
 /// Sets the final status, `finished_at` and the completion report (none for

@@ -41,6 +41,8 @@ async fn spend(f: &Fixture, request_id: &str, cost: f64) {
         prompt_tokens: Set(100),
         completion_tokens: Set(100),
         cached: Set(false),
+        cached_prompt_tokens: Set(0),
+        cache_write_tokens: Set(0),
         cost: Set(Some(cost)),
         duration_ms: Set(1000),
         status: Set("ok".into()),

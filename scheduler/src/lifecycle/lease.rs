@@ -9,7 +9,9 @@
 //! taken over first, before any waiting job: it started already (its
 //! request reads `running`), it kept its running slot
 //! ([`queue::holds_slot`]), so no limit is checked again, and the work it
-//! stands for waits on nobody else.
+//! stands for waits on nobody else. A worker that stops hands its job back
+//! with [`release`], which makes the lease expired at once: the job is
+//! taken over at the next lease instead of after its lease time.
 //!
 //! Otherwise the waiting jobs are seen as groups of one priority, account
 //! and token, with the arrival of each group's oldest job and the running
@@ -799,6 +801,15 @@ pub async fn lease(
         match job_start::check(db, &job_row, &row, start).await? {
             StartVerdict::Go => {
                 dispatcher.started(&group.account_id);
+                // The first lease ends the job's wait in the queue; a job
+                // put back in line after a pause waited for its owner.
+                if job_row.attempts == 1 {
+                    let waited = u64::try_from(now - job_row.created_at).unwrap_or(0);
+                    dragoman_model::telemetry::metrics::queue_wait(
+                        job_row.priority,
+                        Duration::from_secs(waited),
+                    );
+                }
                 leased.ticket = ticket_of(db, &job_row, &row).await?;
                 return Ok(leased);
             }
@@ -1387,6 +1398,43 @@ pub async fn heartbeat(
         .exec(db)
         .await?;
     Ok(updated.rows_affected == 1)
+}
+
+/// Hands back the job `worker_id` holds running, before its lease ends (a
+/// worker stopping on shutdown): its lease is made expired, so the next
+/// lease of any worker takes it over at once ([`take_over`]), and the lease
+/// it hands back does not count towards [`MAX_JOB_LEASES`] (a job drained
+/// by rolling restarts is not a job whose workers keep dying). False when
+/// the worker does not hold it (lease lost, job paused, cancelled or
+/// ended): nothing changes.
+pub async fn release(
+    db: &DatabaseConnection,
+    job_id: &str,
+    worker_id: &str,
+) -> Result<bool, SchedulerError> {
+    let now = clock::now();
+    let released = job::Entity::update_many()
+        .col_expr(
+            job::Column::LeaseHolder,
+            Expr::value(Option::<String>::None),
+        )
+        .col_expr(job::Column::LeaseExpiresAt, Expr::value(now - 1))
+        .col_expr(
+            job::Column::Attempts,
+            Expr::case(
+                Expr::col(job::Column::Attempts).gt(0),
+                Expr::col(job::Column::Attempts).sub(1),
+            )
+            .finally(0)
+            .into(),
+        )
+        .col_expr(job::Column::UpdatedAt, Expr::value(now))
+        .filter(job::Column::Id.eq(job_id))
+        .filter(job::Column::LeaseHolder.eq(worker_id))
+        .filter(job::Column::Status.eq(JobStatus::Running))
+        .exec(db)
+        .await?;
+    Ok(released.rows_affected == 1)
 }
 
 #[cfg(test)]

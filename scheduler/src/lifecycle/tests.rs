@@ -300,3 +300,51 @@ async fn a_job_whose_workers_keep_dying_fails() {
     assert_eq!(failed[0].stop_reason, lease::WORKER_LOST);
     assert!(fail_abandoned(&f.db).await.expect("sweep").is_empty());
 }
+
+#[tokio::test]
+async fn a_released_job_is_taken_over_at_once_without_counting_a_lease() {
+    let f = Fixture::new().await;
+    let row = f
+        .accepted(&f.body("Saga", 1, json!([chapter(1, "a")])))
+        .await;
+    let first = leased(&f, "w1").await;
+    // Only its holder hands it back.
+    assert!(!release(&f.db, &first.job_id, "w2").await.expect("release"));
+    assert!(f.lease("w2", LEASE).await.expect("lease").ticket.is_none());
+    assert!(release(&f.db, &first.job_id, "w1").await.expect("release"));
+    // The lease is gone: its old holder's heartbeat is refused.
+    assert!(
+        !heartbeat(&f.db, &first.job_id, "w1", LEASE)
+            .await
+            .expect("beat")
+    );
+    // Released again and again (rolling restarts), it never counts as a
+    // job whose workers keep dying.
+    for round in 0..lease::MAX_JOB_LEASES * 2 {
+        let worker = format!("w{}", round + 2);
+        let again = leased(&f, &worker).await;
+        assert_eq!(again.job_id, first.job_id);
+        assert_eq!(again.request_id, row.id);
+        assert!(
+            release(&f.db, &again.job_id, &worker)
+                .await
+                .expect("release")
+        );
+    }
+    assert!(fail_abandoned(&f.db).await.expect("sweep").is_empty());
+    let held = leased(&f, "last").await;
+    assert_eq!(held.job_id, first.job_id);
+    let job_row = f.job(&first.job_id).await;
+    assert_eq!(job_row.status, JobStatus::Running);
+    assert_eq!(job_row.attempts, 1);
+    assert_eq!(f.request(&row.id).await.status, RequestStatus::Running);
+    // A job that is not running cannot be released.
+    act(&f, &f.request(&row.id).await, ControlAction::Cancel)
+        .await
+        .expect("cancel");
+    assert!(
+        !release(&f.db, &first.job_id, "last")
+            .await
+            .expect("release")
+    );
+}

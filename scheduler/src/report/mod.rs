@@ -151,7 +151,10 @@ pub async fn build(
             "calls": calls.iter().filter(|c| c.reached_provider()).count(),
             "prompt_tokens": calls.iter().map(|c| c.prompt_tokens).sum::<i64>(),
             "completion_tokens": calls.iter().map(|c| c.completion_tokens).sum::<i64>(),
-            "cached_calls": calls.iter().filter(|c| c.cached).count(),
+            // Passages served from the translation memory, never sent; the
+            // provider's own prompt cache shows in `cached_prompt_tokens`.
+            "cached_calls": calls.iter().filter(|c| !c.reached_provider()).count(),
+            "cached_prompt_tokens": calls.iter().map(|c| c.cached_prompt_tokens).sum::<i64>(),
             "cost": cost,
         },
         "cost": cost_section,

@@ -181,16 +181,48 @@ async fn administrator_routes(backend: Backend) {
             answer.text
         );
     }
-    // The lone provider is the installation's default; the kinds this
-    // version cannot run are refused at registration.
+    // The lone provider is the installation's default.
     assert_eq!(items[0]["default"], true, "{}", answer.text);
-    let mut cannot_run = body.clone();
-    cannot_run["name"] = json!("Responses");
-    cannot_run["kind"] = json!("openai_responses");
-    admin_session
-        .post("/api/providers", &cannot_run)
-        .await
-        .expect_error(422, "invalid_payload", "a kind without a client");
+    // Every kind of the spec registers; only `openai` (any compatible
+    // server) must name its address, the others default to their own.
+    let mut no_address = body.clone();
+    no_address["name"] = json!("No address");
+    no_address
+        .as_object_mut()
+        .expect("object")
+        .remove("base_url");
+    let answer = admin_session.post("/api/providers", &no_address).await;
+    let detail = answer.expect_error(422, "invalid_payload", "openai without a base URL");
+    assert!(
+        detail["issues"].as_array().is_some_and(|issues| issues
+            .iter()
+            .any(|i| i["loc"] == json!(["body", "base_url"]))),
+        "{}",
+        answer.text
+    );
+    for kind in [
+        "openai_direct",
+        "openai_responses",
+        "anthropic",
+        "codex_chatgpt",
+    ] {
+        let mut other = no_address.clone();
+        // Named to sort after the others.
+        other["name"] = json!(format!("Upstream {kind}"));
+        other["kind"] = json!(kind);
+        other["price_cached_input"] = json!(0.125);
+        let answer = admin_session.post("/api/providers", &other).await;
+        let added = answer.expect(201);
+        assert_eq!(added["kind"], kind, "{added}");
+        assert_eq!(added["price_cached_input"], 0.125, "{added}");
+        for hidden in ["base_url", "https://", KEY_VALUE] {
+            assert!(
+                !answer.text.contains(hidden),
+                "shows `{hidden}`: {}",
+                answer.text
+            );
+        }
+    }
     let mut second = body.clone();
     second["name"] = json!("Second simulator");
     let second = admin_session
@@ -204,7 +236,7 @@ async fn administrator_routes(backend: Backend) {
             .expect("array")
             .iter()
             .all(|p| p["default"] == false),
-        "two providers and no choice: no default {list}"
+        "several providers and no choice: no default {list}"
     );
     let choice = json!({ "provider_id": second["id"] });
     user_session

@@ -1,0 +1,240 @@
+//! The status document of a request (spec 2.2), as the scheduler writes
+//! it: the summary fields, progress per stage, the chapters, the options in
+//! force, the queue, the stored result, the report and the webhooks.
+
+use super::report::CompletionReport;
+use crate::operations::requests::SummaryView;
+use dragoman_model::estimate::Estimate;
+use dragoman_model::vocab::{
+    AnalysisMode, CallbackEvent, ContextBackend, Priority, ResultFormat, Stage, WebhookState,
+};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A request's status document (spec 2.2): every field is always present.
+#[derive(Serialize, ToSchema)]
+pub struct RequestDocument {
+    #[serde(flatten)]
+    pub summary: SummaryView,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Null until the request reaches a final status.
+    #[schema(required = true)]
+    pub finished_at: Option<i64>,
+    /// The stage the request is in.
+    pub stage: Stage,
+    /// What the stage is doing (`reviewing`, `autopilot round 2`, …).
+    pub step: String,
+    pub progress: RequestProgress,
+    pub memory: MemoryBackend,
+    /// Made when the job starts; null before.
+    #[schema(required = true)]
+    pub estimate: Option<Estimate>,
+    /// Why the request failed; empty when it did not.
+    pub error: String,
+    /// Why the job stopped (`budget_exceeded`,
+    /// `licence_quota_insufficient`, …); empty when none.
+    pub stop_reason: String,
+    /// When the request is looked at again (Unix seconds; 0 when not due).
+    pub next_attempt: i64,
+    pub chapters: RequestChapters,
+    pub options: RequestOptions,
+    pub priority: Priority,
+    /// Why the job waits for a running slot; null when it does not.
+    #[schema(required = true)]
+    pub queue: Option<QueueState>,
+    /// The stored result; null before it is built.
+    #[schema(required = true)]
+    pub result: Option<StoredResult>,
+    /// The completion report; null before the end.
+    #[schema(required = true)]
+    pub report: Option<CompletionReport>,
+    /// The final webhook.
+    pub webhook: WebhookStatus,
+    /// The `chapters.translated` webhooks.
+    pub chapter_events: ChapterEvents,
+}
+
+/// How far the request is.
+#[derive(Serialize, ToSchema)]
+pub struct RequestProgress {
+    /// Passages of the request.
+    pub segments: i64,
+    /// Passages with a usable translation.
+    pub translated: i64,
+    #[schema(minimum = 0, maximum = 100)]
+    pub percent: i64,
+    /// Every stage in the order they run.
+    pub stages: Vec<StageProgress>,
+    /// The analysis stage; null when it does not run (quality `fast`, an
+    /// import-only request).
+    #[schema(required = true)]
+    pub analysis: Option<AnalysisProgress>,
+}
+
+/// One stage's progress. A stage that does not run is `skipped` and reads
+/// 0 of 0, 0 %.
+#[derive(Serialize, ToSchema)]
+pub struct StageProgress {
+    pub key: Stage,
+    pub done: i64,
+    pub total: i64,
+    #[schema(minimum = 0, maximum = 100)]
+    pub percent: i64,
+    pub skipped: bool,
+}
+
+/// The analysis stage of the request.
+#[derive(Serialize, ToSchema)]
+pub struct AnalysisProgress {
+    pub mode: AnalysisMode,
+    /// Passages analysed (or given an earlier analysis of the same text).
+    pub done: i64,
+    pub total: i64,
+    #[schema(minimum = 0, maximum = 100)]
+    pub percent: i64,
+    /// Of `done`, those the model gave no usable analysis.
+    pub failed: i64,
+    /// Things the volume's memory names so far.
+    pub entities: i64,
+    /// Terms of the volume's glossary so far.
+    pub terms: i64,
+}
+
+/// The memory backend asked for and the one that answers.
+#[derive(Serialize, ToSchema)]
+pub struct MemoryBackend {
+    pub backend: ContextBackend,
+    pub answered_by: ContextBackend,
+    /// Why they differ; empty when they do not.
+    pub note: String,
+}
+
+/// The chapters the request sent.
+#[derive(Serialize, ToSchema)]
+pub struct RequestChapters {
+    pub created: i64,
+    pub unchanged: i64,
+    pub replaced: i64,
+    /// In reading order.
+    pub items: Vec<ChapterItem>,
+    /// Ids of the chapters the request created or replaced.
+    pub new: Vec<String>,
+}
+
+/// One chapter of the request and its progress.
+#[derive(Serialize, ToSchema)]
+pub struct ChapterItem {
+    pub chapter_id: String,
+    #[schema(required = true)]
+    pub external_id: Option<String>,
+    /// Null for a special chapter.
+    #[schema(required = true)]
+    pub number: Option<i64>,
+    /// `chapter`, or a special: `prologue`, `interlude`, `epilogue`, …
+    pub kind: String,
+    #[schema(required = true)]
+    pub part: Option<i64>,
+    #[schema(required = true)]
+    pub part_count: Option<i64>,
+    #[schema(required = true)]
+    pub label: Option<String>,
+    /// The label in the target language.
+    pub display_label: String,
+    /// Place in reading order.
+    pub position: i64,
+    pub mapping: ChapterMapping,
+    #[schema(required = true)]
+    pub title: Option<String>,
+    pub segments: i64,
+    pub translated: i64,
+    pub validated: i64,
+    pub flagged: i64,
+    /// Every passage translated and none flagged.
+    pub complete: bool,
+}
+
+/// How the chapter was recognised in the upload.
+#[derive(Serialize, ToSchema)]
+pub struct ChapterMapping {
+    #[schema(minimum = 0, maximum = 1)]
+    pub confidence: f64,
+    pub reason: String,
+    /// Whether its number or kind was detected rather than given.
+    pub detected: bool,
+}
+
+/// The options the request runs with.
+#[derive(Serialize, ToSchema)]
+pub struct RequestOptions {
+    pub start: bool,
+    pub final_review: bool,
+    pub output_format: ResultFormat,
+    /// The request's own choice; null when it made none.
+    #[schema(required = true)]
+    pub analysis_mode: Option<AnalysisMode>,
+    #[schema(required = true)]
+    pub threads: Option<i64>,
+}
+
+/// Why a job waits for a running slot (spec 8, queue rule 3).
+#[derive(Serialize, ToSchema)]
+pub struct QueueState {
+    pub reason: QueueReason,
+}
+
+/// The running limit a waiting job is held by.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueReason {
+    /// The token's `max_running`.
+    TokenLimit,
+    /// The account's running limit.
+    AccountLimit,
+}
+
+/// The stored result (spec 2.2.1): built once in the request's format and
+/// scope `request`.
+#[derive(Serialize, ToSchema)]
+pub struct StoredResult {
+    pub format: ResultFormat,
+    pub media_type: String,
+    pub filename: String,
+    /// Bytes.
+    pub size: i64,
+    /// Hex SHA-256 of the file.
+    pub sha256: String,
+    pub created_at: i64,
+}
+
+/// The final webhook's delivery (section 6).
+#[derive(Serialize, ToSchema)]
+pub struct WebhookStatus {
+    pub state: WebhookState,
+    pub attempts: i64,
+    /// The last failure; empty when none.
+    pub error: String,
+}
+
+/// The `chapters.translated` webhooks of the request.
+#[derive(Serialize, ToSchema)]
+pub struct ChapterEvents {
+    #[schema(schema_with = chapters_translated)]
+    pub event: CallbackEvent,
+    pub batches: i64,
+    pub delivered: i64,
+    pub pending: i64,
+    pub failed: i64,
+    /// Chapters a batch will announce once translated.
+    pub waiting_chapters: i64,
+    /// The last failure; empty when none.
+    pub error: String,
+}
+
+/// `event`: always `chapters.translated`.
+fn chapters_translated() -> utoipa::openapi::schema::Schema {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some([CallbackEvent::ChaptersTranslated.as_str()]))
+        .into()
+}
