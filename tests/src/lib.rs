@@ -17,6 +17,7 @@ pub mod books;
 pub mod client;
 pub mod mcp;
 pub mod postgres;
+pub mod python;
 pub mod receiver;
 pub mod scrape;
 pub mod server;

@@ -14,6 +14,7 @@
 
 use dragoman_e2e::binary::{dragoman, workspace_root};
 use dragoman_e2e::postgres::cluster_urls;
+use dragoman_e2e::python::python_with;
 use dragoman_e2e::server::random_secret_key;
 use dragoman_e2e::{Backend, Installation, Server};
 use std::path::PathBuf;
@@ -26,37 +27,12 @@ const SERVICES: [&str; 4] = ["scheduler", "pipeline", "delivery", "memory"];
 /// A Python with the validators, or `None` (after a note) when there is
 /// none; under `CI=true` its absence fails the test.
 async fn validators() -> Option<PathBuf> {
-    let python = std::env::var_os("DRAGOMAN_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join(".venv-ci/bin/python"));
-    let probe = tokio::process::Command::new(&python)
-        .args([
-            "-c",
-            "import dockerfile, hcl2, kubernetes_validate, check_jsonschema, yaml, shutil, sys, os; \
-             sys.exit(0 if shutil.which('hadolint', path=os.path.dirname(sys.executable)) else 'no hadolint')",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .await;
-    let problem = match probe {
-        Ok(output) if output.status.success() => None,
-        Ok(output) => Some(String::from_utf8_lossy(&output.stderr).into_owned()),
-        Err(error) => Some(error.to_string()),
-    };
-    if let Some(problem) = problem {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-        assert!(
-            !ci,
-            "the deployment validators are required under CI ({}): {problem}",
-            python.display()
-        );
-        eprintln!(
-            "{}: no deployment validators ({problem}); deploy check skipped",
-            python.display()
-        );
-        return None;
-    }
-    Some(python)
+    python_with(
+        "the deployment validators",
+        "import dockerfile, hcl2, kubernetes_validate, check_jsonschema, yaml, shutil, sys, os; \
+         sys.exit(0 if shutil.which('hadolint', path=os.path.dirname(sys.executable)) else 'no hadolint')",
+    )
+    .await
 }
 
 /// `dragoman <args>` with exactly `env` (and `PATH`), nothing inherited.

@@ -7,6 +7,7 @@
 //! at the repository root. Without an interpreter that imports `mcp` the
 //! test is skipped, and fails under `CI=true`.
 
+use dragoman_e2e::python::python_with;
 use dragoman_e2e::translation::chapter;
 use dragoman_e2e::{Api, Backend, Server, eventually};
 use serde_json::{Value, json};
@@ -60,32 +61,7 @@ impl SdkClient {
     /// the SDK; under `CI=true` its absence fails the test.
     async fn find() -> Option<SdkClient> {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let python = std::env::var_os("DRAGOMAN_TEST_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("../.venv-ci/bin/python"));
-        let imports = tokio::process::Command::new(&python)
-            .args(["-c", "import mcp, httpx2"])
-            .stdin(Stdio::null())
-            .output()
-            .await;
-        let problem = match imports {
-            Ok(output) if output.status.success() => None,
-            Ok(output) => Some(String::from_utf8_lossy(&output.stderr).into_owned()),
-            Err(error) => Some(error.to_string()),
-        };
-        if let Some(problem) = problem {
-            let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-            assert!(
-                !ci,
-                "the MCP Python SDK is required under CI ({}): {problem}",
-                python.display()
-            );
-            eprintln!(
-                "{}: no MCP Python SDK ({problem}); SDK test skipped",
-                python.display()
-            );
-            return None;
-        }
+        let python = python_with("the MCP Python SDK", "import mcp, httpx2").await?;
         Some(SdkClient {
             python,
             script: root.join("python/mcp_client.py"),

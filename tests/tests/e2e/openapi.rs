@@ -12,6 +12,7 @@
 //! `CI=true`.
 
 use dragoman_e2e::client::send;
+use dragoman_e2e::python::python_with;
 use dragoman_e2e::translation::{chapter, tail};
 use dragoman_e2e::{Api, Backend};
 use reqwest::Method;
@@ -254,33 +255,7 @@ async fn every_documented_operation_is_routed_and_nothing_else_on_its_paths() {
 
 /// The interpreter with schemathesis installed.
 async fn schemathesis_python() -> Option<PathBuf> {
-    let python = std::env::var_os("DRAGOMAN_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repository().join(".venv-ci/bin/python"));
-    let imports = tokio::process::Command::new(&python)
-        .args(["-c", "import schemathesis"])
-        .stdin(Stdio::null())
-        .output()
-        .await;
-    let problem = match imports {
-        Ok(output) if output.status.success() => None,
-        Ok(output) => Some(String::from_utf8_lossy(&output.stderr).into_owned()),
-        Err(error) => Some(error.to_string()),
-    };
-    if let Some(problem) = problem {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-        assert!(
-            !ci,
-            "schemathesis is required under CI ({}): {problem}",
-            python.display()
-        );
-        eprintln!(
-            "{}: no schemathesis ({problem}); schemathesis test skipped",
-            python.display()
-        );
-        return None;
-    }
-    Some(python)
+    python_with("schemathesis", "import schemathesis").await
 }
 
 /// The document with the seeded ids as examples of the path parameters,
