@@ -3,7 +3,9 @@
 
 use crate::config::Config;
 use clap::Subcommand;
+use dragoman_gateway::auth::bearer::{TOKEN_CACHE_TTL, announce_tokens_changed};
 use dragoman_migrations::{Migrator, MigratorTrait};
+use dragoman_model::coordination::RedisCoordination;
 use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::ProviderKind;
 use dragoman_proto::wire::WireEnum;
@@ -25,7 +27,8 @@ pub enum AdminCommand {
         #[arg(long)]
         admin: bool,
     },
-    /// Disable an account: its sessions and tokens stop working at once.
+    /// Disable an account: its sessions and tokens stop working, everywhere
+    /// by the time the command answers.
     DisableUser {
         #[arg(long)]
         username: String,
@@ -211,12 +214,14 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
             dragoman_gateway::identity::set_active(&db, &username, false)
                 .await
                 .map_err(|e| describe(&e))?;
+            account_changed(config, true).await;
             println!("disabled account `{username}`");
         }
         AdminCommand::EnableUser { username } => {
             dragoman_gateway::identity::set_active(&db, &username, true)
                 .await
                 .map_err(|e| describe(&e))?;
+            account_changed(config, false).await;
             println!("enabled account `{username}`");
         }
         AdminCommand::SetAllowance { username, words } => {
@@ -224,6 +229,7 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
             dragoman_gateway::identity::set_allowance(&db, &username, allowance)
                 .await
                 .map_err(|e| describe(&e))?;
+            account_changed(config, false).await;
             match allowance {
                 Some(words) => println!("account `{username}` may add {words} words per cycle"),
                 None => println!("account `{username}` has no word allowance of its own"),
@@ -231,6 +237,33 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
         }
     }
     Ok(())
+}
+
+/// An account changed behind the running servers' back: with Redis, every
+/// server drops the account's authenticated tokens as soon as the notify
+/// reaches it. A `restricting` change (an account disabled) then waits out
+/// the servers' token cache, so that once the command has answered no
+/// server still accepts the account's tokens, with Redis or without (the
+/// in-process coordination of a single server cannot be reached from here).
+/// The change is committed already: an announcement that cannot be made is
+/// a warning, and the servers see the change within the cache's lifetime.
+async fn account_changed(config: &Config, restricting: bool) {
+    if let Some(url) = &config.redis_url {
+        match RedisCoordination::connect(url, &config.redis_namespace).await {
+            Ok(coordination) => announce_tokens_changed(&coordination).await,
+            Err(e) => eprintln!(
+                "warning: the change could not be announced through redis {}: {e}; \
+                 servers see it within {} s",
+                redact(url),
+                TOKEN_CACHE_TTL.as_secs()
+            ),
+        }
+    }
+    if restricting {
+        // A read that began just before the change may have been kept a
+        // little after it: a second more covers it.
+        tokio::time::sleep(TOKEN_CACHE_TTL + std::time::Duration::from_secs(1)).await;
+    }
 }
 
 /// `none`, or a number of words from 0.

@@ -11,7 +11,7 @@ use dragoman_delivery::epub_check::{EpubValidator, Epubcheck};
 use dragoman_delivery::epub_result::EpubDelivery;
 use dragoman_delivery::webhooks::Dispatcher;
 use dragoman_delivery::{DeliveryService, ResultStore, ResultsLoop};
-use dragoman_gateway::{Gateway, GatewaySettings, Service};
+use dragoman_gateway::{Gateway, GatewaySettings, ReadCaches, Service};
 use dragoman_memory::MemoryService;
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::coordination::{Coordination, LocalCoordination, RedisCoordination};
@@ -380,6 +380,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     {
         let gateway = Gateway {
             db: db.clone(),
+            caches: ReadCaches::new(&coordination),
             coordination: coordination.clone(),
             scheduler,
             pipeline: pick(pipeline_local.clone().map(|s| s as _), || {

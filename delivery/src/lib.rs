@@ -16,3 +16,16 @@ pub use error::DeliveryError;
 pub use results_loop::ResultsLoop;
 pub use service::DeliveryService;
 pub use stored::ResultStore;
+
+use dragoman_model::coordination::Coordination;
+use dragoman_model::vocab::Channel;
+
+/// What the request's status document shows changed (its stored result, a
+/// webhook call's outcome): status documents kept by gateways are dropped.
+/// A lost notify only leaves one kept for its short lifetime, so an error
+/// is logged, not returned.
+pub(crate) async fn request_changed(coordination: &dyn Coordination, request_id: &str) {
+    if let Err(e) = coordination.notify(&Channel::request(request_id)).await {
+        tracing::warn!(request = %request_id, error = %e, "coordination notify failed");
+    }
+}

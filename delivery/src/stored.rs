@@ -121,6 +121,9 @@ impl ResultStore {
             // The lease expires on its own.
             tracing::warn!(request = %request_id, error = %e, "releasing a result lease failed");
         }
+        if stored.is_ok() {
+            crate::request_changed(coordination, request_id).await;
+        }
         stored.map(Some)
     }
 

@@ -20,4 +20,4 @@ pub mod validate;
 
 pub use error::{ApiError, ApiResult};
 pub use routes::router;
-pub use state::{AppState, Gateway, GatewaySettings, Service};
+pub use state::{AppState, Gateway, GatewaySettings, ReadCaches, Service};

@@ -57,6 +57,27 @@ pub struct Gateway {
     pub blobs: Arc<dyn object_store::ObjectStore>,
     /// Turns true when the process stops: long polls answer at once.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    pub caches: ReadCaches,
+}
+
+/// What the token routes keep between calls so that reading a request
+/// under load does not read the same rows at each call (docs/decisions.md,
+/// "Reading a request under load"). Each is dropped by the change it is
+/// about, in every process through coordination.
+pub struct ReadCaches {
+    pub licence: crate::auth::licence::LicenceCache,
+    pub tokens: crate::auth::bearer::TokenCache,
+    pub documents: crate::operations::requests::DocumentCache,
+}
+
+impl ReadCaches {
+    pub fn new(coordination: &Arc<dyn Coordination>) -> ReadCaches {
+        ReadCaches {
+            licence: crate::auth::licence::licence_cache(coordination.clone()),
+            tokens: crate::auth::bearer::token_cache(coordination.clone()),
+            documents: crate::operations::requests::document_cache(coordination.clone()),
+        }
+    }
 }
 
 impl Gateway {

@@ -4,9 +4,11 @@
 
 use crate::error::SchedulerError;
 use crate::lifecycle::lease::analysis_mode;
-use dragoman_model::entities::{narrative_entity, passage, passage_analysis, request, term};
+use crate::passage_counts::Counts;
+use dragoman_model::entities::{narrative_entity, request, term};
 use dragoman_model::vocab::{AnalysisMode, ContextBackend, Quality};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::sea_query::{Asterisk, Expr, Func, Query};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, QueryTrait};
 use serde_json::{Value, json};
 
 /// Progress of the analysis stage of one request.
@@ -47,11 +49,11 @@ fn option<T: serde::de::DeserializeOwned + Default>(row: &request::Model, key: &
 }
 
 /// The analysis stage's progress; `None` when it does not run (quality
-/// `fast`, or an import-only request).
+/// `fast`, or an import-only request). `passages` are the request's counts.
 pub async fn progress(
     db: &impl ConnectionTrait,
     row: &request::Model,
-    passages: &[passage::Model],
+    passages: &Counts,
 ) -> Result<Option<Progress>, SchedulerError> {
     let start = row
         .options
@@ -61,34 +63,44 @@ pub async fn progress(
     if !start || option::<Quality>(row, "quality") == Quality::Fast {
         return Ok(None);
     }
-    let ids: Vec<String> = passages.iter().map(|p| p.id.clone()).collect();
-    let mut done = 0;
-    let mut failed = 0;
-    // Bounded chunks keep the statement within every database's parameter limit.
-    for chunk in ids.chunks(5000) {
-        let rows = passage_analysis::Entity::find()
-            .filter(passage_analysis::Column::PassageId.is_in(chunk.to_vec()))
-            .all(db)
-            .await?;
-        done += rows.len();
-        failed += rows.iter().filter(|r| r.failed).count();
-    }
-    let entities = narrative_entity::Entity::find()
-        .filter(narrative_entity::Column::ProjectId.eq(row.project_id.clone()))
-        .count(db)
-        .await?;
-    let terms = term::Entity::find()
-        .filter(term::Column::ProjectId.eq(row.project_id.clone()))
-        .count(db)
-        .await?;
+    let (entities, terms) = memory_size(db, &row.project_id).await?;
     Ok(Some(Progress {
         mode: analysis_mode(row),
-        done,
-        total: passages.len(),
-        failed,
+        done: passages.analysed,
+        total: passages.segments,
+        failed: passages.analysis_failed,
         entities,
         terms,
     }))
+}
+
+/// The volume's narrative entities and terms, counted in one statement.
+async fn memory_size(
+    db: &impl ConnectionTrait,
+    project_id: &str,
+) -> Result<(u64, u64), SchedulerError> {
+    let entities = narrative_entity::Entity::find()
+        .select_only()
+        .expr(Func::count(Expr::col(Asterisk)))
+        .filter(narrative_entity::Column::ProjectId.eq(project_id))
+        .into_query();
+    let terms = term::Entity::find()
+        .select_only()
+        .expr(Func::count(Expr::col(Asterisk)))
+        .filter(term::Column::ProjectId.eq(project_id))
+        .into_query();
+    let both = Query::select()
+        .expr_as(entities, "entities")
+        .expr_as(terms, "terms")
+        .to_owned();
+    let Some(found) = db.query_one(&both).await? else {
+        return Ok((0, 0));
+    };
+    let count = |column: &str| -> Result<u64, SchedulerError> {
+        let n: i64 = found.try_get("", column)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    };
+    Ok((count("entities")?, count("terms")?))
 }
 
 /// Which memory backend the request asked for and which one answers. The

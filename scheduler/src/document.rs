@@ -7,16 +7,21 @@ use crate::analysis;
 use crate::error::SchedulerError;
 use crate::lifecycle::lease::review_below;
 use crate::lifecycle::queue::{QueueSettings, wait_reason};
-use crate::report::{self, is_flagged, is_translated};
+use crate::passage_counts::{self, Counts};
 use crate::steps;
-use dragoman_model::entities::{chapter, job, passage, request, result, webhook_delivery};
+use dragoman_model::entities::{
+    autopilot_run, chapter, job, passage, request, result, webhook_delivery,
+};
 use dragoman_model::vocab::{
     CallbackEvent, PassageStatus, Quality, RequestStatus, ResultFormat, Stage, WebhookState,
 };
 use dragoman_model::webhook::announced_in;
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, JoinType, QueryFilter,
+    QueryOrder, QuerySelect, RelationDef,
+};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
 fn percent(done: usize, total: usize) -> usize {
     (done * 100).checked_div(total).unwrap_or(100)
@@ -54,52 +59,100 @@ fn quality(row: &request::Model) -> Quality {
         .unwrap_or_default()
 }
 
-/// Whether the review pass takes up, or took up, a passage at `quality`:
-/// at `high` and `maximum` every translated passage, at `normal` those the
-/// checks flagged or scored below the threshold. Like the pass itself, it
-/// leaves what a person edited or validated alone, and passages delivered
-/// in source text; counting them would keep the stage from ever finishing.
-fn in_review(p: &passage::Model, quality: Quality, review_below: i32) -> bool {
-    if p.translation.is_none() {
-        return false;
-    }
-    if p.reviewed {
-        return true;
-    }
-    if p.human
-        || p.validated
-        || !matches!(
-            p.status,
-            PassageStatus::Ok
-                | PassageStatus::Check
-                | PassageStatus::Error
-                | PassageStatus::Refused
-        )
-    {
-        return false;
-    }
+/// Whether the review pass takes up, or took up, a passage at `quality`,
+/// as a SQL condition on `passages`: at `high` and `maximum` every
+/// translated passage, at `normal` those the checks flagged or scored below
+/// the threshold. Like the pass itself, it leaves what a person edited or
+/// validated alone, and passages delivered in source text; counting them
+/// would keep the stage from ever finishing. A passage the pass has read
+/// counts whatever it is now.
+fn in_review(quality: Quality, review_below: i32) -> Condition {
+    let read = passage::Column::Reviewed.eq(true);
+    let translated = passage::Column::Translation.is_not_null();
+    let mut eligible = Condition::all()
+        .add(passage::Column::Human.eq(false))
+        .add(passage::Column::Validated.eq(false))
+        .add(passage::Column::Status.is_in([
+            PassageStatus::Ok,
+            PassageStatus::Check,
+            PassageStatus::Error,
+            PassageStatus::Refused,
+        ]));
     match quality {
-        Quality::Fast => false,
+        Quality::Fast => return Condition::all().add(translated).add(read),
         Quality::Normal => {
-            p.status != PassageStatus::Ok || p.score.is_some_and(|s| s < review_below)
+            eligible = eligible.add(
+                Condition::any()
+                    .add(passage::Column::Status.ne(PassageStatus::Ok))
+                    .add(passage::Column::Score.lt(review_below)),
+            );
         }
-        Quality::High | Quality::Maximum => true,
+        Quality::High | Quality::Maximum => {}
     }
+    Condition::all()
+        .add(translated)
+        .add(Condition::any().add(read).add(eligible))
 }
 
-/// The review stage's progress (reviewed, to review); `None` when it does
-/// not run: an import-only request, no final review, or quality `fast`.
-fn review_progress(row: &request::Model, passages: &[passage::Model]) -> Option<(usize, usize)> {
-    let quality = quality(row);
-    if !flag(row, "start", true) || !flag(row, "final_review", true) || quality == Quality::Fast {
-        return None;
-    }
-    let threshold = review_below(row);
-    let taken: Vec<&passage::Model> = passages
-        .iter()
-        .filter(|p| in_review(p, quality, threshold))
-        .collect();
-    Some((taken.iter().filter(|p| p.reviewed).count(), taken.len()))
+/// Whether the request runs the review stage: not an import-only request,
+/// nor one without final review, nor quality `fast`.
+fn review_runs(row: &request::Model) -> bool {
+    flag(row, "start", true) && flag(row, "final_review", true) && quality(row) != Quality::Fast
+}
+
+/// A webhook delivery as the document reads it: the body only when the
+/// request asked for chapter events (it tells which chapters a batch
+/// announced).
+#[derive(Debug, FromQueryResult)]
+struct Delivery {
+    batch: Option<i32>,
+    state: WebhookState,
+    attempts: i32,
+    last_error: String,
+    body: String,
+}
+
+async fn deliveries(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<Vec<Delivery>, SchedulerError> {
+    let mut query = webhook_delivery::Entity::find()
+        .select_only()
+        .columns([
+            webhook_delivery::Column::Batch,
+            webhook_delivery::Column::State,
+            webhook_delivery::Column::Attempts,
+            webhook_delivery::Column::LastError,
+        ])
+        .filter(webhook_delivery::Column::RequestId.eq(row.id.clone()))
+        .order_by_asc(webhook_delivery::Column::CreatedAt)
+        .order_by_asc(webhook_delivery::Column::Id);
+    query = if row.wants_chapter_events() {
+        query.column(webhook_delivery::Column::Body)
+    } else {
+        query.column_as(Expr::val(""), "body")
+    };
+    Ok(query.into_model::<Delivery>().all(db).await?)
+}
+
+/// The request's job and its autopilot run, in one statement.
+async fn job_and_run(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<(Option<job::Model>, Option<autopilot_run::Model>), SchedulerError> {
+    let Some(job_id) = &row.job_id else {
+        return Ok((None, None));
+    };
+    let run: RelationDef = job::Entity::belongs_to(autopilot_run::Entity)
+        .from(job::Column::Id)
+        .to(autopilot_run::Column::JobId)
+        .into();
+    let found = job::Entity::find_by_id(job_id.clone())
+        .join(JoinType::LeftJoin, run)
+        .select_also(autopilot_run::Entity)
+        .one(db)
+        .await?;
+    Ok(found.map_or((None, None), |(job, run)| (Some(job), run)))
 }
 
 /// The status document of `row`; `queue` are the environment's queue
@@ -115,24 +168,8 @@ pub async fn build(
         .order_by_asc(chapter::Column::Position)
         .all(db)
         .await?;
-    let passages = passage::Entity::find()
-        .filter(passage::Column::ChapterId.is_in(ids))
-        .all(db)
-        .await?;
-    let mut per_chapter: HashMap<&str, (usize, usize, usize, usize)> = HashMap::new();
-    for p in &passages {
-        let entry = per_chapter.entry(p.chapter_id.as_str()).or_default();
-        entry.0 += 1;
-        if is_translated(p) {
-            entry.1 += 1;
-        }
-        if p.validated {
-            entry.2 += 1;
-        }
-        if is_flagged(p) {
-            entry.3 += 1;
-        }
-    }
+    let counts =
+        passage_counts::of_chapters(db, ids, in_review(quality(row), review_below(row))).await?;
     let target = row
         .options
         .get("target_language")
@@ -141,8 +178,13 @@ pub async fn build(
     let items: Vec<Value> = chapters
         .iter()
         .map(|c| {
-            let (segments, translated, validated, flagged) =
-                per_chapter.get(c.id.as_str()).copied().unwrap_or_default();
+            let Counts {
+                segments,
+                translated,
+                validated,
+                flagged,
+                ..
+            } = counts.of(&c.id);
             let kind = c.kind.as_str();
             // The spec's three fields; the column also keeps an EPUB
             // chapter's archive path, which is intake's business.
@@ -173,20 +215,13 @@ pub async fn build(
             })
         })
         .collect();
-    let total = passages.len();
-    let translated = passages.iter().filter(|p| is_translated(p)).count();
-    let attempted = passages
-        .iter()
-        .filter(|p| p.status != PassageStatus::Pending)
-        .count();
+    let total = counts.total.segments;
+    let translated = counts.total.translated;
+    let attempted = counts.total.attempted;
     let finished = row.status.is_final();
-    let job_row = match &row.job_id {
-        Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
-        None => None,
-    };
-    let analysis = analysis::progress(db, row, &passages).await?;
-    let review = review_progress(row, &passages);
-    let autopilot = report::run_of(db, row).await?;
+    let (job_row, autopilot) = job_and_run(db, row).await?;
+    let analysis = analysis::progress(db, row, &counts.total).await?;
+    let review = review_runs(row).then_some((counts.total.reviewed, counts.total.in_review));
     let stage_progress = |stage: Stage| -> Option<(usize, usize)> {
         match stage {
             Stage::Import => Some((1, 1)),
@@ -236,14 +271,9 @@ pub async fn build(
                 "size": r.size, "sha256": r.sha256, "created_at": r.created_at,
             })
         });
-    let deliveries = webhook_delivery::Entity::find()
-        .filter(webhook_delivery::Column::RequestId.eq(row.id.clone()))
-        .all(db)
-        .await?;
-    let finals: Vec<&webhook_delivery::Model> =
-        deliveries.iter().filter(|d| d.batch.is_none()).collect();
-    let batches: Vec<&webhook_delivery::Model> =
-        deliveries.iter().filter(|d| d.batch.is_some()).collect();
+    let deliveries = deliveries(db, row).await?;
+    let finals: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_none()).collect();
+    let batches: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_some()).collect();
     let webhook = match finals.first() {
         Some(d) => json!({"state": d.state, "attempts": d.attempts, "error": d.last_error}),
         None => json!({"state": WebhookState::Pending, "attempts": 0, "error": ""}),
@@ -321,7 +351,7 @@ pub async fn build(
 /// Chapters of the request that a `chapters.translated` batch will announce
 /// once translated and has not yet: none unless the request asked for them,
 /// and never those already translated at import.
-fn waiting_chapters(row: &request::Model, batches: &[&webhook_delivery::Model]) -> usize {
+fn waiting_chapters(row: &request::Model, batches: &[&Delivery]) -> usize {
     if !row.wants_chapter_events() {
         return 0;
     }
@@ -353,9 +383,11 @@ pub fn kind_from_key(key: &str) -> dragoman_book::model::ChapterKind {
 mod tests {
     use super::*;
     use crate::report::fixtures::{edit, run, scored};
+    use crate::report::{is_flagged, is_translated};
     use crate::testing::{Fixture, chapter};
+    use dragoman_model::entities::passage_analysis;
     use dragoman_model::vocab::AutopilotOutcome;
-    use sea_orm::Set;
+    use sea_orm::{ActiveModelTrait, Set};
 
     /// A request of one chapter of `n` passages with `pipeline` options.
     async fn request_with(
@@ -493,6 +525,142 @@ mod tests {
         assert_eq!(item(&doc)["validated"], 1);
         assert_eq!(item(&doc)["flagged"], 0);
         assert_eq!(item(&doc)["complete"], true);
+    }
+
+    /// The review pass's rule read on one passage: what the SQL condition
+    /// [`in_review`] must agree with.
+    fn taken_by_review(p: &passage::Model, quality: Quality, below: i32) -> bool {
+        let eligible = !p.human
+            && !p.validated
+            && matches!(
+                p.status,
+                PassageStatus::Ok
+                    | PassageStatus::Check
+                    | PassageStatus::Error
+                    | PassageStatus::Refused
+            );
+        p.translation.is_some()
+            && (p.reviewed
+                || eligible
+                    && match quality {
+                        Quality::Fast => false,
+                        Quality::Normal => {
+                            p.status != PassageStatus::Ok || p.score.is_some_and(|s| s < below)
+                        }
+                        Quality::High | Quality::Maximum => true,
+                    })
+    }
+
+    #[tokio::test]
+    async fn counts_in_sql_agree_with_the_rules_on_every_kind_of_passage() {
+        crate::testing::on_both(|f| async move {
+            // Every status, with and without a translation, validated or
+            // not, edited by a person or not, read by the review or not,
+            // unscored, scored below and above the threshold.
+            let mut kinds = Vec::new();
+            for status in PassageStatus::ALL {
+                for translated in [false, true] {
+                    for validated in [false, true] {
+                        for human in [false, true] {
+                            for reviewed in [false, true] {
+                                for score in [None, Some(50), Some(90)] {
+                                    kinds.push((
+                                        *status, translated, validated, human, reviewed, score,
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let half = kinds.len().div_ceil(2);
+            let text = |n: usize| {
+                (0..n)
+                    .map(|i| format!("Paragraph {i}."))
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            };
+            let body = f.body(
+                "Saga",
+                1,
+                json!([chapter(1, &text(half)), chapter(2, &text(half))]),
+            );
+            let row = f.accepted(&body).await;
+            let chapters = f.chapters(&row.project_id).await;
+            let mut passages = Vec::new();
+            for c in &chapters {
+                passages.extend(f.passages(&c.id).await);
+            }
+            assert!(passages.len() >= kinds.len(), "{} passages", passages.len());
+            let mut edited = Vec::new();
+            for (i, (p, kind)) in passages.iter().zip(kinds.iter().cycle()).enumerate() {
+                let (status, translated, validated, human, reviewed, score) = *kind;
+                let p = edit(&f.db, p, |m| {
+                    m.status = Set(status);
+                    m.translation = Set(translated.then(|| format!("{} (fr)", p.source)));
+                    m.validated = Set(validated);
+                    m.human = Set(human);
+                    m.reviewed = Set(reviewed);
+                    m.score = Set(score);
+                })
+                .await;
+                // Every third passage analysed, every sixth without result.
+                if i % 3 == 0 {
+                    passage_analysis::ActiveModel {
+                        passage_id: Set(p.id.clone()),
+                        project_id: Set(row.project_id.clone()),
+                        account_id: Set(row.account_id.clone()),
+                        source_key: Set(format!("key {i}")),
+                        extraction: Set(json!({})),
+                        reconciled: Set(false),
+                        failed: Set(i % 6 == 0),
+                        created_at: Set(0),
+                    }
+                    .insert(&f.db)
+                    .await
+                    .expect("analysis");
+                }
+                edited.push((i, p));
+            }
+            for quality in Quality::ALL {
+                let counts =
+                    passage_counts::of_chapters(&f.db, row.chapter_ids(), in_review(*quality, 70))
+                        .await
+                        .expect("counts");
+                let mut total = 0;
+                for c in &chapters {
+                    let ps: Vec<&(usize, passage::Model)> = edited
+                        .iter()
+                        .filter(|(_, p)| p.chapter_id == c.id)
+                        .collect();
+                    let n = |rule: &dyn Fn(usize, &passage::Model) -> bool| {
+                        ps.iter().filter(|(i, p)| rule(*i, p)).count()
+                    };
+                    let taken = |_: usize, p: &passage::Model| taken_by_review(p, *quality, 70);
+                    let expected = Counts {
+                        segments: ps.len(),
+                        translated: n(&|_, p| is_translated(p)),
+                        validated: n(&|_, p| p.validated),
+                        flagged: n(&|_, p| is_flagged(p)),
+                        attempted: n(&|_, p| p.status != PassageStatus::Pending),
+                        in_review: n(&taken),
+                        reviewed: n(&|i, p| taken(i, p) && p.reviewed),
+                        analysed: n(&|i, _| i % 3 == 0),
+                        analysis_failed: n(&|i, _| i % 6 == 0),
+                    };
+                    assert_eq!(
+                        counts.of(&c.id),
+                        expected,
+                        "{quality} chapter {:?}",
+                        c.number
+                    );
+                    total += ps.len();
+                }
+                assert_eq!(counts.total.segments, total);
+                assert!(counts.total.in_review > 0 || *quality == Quality::Fast);
+            }
+        })
+        .await;
     }
 
     fn stage<'a>(doc: &'a Value, key: &str) -> &'a Value {

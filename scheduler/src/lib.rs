@@ -9,6 +9,7 @@ pub mod library;
 pub mod licence;
 pub mod lifecycle;
 pub mod queue_metrics;
+pub mod passage_counts;
 pub mod report;
 pub mod series;
 pub mod service;

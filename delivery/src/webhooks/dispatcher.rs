@@ -205,6 +205,7 @@ impl Dispatcher {
     ) -> Result<Option<webhook_delivery::Model>, DeliveryError> {
         if u32::try_from(row.attempts).unwrap_or(0) >= settings.max_attempts {
             outbox::fail_exhausted(&self.db, &row).await?;
+            crate::request_changed(self.coordination.as_ref(), &row.request_id).await;
             return Ok(None);
         }
         if row.body.is_empty() {
@@ -212,6 +213,7 @@ impl Dispatcher {
                 // Nothing left to describe: the call ends here.
                 Err(DeliveryError::RequestNotFound) => {
                     outbox::fail_exhausted(&self.db, &row).await?;
+                    crate::request_changed(self.coordination.as_ref(), &row.request_id).await;
                     return Ok(None);
                 }
                 other => other?,
@@ -316,5 +318,6 @@ impl Dispatcher {
         {
             tracing::warn!(delivery = %delivery_id, error = %e, "recording a webhook outcome failed");
         }
+        crate::request_changed(self.coordination.as_ref(), &row.request_id).await;
     }
 }

@@ -2,6 +2,12 @@
 //! identifying part, checks the secret's hash in constant time, then expiry,
 //! revocation and the owner's account, and puts the caller in the request.
 //! A session cookie is never looked at here.
+//!
+//! A token found is kept for a short time ([`TokenCache`]) so a call does
+//! not read it again; the secret, revocation, expiry and account checks
+//! still run on every call, against what was read, a token they refuse for
+//! what it is is not kept, and any change to a token or an account drops
+//! what was kept ([`tokens_changed`]).
 
 use super::token_format;
 use crate::error::ApiError;
@@ -11,12 +17,17 @@ use axum::http::{header, request::Parts};
 use axum::middleware::Next;
 use axum::response::Response;
 use dragoman_model::clock;
+use dragoman_model::coordination::{Coordination, NotifiedCache};
 use dragoman_model::entities::{account, api_token};
-use dragoman_model::vocab::ErrorCode;
+use dragoman_model::vocab::{Channel, ErrorCode};
 use dragoman_model::vocab::{Priority, Scope};
 use dragoman_proto::principal::Principal;
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
 
 /// `last_used_at` is written at most this often (spec 8).
 const LAST_USED_EVERY: i64 = 60;
@@ -135,34 +146,106 @@ pub async fn authenticate(
     }
     let (prefix, secret) =
         token_format::parse(presented).ok_or_else(|| ApiError::new(ErrorCode::InvalidToken))?;
-    let found = api_token::Entity::find()
-        .filter(api_token::Column::Prefix.eq(prefix))
-        .find_also_related(account::Entity)
-        .one(&state.db)
-        .await?;
-    let (token, owner) = match found {
-        Some((token, Some(owner))) if token_format::secret_matches(secret, &token.secret_hash) => {
-            (token, owner)
-        }
-        _ => return Err(ApiError::new(ErrorCode::InvalidToken)),
-    };
     let now = clock::now();
-    if token.revoked_at.is_some() {
-        return Err(ApiError::new(ErrorCode::RevokedToken));
+    let cache = &state.caches.tokens;
+    let known = cache
+        .get_or_load(prefix, &Channel::Tokens, || async {
+            let found = api_token::Entity::find()
+                .filter(api_token::Column::Prefix.eq(prefix))
+                .find_also_related(account::Entity)
+                .one(&state.db)
+                .await?;
+            match found {
+                Some((token, Some(owner))) => Ok(Arc::new(Authenticated::new(token, owner))),
+                _ => Err(ApiError::new(ErrorCode::InvalidToken)),
+            }
+        })
+        .await?;
+    if let Err(refusal) = known.check(secret, now) {
+        // A token refused for what it is (revoked, expired, its owner
+        // disabled) is read again at the next call rather than kept, so
+        // an owner enabled again is let in at once.
+        if refusal.code != ErrorCode::InvalidToken {
+            cache.discard(prefix).await;
+        }
+        return Err(refusal);
     }
-    if token.expires_at.is_some_and(|at| at <= now) {
-        return Err(ApiError::new(ErrorCode::ExpiredToken));
+    touch(state, &known, now).await?;
+    Ok(known.caller.clone())
+}
+
+/// A token and its owner as read from the database, kept between calls by
+/// [`TokenCache`].
+pub struct Authenticated {
+    caller: TokenCaller,
+    /// `last_used_at` as this process knows it (0: never), so that it is
+    /// written at most once a minute without reading it at each call.
+    last_used_at: AtomicI64,
+}
+
+impl Authenticated {
+    fn new(token: api_token::Model, account: account::Model) -> Authenticated {
+        let last_used_at = AtomicI64::new(token.last_used_at.unwrap_or(0));
+        let scopes = scopes_of(&token);
+        Authenticated {
+            caller: TokenCaller {
+                account,
+                token,
+                scopes,
+            },
+            last_used_at,
+        }
     }
-    if !owner.active {
-        return Err(ApiError::new(ErrorCode::InactiveAccount));
+
+    /// The checks of every call, cached or not: the secret's hash in
+    /// constant time, then revocation, expiry and the owner's account.
+    fn check(&self, secret: &str, now: i64) -> Result<(), ApiError> {
+        let TokenCaller { account, token, .. } = &self.caller;
+        if !token_format::secret_matches(secret, &token.secret_hash) {
+            return Err(ApiError::new(ErrorCode::InvalidToken));
+        }
+        if token.revoked_at.is_some() {
+            return Err(ApiError::new(ErrorCode::RevokedToken));
+        }
+        if token.expires_at.is_some_and(|at| at <= now) {
+            return Err(ApiError::new(ErrorCode::ExpiredToken));
+        }
+        if !account.active {
+            return Err(ApiError::new(ErrorCode::InactiveAccount));
+        }
+        Ok(())
     }
-    let token = touch(state, token, now).await?;
-    let scopes = scopes_of(&token);
-    Ok(TokenCaller {
-        account: owner,
-        token,
-        scopes,
-    })
+}
+
+/// Tokens and their owners by the tokens' identifying part. An entry goes
+/// when a token or account change is announced on [`Channel::Tokens`] (by
+/// this process at once, see [`tokens_changed`]), when its token is
+/// refused for what it is, and after [`TOKEN_CACHE_TTL`] whatever happens,
+/// so a change made behind the service's back applies within that time.
+pub type TokenCache = NotifiedCache<String, Arc<Authenticated>>;
+
+/// How long an authenticated token is kept without reading it again.
+pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(2);
+/// Tokens kept at most (each a few hundred bytes).
+const TOKEN_CACHE_CAPACITY: u64 = 10_000;
+
+pub fn token_cache(coordination: Arc<dyn Coordination>) -> TokenCache {
+    NotifiedCache::new(coordination, TOKEN_CACHE_CAPACITY, TOKEN_CACHE_TTL)
+}
+
+/// A token or an account changed (revoked, limits, budget, disabled):
+/// this process refuses or reads it again from its next call, the others
+/// once the notify reaches them. Call it after the change is committed.
+pub async fn tokens_changed(state: &AppState) {
+    state.caches.tokens.clear();
+    announce_tokens_changed(state.coordination.as_ref()).await;
+}
+
+/// Announces a token or account change to every process on `coordination`.
+pub async fn announce_tokens_changed(coordination: &dyn Coordination) {
+    if let Err(error) = coordination.notify(&Channel::Tokens).await {
+        tracing::warn!(%error, "coordination notify of a token change failed");
+    }
 }
 
 pub fn scopes_of(token: &api_token::Model) -> BTreeSet<Scope> {
@@ -178,18 +261,25 @@ pub fn scopes_of(token: &api_token::Model) -> BTreeSet<Scope> {
         .unwrap_or_default()
 }
 
-async fn touch(
-    state: &AppState,
-    token: api_token::Model,
-    now: i64,
-) -> Result<api_token::Model, ApiError> {
-    if token
-        .last_used_at
-        .is_some_and(|at| now - at < LAST_USED_EVERY)
-    {
-        return Ok(token);
+/// Writes `last_used_at` when it is a minute old or never written. Of the
+/// calls of this process, one writes; another process may write it too
+/// within the cache's lifetime, which reads it back.
+async fn touch(state: &AppState, known: &Authenticated, now: i64) -> Result<(), ApiError> {
+    let last = known.last_used_at.load(Ordering::Relaxed);
+    if last != 0 && now - last < LAST_USED_EVERY {
+        return Ok(());
     }
-    let mut active: api_token::ActiveModel = token.into();
-    active.last_used_at = Set(Some(now));
-    Ok(active.update(&state.db).await?)
+    if known
+        .last_used_at
+        .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+        .is_err()
+    {
+        return Ok(());
+    }
+    api_token::Entity::update_many()
+        .col_expr(api_token::Column::LastUsedAt, Expr::value(now))
+        .filter(api_token::Column::Id.eq(known.caller.token.id.as_str()))
+        .exec(&state.db)
+        .await?;
+    Ok(())
 }

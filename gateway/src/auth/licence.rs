@@ -10,8 +10,11 @@
 //! a JSON-RPC error (`-32002`, `data.code` `automation_not_licensed`), the
 //! form a tool-protocol client reads.
 //!
-//! The licence is read at each call, so an administrator's change applies
-//! at once.
+//! The plan is kept for a short time ([`LicenceCache`]) rather than read at
+//! each call: an administrator's change through this process applies at
+//! once (the route drops it, [`licence_changed`]), through another process
+//! as soon as the notify reaches this one, and a licence file edited on
+//! disk within [`LICENCE_CACHE_TTL`].
 
 use crate::error::ApiError;
 use crate::messages::Lang;
@@ -20,20 +23,49 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use dragoman_model::coordination::{Coordination, NotifiedCache};
 use dragoman_model::licence::Features;
-use dragoman_model::vocab::ErrorCode;
+use dragoman_model::vocab::{Channel, ErrorCode};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The JSON-RPC error code of a tool-protocol call the licence refuses.
 pub const NOT_LICENSED_RPC_CODE: i64 = -32002;
 
+/// The plan's features in force, kept under the unit key.
+pub type LicenceCache = NotifiedCache<(), Features>;
+
+/// How long the licence's features are kept without reading them again.
+pub const LICENCE_CACHE_TTL: Duration = Duration::from_secs(2);
+
+pub fn licence_cache(coordination: Arc<dyn Coordination>) -> LicenceCache {
+    NotifiedCache::new(coordination, 1, LICENCE_CACHE_TTL)
+}
+
 async fn features(state: &AppState) -> Result<Features, ApiError> {
-    let in_force = state
-        .settings
+    state
+        .caches
         .licence
-        .in_force(&state.db)
+        .get_or_load(&(), &Channel::Licence, || async {
+            let in_force = state
+                .settings
+                .licence
+                .in_force(&state.db)
+                .await
+                .map_err(|e| ApiError::server(format!("licence: {e}")))?;
+            Ok(in_force.features())
+        })
         .await
-        .map_err(|e| ApiError::server(format!("licence: {e}")))?;
-    Ok(in_force.features())
+}
+
+/// The administrator saved or removed a licence: this process reads it
+/// again at its next call, the others once the notify reaches them. Call
+/// it after the change is committed.
+pub async fn licence_changed(state: &AppState) {
+    state.caches.licence.clear();
+    if let Err(error) = state.coordination.notify(&Channel::Licence).await {
+        tracing::warn!(%error, "coordination notify of a licence change failed");
+    }
 }
 
 /// Middleware of `/api/v1`.

@@ -247,7 +247,8 @@ impl McpTools {
             async {
                 let args = args?;
                 operations::requests::control(&self.state, &caller, args.request_id, args.action)
-                    .await
+                    .await?
+                    .value()
             }
             .await,
         ))

@@ -230,6 +230,7 @@ pub async fn delete(state: &AppState, caller: &Caller, book_id: String) -> ApiRe
             state.scheduler.handle.delete_book(request)
         })
         .await?;
+    super::requests::documents_changed(state);
     Ok(json!({"deleted": answer.id}))
 }
 

@@ -161,7 +161,9 @@ pub async fn export(
             ResultScope::Volume,
         ),
     };
-    let doc = requests::status(state, caller, &request_id, 0).await?;
+    let doc = requests::status(state, caller, &request_id, 0)
+        .await?
+        .value()?;
     let format = match ask.format {
         Some(format) => format,
         None => doc["options"]["output_format"]

@@ -12,6 +12,10 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::parse_json;
 use crate::state::AppState;
 use crate::uploads::{self, Upload};
+use axum::body::Bytes;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use dragoman_model::coordination::{Coordination, NotifiedCache};
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{
@@ -24,6 +28,7 @@ use dragoman_proto::v1::{
 use dragoman_proto::wire::{self, WireEnum};
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use utoipa::ToSchema;
 
@@ -187,6 +192,36 @@ pub fn summary_json(summary: &RequestSummary) -> ApiResult<Value> {
     Ok(json!(view))
 }
 
+/// A status document (spec 2.2) as the scheduler wrote it: JSON text,
+/// answered as it is rather than parsed and written again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentText(Bytes);
+
+impl DocumentText {
+    fn of(doc: RequestDocument) -> DocumentText {
+        DocumentText(Bytes::from(doc.document_json))
+    }
+
+    /// The document as a JSON value, for callers that read its fields.
+    pub fn value(&self) -> ApiResult<Value> {
+        serde_json::from_slice(&self.0)
+            .map_err(|e| ApiError::server(format!("status document: {e}")))
+    }
+}
+
+impl IntoResponse for DocumentText {
+    fn into_response(self) -> Response {
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            self.0,
+        )
+            .into_response()
+    }
+}
+
 /// The status document of spec 2.2, after waiting up to `wait` seconds
 /// (bounded by `API_RESULT_MAX_WAIT_SECONDS`) for the request to end.
 pub async fn status(
@@ -194,9 +229,10 @@ pub async fn status(
     caller: &Caller,
     request_id: &str,
     wait: u64,
-) -> ApiResult<Value> {
-    let doc = document(state, caller, STATUS, request_id, wait).await?;
-    document_json(&doc)
+) -> ApiResult<DocumentText> {
+    Ok(document(state, caller, STATUS, request_id, wait)
+        .await?
+        .text)
 }
 
 /// Pauses, resumes or cancels a request; answers its status document.
@@ -205,17 +241,20 @@ pub async fn control(
     caller: &Caller,
     request_id: String,
     action: ControlAction,
-) -> ApiResult<Value> {
+) -> ApiResult<DocumentText> {
     let message = ControlRequest {
         request_id,
         action: action.to_wire(),
     };
-    let doc = caller
+    let key = document_key(caller, &message.request_id);
+    let answer = caller
         .call(state, CONTROL, message, |request| {
             state.scheduler.handle.control(request)
         })
-        .await?;
-    document_json(&doc)
+        .await;
+    // Even a refusal may follow a change (a cancel that raced an end).
+    state.caches.documents.forget(&key).await;
+    Ok(DocumentText::of(answer?))
 }
 
 /// What a result is asked for in (spec 4.5).
@@ -290,27 +329,84 @@ pub async fn result(
     })
 }
 
+/// A status document and whether its request has ended.
+#[derive(Debug, Clone)]
+pub struct Document {
+    text: DocumentText,
+    finished: bool,
+}
+
+/// Status documents by the caller's account and the request, answered
+/// again while nothing changed. The owner is part of the key, so a
+/// document only ever answers the account the scheduler gave it to.
+///
+/// An entry goes when the request's channel is notified (each change of its
+/// lifecycle: start, pause, resume, cancel, end; its result stored; a
+/// webhook call's outcome), at once when this process asked for the change
+/// ([`control`], [`documents_changed`]), and after [`DOCUMENT_CACHE_TTL`]
+/// in any case: that bounds how old the progress of a running job or the
+/// queue reason can be, which no notify announces.
+pub type DocumentCache = NotifiedCache<(String, String), Document>;
+
+/// How long a status document is answered again.
+pub const DOCUMENT_CACHE_TTL: Duration = Duration::from_secs(1);
+/// Bytes of documents kept at most: a document is a few kilobytes, a big
+/// book's several hundred.
+const DOCUMENT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+pub fn document_cache(coordination: Arc<dyn Coordination>) -> DocumentCache {
+    NotifiedCache::weighed(
+        coordination,
+        DOCUMENT_CACHE_BYTES,
+        DOCUMENT_CACHE_TTL,
+        |doc: &Document| u32::try_from(doc.text.0.len()).unwrap_or(u32::MAX),
+    )
+}
+
+fn document_key(caller: &Caller, request_id: &str) -> (String, String) {
+    (caller.token.account.id.clone(), request_id.to_owned())
+}
+
+/// This process changed requests other than through [`control`] (a series
+/// action, a deletion): their documents are read again.
+pub fn documents_changed(state: &AppState) {
+    state.caches.documents.clear();
+}
+
 /// Reads the request's document, waiting up to `wait` seconds for it to end.
 /// When the process stops meanwhile, the document as it is now answers at
 /// once: the client polls again, and another gateway answers it.
+/// A read after a wake-up never answers the document kept before it: the
+/// notify that woke the wait has dropped it.
 async fn document(
     state: &AppState,
     caller: &Caller,
     needs: Needs,
     request_id: &str,
     wait: u64,
-) -> ApiResult<RequestDocument> {
+) -> ApiResult<Document> {
+    caller.require(needs)?;
     let wait = wait.min(state.settings.max_wait_seconds);
     let mut subscription =
         (wait > 0).then(|| state.coordination.subscribe(&Channel::request(request_id)));
     let deadline = Instant::now() + Duration::from_secs(wait);
+    let cache = &state.caches.documents;
+    let key = document_key(caller, request_id);
     loop {
-        let reference = RequestRef {
-            request_id: request_id.to_owned(),
-        };
-        let doc = caller
-            .call(state, needs, reference, |request| {
-                state.scheduler.handle.get_request(request)
+        let doc = cache
+            .get_or_load(&key, &Channel::request(request_id), || async {
+                let reference = RequestRef {
+                    request_id: request_id.to_owned(),
+                };
+                let answer = caller
+                    .call(state, needs, reference, |request| {
+                        state.scheduler.handle.get_request(request)
+                    })
+                    .await?;
+                Ok::<_, ApiError>(Document {
+                    finished: answer.finished,
+                    text: DocumentText::of(answer),
+                })
             })
             .await?;
         let left = deadline.saturating_duration_since(Instant::now());
@@ -339,6 +435,30 @@ pub(crate) fn document_json(doc: &RequestDocument) -> ApiResult<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_document_is_answered_byte_for_byte_as_json() {
+        use http_body_util::BodyExt;
+        let text = r#"{"b":[1,2.5,"x\u00e9"],"a":{"z":null,"y":true}}"#;
+        let doc = DocumentText::of(RequestDocument {
+            document_json: text.to_owned(),
+            status: RequestStatus::Completed.to_wire(),
+            finished: true,
+        });
+        assert_eq!(doc.value().expect("json")["b"][1], 2.5);
+        let response = doc.into_response();
+        assert_eq!(
+            response.headers().get(header::CONTENT_TYPE),
+            Some(&HeaderValue::from_static("application/json"))
+        );
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        assert_eq!(body.as_ref(), text.as_bytes());
+    }
 
     #[test]
     fn a_summary_names_its_urls_and_typed_values() {

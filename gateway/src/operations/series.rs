@@ -106,8 +106,9 @@ pub async fn control(
         .call(state, CONTROL, message, |request| {
             state.scheduler.handle.control_series(request)
         })
-        .await?;
-    control_json(&answer)
+        .await;
+    super::requests::documents_changed(state);
+    control_json(&answer?)
 }
 
 /// Creates a series of the caller; answers its detail.
@@ -188,6 +189,7 @@ pub async fn delete(state: &AppState, caller: &Caller, series_id: String) -> Api
             state.scheduler.handle.delete_series(request)
         })
         .await?;
+    super::requests::documents_changed(state);
     Ok(json!({"deleted": answer.id}))
 }
 

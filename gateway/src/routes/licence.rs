@@ -10,6 +10,7 @@
 //! used − carried, null without limit) and `margin`. See
 //! [`dragoman_model::licence`].
 
+use crate::auth::licence::licence_changed;
 use crate::auth::session::SessionUser;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
@@ -69,6 +70,7 @@ pub async fn put_licence(
     )
     .await?;
     txn.commit().await?;
+    licence_changed(&state).await;
     standing(&state).await
 }
 
@@ -95,5 +97,6 @@ pub async fn delete_licence(
         .await?;
     }
     txn.commit().await?;
+    licence_changed(&state).await;
     standing(&state).await
 }

@@ -11,7 +11,7 @@ use crate::openapi::schemas::status::RequestDocument;
 use crate::openapi::schemas::uploads::{EpubQuery, UploadRequest};
 use crate::openapi::{Binary, IdempotencyKey};
 use crate::operations::Caller;
-use crate::operations::requests::{self, ResultOptions, SummaryView};
+use crate::operations::requests::{self, DocumentText, ResultOptions, SummaryView};
 use crate::state::AppState;
 use crate::uploads::{self, Received};
 use axum::Json;
@@ -197,10 +197,9 @@ pub async fn status(
     token: TokenCaller,
     Path(request_id): Path<String>,
     Query(query): Query<WaitQuery>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<DocumentText> {
     let wait = wait_seconds(query.wait.as_deref())?;
-    let doc = requests::status(&state, &Caller::rest(token), &request_id, wait).await?;
-    Ok(Json(doc))
+    requests::status(&state, &Caller::rest(token), &request_id, wait).await
 }
 
 refusals!(
@@ -239,13 +238,12 @@ pub async fn action(
     State(state): State<AppState>,
     token: TokenCaller,
     Path((request_id, action)): Path<(String, String)>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<DocumentText> {
     // An unknown action is an address that does not exist.
     let action: ControlAction = action
         .parse()
         .map_err(|_| ApiError::new(ErrorCode::NotFound))?;
-    let doc = requests::control(&state, &Caller::rest(token), request_id, action).await?;
-    Ok(Json(doc))
+    requests::control(&state, &Caller::rest(token), request_id, action).await
 }
 
 #[derive(Deserialize, IntoParams)]

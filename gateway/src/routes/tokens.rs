@@ -2,8 +2,9 @@
 //! queue limits, budget, revoke. The token and its webhook secret appear in
 //! the creation answer and nowhere else.
 
+use crate::auth::bearer::{self, tokens_changed};
 use crate::auth::session::SessionUser;
-use crate::auth::{bearer, token_format};
+use crate::auth::token_format;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
 use crate::identity::audit;
@@ -248,6 +249,7 @@ pub async fn update_queue(
                "max_queued": token.max_queued}),
     )
     .await?;
+    tokens_changed(&state).await;
     Ok(Json(view(&state, &token).await?))
 }
 
@@ -282,6 +284,7 @@ pub async fn update_budget(
         json!({"amount": token.budget_amount, "period": token.budget_period}),
     )
     .await?;
+    tokens_changed(&state).await;
     Ok(Json(view(&state, &token).await?))
 }
 
@@ -305,6 +308,7 @@ pub async fn revoke(
             json!({"name": token.name, "prefix": token.prefix}),
         )
         .await?;
+        tokens_changed(&state).await;
         token
     } else {
         token

@@ -95,6 +95,15 @@ impl Subscription {
         &self.channel
     }
 
+    /// Whether a notify for this channel arrived that this subscription has not yet
+    /// consumed, without waiting and without consuming it: a cached value read after
+    /// the subscription was made is stale once this is true.
+    pub fn notified(&self) -> bool {
+        self.rx
+            .as_ref()
+            .is_none_or(|rx| rx.has_changed().unwrap_or(true))
+    }
+
     /// Waits until a notify for this channel arrives that this subscription has not
     /// yet consumed; `true` when one did, `false` when `timeout` passed first.
     pub async fn wait(&mut self, timeout: Duration) -> bool {
@@ -168,6 +177,23 @@ mod tests {
         hub.notify_all();
         assert!(a.wait(Duration::from_secs(1)).await);
         assert!(b.wait(Duration::from_secs(1)).await);
+    }
+
+    #[tokio::test]
+    async fn notified_tells_without_consuming() {
+        let hub = NotifyHub::new();
+        let mut s = hub.subscribe("a");
+        let other = hub.subscribe("b");
+        assert!(!s.notified());
+        hub.notify("a");
+        assert!(s.notified());
+        assert!(s.notified(), "asking again still tells");
+        assert!(!other.notified());
+        assert!(
+            s.wait(Duration::from_secs(1)).await,
+            "the notify is still there to wait on"
+        );
+        assert!(!s.notified());
     }
 
     #[tokio::test]

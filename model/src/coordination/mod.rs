@@ -13,6 +13,9 @@
 //!   hold against a budget or quota, each expiring on its own so a crashed holder's
 //!   share frees itself.
 //!
+//! [`NotifiedCache`] keeps values read from the database until their channel is
+//! notified (status documents, authenticated tokens, the licence in force).
+//!
 //! The job queue itself is not here: it is the `jobs` table, leased by conditional
 //! update.
 //!
@@ -26,6 +29,7 @@
 //! [`RedisCoordination`] (Redis, cluster mode). Both pass the same test suite
 //! (`suite.rs`), so they can be swapped without behaviour changes.
 
+mod cache;
 mod fanout;
 mod local;
 mod redis_backend;
@@ -40,6 +44,7 @@ use async_trait::async_trait;
 use crate::error::ModelError;
 use crate::vocab::Channel;
 
+pub use cache::NotifiedCache;
 pub use fanout::Subscription;
 pub use local::LocalCoordination;
 pub use redis_backend::{DEFAULT_NAMESPACE, RedisCoordination};

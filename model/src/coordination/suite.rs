@@ -116,6 +116,8 @@ suite!(
     many_waiters_all_wake,
     channels_are_independent,
     wait_consumes_notifications,
+    notified_tells_without_waiting,
+    cached_values_drop_on_a_notify_from_another_process,
     rate_limit_holds,
     rate_batch_is_all_or_nothing,
     rate_batch_over_the_burst_is_refused_without_cost,
@@ -455,6 +457,32 @@ async fn wait_consumes_notifications(a: Coord, b: Coord) {
     a.notify(&Channel::request("ch")).await.expect("notify");
     settle(&b).await;
     assert!(sub.wait(SOON).await);
+}
+
+async fn notified_tells_without_waiting(a: Coord, b: Coord) {
+    let sub = b.subscribe(&Channel::Tokens);
+    let elsewhere = b.subscribe(&Channel::Licence);
+    assert!(!sub.notified());
+    a.notify(&Channel::Tokens).await.expect("notify");
+    settle(&b).await;
+    assert!(sub.notified());
+    assert!(!elsewhere.notified());
+}
+
+async fn cached_values_drop_on_a_notify_from_another_process(a: Coord, b: Coord) {
+    let cache: super::NotifiedCache<String, u32> =
+        super::NotifiedCache::new(Arc::clone(&b), 10, SOON);
+    let channel = Channel::request("r");
+    let read = |value: u32| move || async move { Ok::<_, ()>(value) };
+    assert_eq!(cache.get_or_load("r", &channel, read(1)).await, Ok(1));
+    assert_eq!(
+        cache.get_or_load("r", &channel, read(2)).await,
+        Ok(1),
+        "kept"
+    );
+    a.notify(&channel).await.expect("notify");
+    settle(&b).await;
+    assert_eq!(cache.get_or_load("r", &channel, read(3)).await, Ok(3));
 }
 
 // ----- rate limits ---------------------------------------------------------------

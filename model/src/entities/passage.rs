@@ -86,6 +86,14 @@ impl Model {
     }
 }
 
+/// [`Model::is_translated`] as a SQL condition on `passages`, for queries
+/// that count passages without loading them.
+pub fn translated_condition() -> sea_orm::Condition {
+    sea_orm::Condition::all()
+        .add(Column::Translation.is_not_null())
+        .add(Column::Status.is_in(PassageStatus::USABLE))
+}
+
 /// The chapters among `chapter_ids` that have passages, all of them with a
 /// usable translation. Reads statuses only, never the texts.
 pub async fn fully_translated_chapters(

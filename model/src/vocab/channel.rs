@@ -9,8 +9,14 @@ pub enum Channel {
     Jobs,
     /// Wakes the delivery role when a webhook is due.
     Webhooks,
-    /// Wakes long polls of one request (status and result `wait`).
+    /// Wakes long polls of one request (status and result `wait`), and drops
+    /// its cached status documents.
     Request(String),
+    /// A token or its owner's account changed (revoked, limits, budget,
+    /// account disabled): cached authentications are dropped.
+    Tokens,
+    /// The licence in force changed: its cached features are dropped.
+    Licence,
 }
 
 impl Channel {
@@ -24,6 +30,8 @@ impl Channel {
             Channel::Jobs => "jobs".to_owned(),
             Channel::Webhooks => "webhooks".to_owned(),
             Channel::Request(id) => format!("request:{id}"),
+            Channel::Tokens => "tokens".to_owned(),
+            Channel::Licence => "licence".to_owned(),
         }
     }
 }
@@ -42,6 +50,8 @@ mod tests {
     fn names_are_stable() {
         assert_eq!(Channel::Jobs.name(), "jobs");
         assert_eq!(Channel::request("r1").name(), "request:r1");
+        assert_eq!(Channel::Tokens.name(), "tokens");
+        assert_eq!(Channel::Licence.name(), "licence");
         assert_ne!(Channel::request("a").name(), Channel::request("b").name());
     }
 }

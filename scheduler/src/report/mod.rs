@@ -22,7 +22,7 @@ use crate::intake::ChapterChange;
 use crate::lifecycle::lease::review_below;
 use dragoman_model::entities::{chapter, job, passage, provider_call, request};
 use dragoman_model::vocab::{PassageStatus, RequestStatus};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -38,6 +38,18 @@ pub fn is_flagged(p: &passage::Model) -> bool {
         p.status,
         PassageStatus::Check | PassageStatus::Error | PassageStatus::Refused
     ) && !p.validated
+}
+
+/// [`is_flagged`] as a SQL condition on `passages`, for queries that count
+/// passages without loading them.
+pub fn flagged_condition() -> Condition {
+    Condition::all()
+        .add(passage::Column::Status.is_in([
+            PassageStatus::Check,
+            PassageStatus::Error,
+            PassageStatus::Refused,
+        ]))
+        .add(passage::Column::Validated.eq(false))
 }
 
 async fn passages_of(

@@ -1329,6 +1329,13 @@ async fn lifecycle_queue_pause_resume_cancel() {
         !FINAL_STATUSES.contains(&paused["status"].as_str().unwrap_or("")),
         "{paused}"
     );
+    // The next read tells the pause at once, though A's document was read
+    // (and kept) just before it.
+    let read = api
+        .get(&format!("/api/v1/translation-requests/{a_id}"))
+        .await
+        .expect(200);
+    assert_eq!(read["status"], paused["status"], "{read}");
     api.act(&a_id, "pause")
         .await
         .expect_error(409, "conflict", "pause twice");
@@ -1401,6 +1408,16 @@ async fn long_poll_returns_at_the_end_and_is_bounded() {
         .as_str()
         .expect("id")
         .to_owned();
+    // A document read just before the long poll is kept; the long poll
+    // still answers the end, never what was kept before it.
+    let before = ending
+        .get(&format!("/api/v1/translation-requests/{id}"))
+        .await
+        .expect(200);
+    assert!(
+        !FINAL_STATUSES.contains(&before["status"].as_str().unwrap_or("")),
+        "{before}"
+    );
     let started = Instant::now();
     let doc = ending
         .get(&format!("/api/v1/translation-requests/{id}?wait=30"))

@@ -1,12 +1,16 @@
 //! Bearer authentication as a client sees it (spec 5 and 7): each way a
 //! token can fail has its own 401 code and the `WWW-Authenticate` header;
 //! a session cookie never opens a token route and a token never opens a
-//! session route.
+//! session route; a revocation reaches every process of an installation.
 
-use dragoman_e2e::{Answer, Backend, Server, Session, bearer_get, on_both_backends, send};
+use dragoman_e2e::postgres::cluster_urls;
+use dragoman_e2e::{
+    Answer, Backend, Installation, Server, Session, bearer_get, eventually, on_both_backends, send,
+};
 use reqwest::header::{AUTHORIZATION, COOKIE};
 use sea_orm::ConnectionTrait;
 use serde_json::json;
+use std::time::{Duration, Instant};
 
 on_both_backends!(failures_have_their_codes, cookie_and_token_never_cross);
 
@@ -122,6 +126,9 @@ async fn failures_have_their_codes(backend: Backend) {
         .expect("move the expiry into the past");
     assert_eq!(changed.rows_affected(), 1);
     let _ = db.close().await;
+    // An edit behind the service's back announces nothing: it applies once
+    // what the service kept of the token has lived its two seconds.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     bearer_get(&server, SERIES, &expiring.token)
         .await
         .expect_error(401, "expired_token", "expired token");
@@ -210,4 +217,53 @@ async fn cookie_and_token_never_cross(backend: Backend) {
     with_authorization(&server, &format!("Bearer {}", session.cookie))
         .await
         .expect_error(401, "invalid_token", "session cookie value as bearer");
+}
+
+/// Two processes of one installation (Postgres and Redis), both having
+/// authenticated a token: once it is revoked through one, that one refuses
+/// it at the next call, and the other as soon as the announcement reaches
+/// it, well before what it kept of the token would have expired.
+#[tokio::test]
+async fn a_revocation_reaches_every_process_at_once() {
+    let Some((database, redis)) =
+        cluster_urls("token_auth::a_revocation_reaches_every_process_at_once")
+    else {
+        return;
+    };
+    let installation = Installation::cluster(&database, &redis).await;
+    let one = Server::builder(installation.clone()).start().await;
+    let two = Server::builder(installation.clone()).start().await;
+    let account = one.create_user("two-processes", false).await;
+    let session = Session::login(&one, &account).await;
+    let token = session.token("shared", &["series:read"]).await;
+    bearer_get(&one, SERIES, &token.token).await.expect(200);
+    bearer_get(&two, SERIES, &token.token).await.expect(200);
+    let kept_since = Instant::now();
+
+    session
+        .delete(&format!("/api/tokens/{}", token.id))
+        .await
+        .expect(200);
+    bearer_get(&one, SERIES, &token.token).await.expect_error(
+        401,
+        "revoked_token",
+        "the revoking process, next call",
+    );
+    let refused = eventually(
+        Duration::from_secs(5),
+        "the other process refuses the revoked token",
+        || async {
+            let answer = bearer_get(&two, SERIES, &token.token).await;
+            (answer.status.as_u16() == 401).then_some(answer)
+        },
+    )
+    .await;
+    // Two seconds is how long a process keeps an authenticated token when
+    // nothing announces a change; refused before that, it was told.
+    let took = kept_since.elapsed();
+    assert!(
+        took < Duration::from_millis(1500),
+        "refused only after {took:?}: the announcement did not reach it"
+    );
+    refused.expect_error(401, "revoked_token", "the other process");
 }
