@@ -3,6 +3,7 @@
 //! command line; validated once before anything starts.
 
 use dragoman_delivery::webhooks::RetrySchedule;
+use dragoman_memory::external::{EmbeddingSettings, ExternalSettings};
 use dragoman_model::licence::LicenceSettings;
 use dragoman_model::vocab::AnalysisMode;
 use dragoman_model::webhook::WebhookSettings;
@@ -180,6 +181,35 @@ pub struct Config {
     /// by default (each token keeps its own `max_queued`). An administrator
     /// setting wins over it.
     pub queue_max_queued_per_account: Option<u32>,
+    /// `DRAGOMAN_MEMORY_EXTERNAL_URL`: the Chroma server of the external
+    /// semantic memory (spec 1, 4.9), e.g. `http://127.0.0.1:8000`. Unset:
+    /// no external memory; `external` and `hybrid` contexts are answered by
+    /// the database.
+    pub memory_external_url: Option<String>,
+    /// Chroma tenant and database of the installation (one per
+    /// installation: orphan scans and collection cleanup treat every
+    /// Dragoman collection in it as this installation's).
+    pub memory_external_tenant: String,
+    pub memory_external_database: String,
+    /// Sent to Chroma as `Authorization: Bearer`.
+    pub memory_external_token: Option<String>,
+    /// The OpenAI-compatible embeddings endpoint's base URL (`…/v1`);
+    /// required with `memory_external_url`.
+    pub memory_embeddings_url: Option<String>,
+    pub memory_embeddings_model: String,
+    /// The name of the environment variable holding the embeddings API key
+    /// (the key itself is never a setting).
+    pub memory_embeddings_api_key_env: Option<String>,
+    /// Vector length asked of models that can shorten theirs.
+    pub memory_embeddings_dimensions: Option<u32>,
+    /// How long a `hybrid` context waits for Chroma before the database
+    /// answers, in milliseconds.
+    pub memory_hybrid_deadline_ms: u64,
+    /// How long an `external` context waits for Chroma (its retry
+    /// included) before the database answers, in milliseconds.
+    pub memory_external_deadline_ms: u64,
+    /// Items embedded and written to Chroma per call by the sync loop.
+    pub memory_sync_batch: usize,
 }
 
 impl Default for Config {
@@ -239,6 +269,17 @@ impl Default for Config {
             licence_quota_overrun_words: dragoman_model::licence::DEFAULT_OVERRUN_WORDS,
             queue_max_running_per_account: queue::DEFAULT_MAX_RUNNING_PER_ACCOUNT,
             queue_max_queued_per_account: None,
+            memory_external_url: None,
+            memory_external_tenant: "default_tenant".into(),
+            memory_external_database: "default_database".into(),
+            memory_external_token: None,
+            memory_embeddings_url: None,
+            memory_embeddings_model: "text-embedding-3-small".into(),
+            memory_embeddings_api_key_env: None,
+            memory_embeddings_dimensions: None,
+            memory_hybrid_deadline_ms: 800,
+            memory_external_deadline_ms: 5000,
+            memory_sync_batch: 64,
         }
     }
 }
@@ -423,6 +464,99 @@ impl Config {
         }
     }
 
+    /// The external memory's settings; `None` when no Chroma URL is set.
+    /// Reads the embeddings API key from the variable
+    /// `memory_embeddings_api_key_env` names.
+    pub fn external_memory(&self) -> Result<Option<ExternalSettings>, String> {
+        self.external_memory_with(|name| std::env::var(name).ok())
+    }
+
+    /// [`Config::external_memory`] with the environment given (tests).
+    fn external_memory_with(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<ExternalSettings>, String> {
+        let Some(url) = self
+            .memory_external_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+        else {
+            return Ok(None);
+        };
+        let is_http = |u: &str| {
+            url::Url::parse(u)
+                .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
+        };
+        if !is_http(url) {
+            return Err(
+                "DRAGOMAN_MEMORY_EXTERNAL_URL must be an http:// or https:// URL of the Chroma server"
+                    .into(),
+            );
+        }
+        let embeddings_url = self
+            .memory_embeddings_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .ok_or(
+                "DRAGOMAN_MEMORY_EXTERNAL_URL is set: DRAGOMAN_MEMORY_EMBEDDINGS_URL must name the \
+                 embeddings endpoint (an OpenAI-compatible base URL ending in /v1)",
+            )?;
+        if !is_http(embeddings_url) {
+            return Err("DRAGOMAN_MEMORY_EMBEDDINGS_URL must be an http:// or https:// URL".into());
+        }
+        if self.memory_embeddings_model.trim().is_empty() {
+            return Err("DRAGOMAN_MEMORY_EMBEDDINGS_MODEL must not be empty".into());
+        }
+        if self.memory_external_tenant.trim().is_empty()
+            || self.memory_external_database.trim().is_empty()
+        {
+            return Err(
+                "DRAGOMAN_MEMORY_EXTERNAL_TENANT and DRAGOMAN_MEMORY_EXTERNAL_DATABASE must not be empty"
+                    .into(),
+            );
+        }
+        if self.memory_embeddings_dimensions == Some(0) {
+            return Err("DRAGOMAN_MEMORY_EMBEDDINGS_DIMENSIONS must be at least 1".into());
+        }
+        if self.memory_hybrid_deadline_ms == 0 || self.memory_external_deadline_ms == 0 {
+            return Err(
+                "DRAGOMAN_MEMORY_HYBRID_DEADLINE_MS and DRAGOMAN_MEMORY_EXTERNAL_DEADLINE_MS must be at least 1"
+                    .into(),
+            );
+        }
+        if !(1..=1000).contains(&self.memory_sync_batch) {
+            return Err("DRAGOMAN_MEMORY_SYNC_BATCH must be from 1 to 1000".into());
+        }
+        let api_key = match self
+            .memory_embeddings_api_key_env
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            None => None,
+            Some(name) => Some(env(name).filter(|k| !k.is_empty()).ok_or_else(|| {
+                format!("DRAGOMAN_MEMORY_EMBEDDINGS_API_KEY_ENV names {name}, which is not set")
+            })?),
+        };
+        Ok(Some(ExternalSettings {
+            url: url.to_owned(),
+            tenant: self.memory_external_tenant.trim().to_owned(),
+            database: self.memory_external_database.trim().to_owned(),
+            token: self.memory_external_token.clone().filter(|t| !t.is_empty()),
+            embeddings: EmbeddingSettings {
+                base_url: embeddings_url.to_owned(),
+                model: self.memory_embeddings_model.trim().to_owned(),
+                api_key,
+                dimensions: self.memory_embeddings_dimensions,
+            },
+            hybrid_deadline: Duration::from_millis(self.memory_hybrid_deadline_ms),
+            external_deadline: Duration::from_millis(self.memory_external_deadline_ms),
+            sync_batch: self.memory_sync_batch,
+        }))
+    }
+
     /// Checks what cannot work before anything starts; the message says why.
     pub fn validate(&self) -> Result<Vec<Role>, String> {
         let roles = self.roles()?;
@@ -537,6 +671,7 @@ impl Config {
         }
         self.webhook_settings()?;
         self.queue_settings()?;
+        self.external_memory()?;
         if self.webhook_retry_first_ms == 0
             || self.webhook_retry_longest_ms < self.webhook_retry_first_ms
         {
@@ -756,6 +891,61 @@ mod tests {
             };
             let err = config.validate().unwrap_err();
             assert!(err.contains("DRAGOMAN_METRICS_LISTEN"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_external_memory_is_off_unless_a_chroma_url_is_set() {
+        let none = |_: &str| None;
+        assert_eq!(Config::default().external_memory_with(none), Ok(None));
+        let config = Config {
+            memory_external_url: Some("http://127.0.0.1:8000".into()),
+            ..Config::default()
+        };
+        let err = config.external_memory_with(none).unwrap_err();
+        assert!(err.contains("DRAGOMAN_MEMORY_EMBEDDINGS_URL"), "{err}");
+        assert!(config.validate().is_err(), "refused at start");
+        let config = Config {
+            memory_embeddings_url: Some("http://127.0.0.1:9000/v1".into()),
+            memory_external_token: Some("chroma-token".into()),
+            memory_embeddings_api_key_env: Some("EMBEDDINGS_KEY".into()),
+            ..config
+        };
+        let err = config.external_memory_with(none).unwrap_err();
+        assert!(err.contains("EMBEDDINGS_KEY"), "{err}");
+        let settings = config
+            .external_memory_with(|name| (name == "EMBEDDINGS_KEY").then(|| "sk-1".to_owned()))
+            .expect("valid")
+            .expect("configured");
+        assert_eq!(settings.url, "http://127.0.0.1:8000");
+        assert_eq!(settings.tenant, "default_tenant");
+        assert_eq!(settings.database, "default_database");
+        assert_eq!(settings.token.as_deref(), Some("chroma-token"));
+        assert_eq!(settings.embeddings.model, "text-embedding-3-small");
+        assert_eq!(settings.embeddings.api_key.as_deref(), Some("sk-1"));
+        assert_eq!(settings.embeddings.dimensions, None);
+        assert_eq!(settings.hybrid_deadline, Duration::from_millis(800));
+        assert_eq!(settings.external_deadline, Duration::from_millis(5000));
+        assert_eq!(settings.sync_batch, 64);
+        for bad in [
+            Config {
+                memory_external_url: Some("chroma:8000".into()),
+                ..config.clone()
+            },
+            Config {
+                memory_sync_batch: 0,
+                ..config.clone()
+            },
+            Config {
+                memory_hybrid_deadline_ms: 0,
+                ..config.clone()
+            },
+            Config {
+                memory_embeddings_dimensions: Some(0),
+                ..config.clone()
+            },
+        ] {
+            assert!(bad.external_memory_with(|_| Some("k".into())).is_err());
         }
     }
 

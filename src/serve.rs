@@ -13,6 +13,7 @@ use dragoman_delivery::webhooks::Dispatcher;
 use dragoman_delivery::{DeliveryService, ResultStore, ResultsLoop};
 use dragoman_gateway::{Gateway, GatewaySettings, ReadCaches, Service};
 use dragoman_memory::MemoryService;
+use dragoman_memory::external::ExternalMemory;
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::coordination::{Coordination, LocalCoordination, RedisCoordination};
 use dragoman_model::server_key::ServerKey;
@@ -191,14 +192,31 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             webhooks.clone(),
         ))
     });
+    // The external semantic memory (Chroma), held by the memory role: its
+    // service answers the administrator routes and retrieval, its sync loop
+    // (spawned below) writes the outbox to Chroma.
+    let external_memory = match config.external_memory()? {
+        Some(settings) if runs(Role::Memory) => {
+            let url = settings.url.clone();
+            let external = ExternalMemory::new(db.clone(), settings)
+                .map_err(|e| format!("external memory: {e}"))?;
+            tracing::info!(url = %redact(&url), "external memory configured");
+            Some(Arc::new(external))
+        }
+        _ => None,
+    };
     let memory_local = runs(Role::Memory).then(|| {
-        Arc::new(MemoryService::internal(
+        let service = MemoryService::internal(
             db.clone(),
             credential.clone(),
             dragoman_memory::MemorySettings {
                 context_tokens: config.context_tokens,
             },
-        ))
+        );
+        Arc::new(match &external_memory {
+            Some(external) => service.with_external(external.clone()),
+            None => service,
+        })
     });
 
     // SIGTERM drains, a second one (or the drain deadline) forces the stop.
@@ -300,6 +318,22 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         let stop = stop_rx.clone();
         tasks.spawn(async move {
             results_loop.run(stop).await;
+            Ok(())
+        });
+    }
+
+    if let Some(external) = &external_memory {
+        let (external, stop) = (external.clone(), stop_rx.clone());
+        tasks.spawn(async move {
+            external.run_sync(stop).await;
+            Ok(())
+        });
+    } else if runs(Role::Memory) {
+        // Without an external memory the triggers still fill the outbox:
+        // it is kept compact until one is configured.
+        let (db, stop) = (db.clone(), stop_rx.clone());
+        tasks.spawn(async move {
+            dragoman_memory::external::outbox::keep_compact(db, stop).await;
             Ok(())
         });
     }

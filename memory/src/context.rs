@@ -15,6 +15,8 @@
 //! - <name> => <target_name>
 //! Style:
 //! - <aspect>: <text>
+//! Similar passages:
+//! - <source> => <translation>
 //! Before: <summaries>
 //! ```
 //!
@@ -32,14 +34,28 @@
 //! * Before: the summaries of the (up to) two passages right before the
 //!   batch in reading order.
 //!
+//! With an external memory that answered (`external` and `hybrid`
+//! requests, see `crate::backend`), what it retrieved is added after what
+//! the database gives, never instead of it (the glossary in force and the
+//! book's characters are always the database's: they are enforced):
+//!
+//! * Characters and Places and things end with the retrieved entities
+//!   whose name and aliases the database's lines do not show already.
+//! * Similar passages: earlier passages of the series like the batch's,
+//!   with their translations, nearest first, each side on one line and cut
+//!   to [`SIMILAR_CHARS`] characters.
+//!
 //! Over budget, whole lines go (never half a line), last ones first, in
-//! this order: Before, places and things, style, unlocked terms,
+//! this order: similar passages, retrieved places and things, retrieved
+//! characters, Before, places and things, style, unlocked terms,
 //! characters, locked terms. A section whose lines all went loses its
-//! heading too.
+//! heading too. So what the external memory adds only ever takes the room
+//! the database's context leaves.
 
 use crate::domain::{BatchContext, QualitySheet, SheetName};
 use crate::entities::union_aliases;
 use crate::error::MemoryResult;
+use crate::external::retrieval::Retrieved;
 use crate::glossary;
 use crate::normalize::{Haystack, match_key, normalize_text};
 use crate::store;
@@ -52,6 +68,9 @@ use dragoman_model::vocab::{BibleAspect, EntityKind, Origin};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 use std::collections::{HashMap, HashSet};
 
+/// Characters of each side of a similar passage shown at most.
+pub const SIMILAR_CHARS: usize = 300;
+
 /// The lines of a context, by section, before rendering.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextParts {
@@ -62,6 +81,14 @@ pub struct ContextParts {
     pub style: Vec<String>,
     /// The summaries, joined.
     pub before: Option<String>,
+    /// Entities the external memory retrieved, shown after the database's.
+    pub recalled_characters: Vec<String>,
+    pub recalled_places: Vec<String>,
+    /// Similar earlier passages, `source => translation`.
+    pub similar: Vec<String>,
+    /// The names and aliases the database's lines show (their
+    /// [`match_key`]s), so a retrieved entity is not shown twice.
+    pub shown_names: Vec<String>,
 }
 
 impl ContextParts {
@@ -75,9 +102,16 @@ impl ContextParts {
         };
         let glossary: Vec<&String> = self.locked_terms.iter().chain(&self.terms).collect();
         section("Glossary", &glossary);
-        section("Characters", &self.characters.iter().collect::<Vec<_>>());
-        section("Places and things", &self.places.iter().collect::<Vec<_>>());
+        let characters: Vec<&String> = self
+            .characters
+            .iter()
+            .chain(&self.recalled_characters)
+            .collect();
+        section("Characters", &characters);
+        let places: Vec<&String> = self.places.iter().chain(&self.recalled_places).collect();
+        section("Places and things", &places);
         section("Style", &self.style.iter().collect::<Vec<_>>());
+        section("Similar passages", &self.similar.iter().collect::<Vec<_>>());
         if let Some(before) = &self.before {
             out.push(format!("Before: {before}"));
         }
@@ -86,6 +120,15 @@ impl ContextParts {
 
     /// Drops one line, the least needed one; `false` when none is left.
     fn drop_one(&mut self) -> bool {
+        for lines in [
+            &mut self.similar,
+            &mut self.recalled_places,
+            &mut self.recalled_characters,
+        ] {
+            if lines.pop().is_some() {
+                return true;
+            }
+        }
         if self.before.take().is_some() {
             return true;
         }
@@ -103,6 +146,43 @@ impl ContextParts {
         false
     }
 
+    /// Adds what the external memory retrieved for this batch: the
+    /// entities the database's lines do not show, and the similar
+    /// passages. They are dropped first when over budget.
+    pub fn add_retrieved(&mut self, retrieved: &Retrieved) {
+        let mut shown: std::collections::HashSet<String> =
+            self.shown_names.iter().cloned().collect();
+        for entity in &retrieved.entities {
+            let keys: Vec<String> = std::iter::once(&entity.name)
+                .chain(&entity.aliases)
+                .map(|n| match_key(n))
+                .collect();
+            if keys.iter().any(|k| shown.contains(k)) {
+                continue;
+            }
+            shown.extend(keys);
+            let sheet = Sheet {
+                kind: entity.kind,
+                name: entity.name.clone(),
+                target_name: entity.target_name.clone(),
+                aliases: entity.aliases.clone(),
+                ..Sheet::default()
+            };
+            if entity.kind == Some(EntityKind::Character) {
+                self.recalled_characters.push(sheet.character_line());
+            } else {
+                self.recalled_places.push(sheet.thing_line());
+            }
+        }
+        for passage in &retrieved.passages {
+            self.similar.push(format!(
+                "{} => {}",
+                one_line(&passage.source, SIMILAR_CHARS),
+                one_line(&passage.translation, SIMILAR_CHARS)
+            ));
+        }
+    }
+
     /// The text within `budget` estimated tokens.
     pub fn cut(mut self, budget: usize) -> BatchContext {
         loop {
@@ -115,6 +195,16 @@ impl ContextParts {
                 return BatchContext::default();
             }
         }
+    }
+}
+
+/// `text` on one line (its whitespace runs made one space), cut to at
+/// most `max` characters with `…` where cut.
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", flat[..at].trim_end()),
+        None => flat,
     }
 }
 
@@ -338,6 +428,23 @@ impl Snapshot {
         batches: &[Vec<String>],
         budget: usize,
     ) -> MemoryResult<Vec<BatchContext>> {
+        Ok(self
+            .parts_all(db, volume, batches)
+            .await?
+            .into_iter()
+            .map(|parts| cut_to(parts, budget))
+            .collect())
+    }
+
+    /// The lines of the contexts of `batches`, before any cut; `None` for
+    /// a batch with none of the volume's passages (its context is empty
+    /// whatever is retrieved).
+    pub async fn parts_all(
+        &self,
+        db: &impl ConnectionTrait,
+        volume: &project::Model,
+        batches: &[Vec<String>],
+    ) -> MemoryResult<Vec<Option<ContextParts>>> {
         let reading = Reading::load(db, volume).await?;
         let firsts: Vec<Option<usize>> = batches
             .iter()
@@ -369,29 +476,26 @@ impl Snapshot {
         Ok(batches
             .iter()
             .zip(firsts)
-            .map(|(ids, first)| self.build(&reading, ids, first, &summaries, budget))
+            .map(|(ids, first)| self.parts(&reading, ids, first, &summaries))
             .collect())
     }
 
-    /// The context of the passages `passage_ids`, whose first in reading
-    /// order is at `first`.
-    fn build(
+    /// The lines of the context of the passages `passage_ids`, whose first
+    /// in reading order is at `first`.
+    fn parts(
         &self,
         reading: &Reading,
         passage_ids: &[String],
         first: Option<usize>,
         summaries: &HashMap<&str, String>,
-        budget: usize,
-    ) -> BatchContext {
+    ) -> Option<ContextParts> {
         let batch: Vec<&passage::Model> = passage_ids
             .iter()
             .filter_map(|id| reading.at.get(id).map(|&i| &reading.passages[i]))
             .collect();
-        let Some(first) = first else {
-            return BatchContext::default();
-        };
-        if batch.is_empty() || budget == 0 {
-            return BatchContext::default();
+        let first = first?;
+        if batch.is_empty() {
+            return None;
         }
         // The batch searched as one text, each name or term in its form.
         let folded = Haystack::of_all(batch.iter().map(|p| p.source.as_str()), false);
@@ -417,6 +521,11 @@ impl Snapshot {
             } else {
                 parts.places.push(sheet.thing_line());
             }
+            parts.shown_names.extend(
+                std::iter::once(&sheet.name)
+                    .chain(&sheet.aliases)
+                    .map(|n| match_key(n)),
+            );
         }
         parts.style = self.style.clone();
         let before: Vec<&str> = reading
@@ -425,7 +534,15 @@ impl Snapshot {
             .filter_map(|p| summaries.get(p.id.as_str()).map(String::as_str))
             .collect();
         parts.before = (!before.is_empty()).then(|| before.join(" "));
-        parts.cut(budget)
+        Some(parts)
+    }
+}
+
+/// A batch's context within `budget` (empty without lines or budget).
+pub fn cut_to(parts: Option<ContextParts>, budget: usize) -> BatchContext {
+    match parts {
+        Some(parts) if budget > 0 => parts.cut(budget),
+        _ => BatchContext::default(),
     }
 }
 
@@ -488,6 +605,7 @@ mod tests {
             places: vec!["Castle => Château".into()],
             style: vec!["register: literary".into()],
             before: Some("Rin arrived. She slept.".into()),
+            ..ContextParts::default()
         }
     }
 
@@ -564,6 +682,79 @@ mod tests {
         assert_eq!(cut.text, keep);
 
         assert_eq!(parts().cut(0), BatchContext::default());
+    }
+
+    fn retrieved() -> Retrieved {
+        use crate::external::retrieval::{EntityHit, SimilarPassage};
+        let entity = |name: &str, aliases: &[&str], target: Option<&str>, kind| EntityHit {
+            name: name.into(),
+            target_name: target.map(str::to_owned),
+            aliases: aliases.iter().map(|a| (*a).to_owned()).collect(),
+            description: String::new(),
+            distance: 0.1,
+            kind: Some(kind),
+        };
+        Retrieved {
+            passages: vec![SimilarPassage {
+                source: "Rin slept\nat the Castle.".into(),
+                translation: "Rine dormait au Château.".into(),
+                validated: true,
+                distance: 0.1,
+            }],
+            entities: vec![
+                // Shown by the database already (by its alias): left out.
+                entity("Rinna", &["Lady R"], Some("Rinna"), EntityKind::Character),
+                entity("Sora", &["Captain"], Some("Sora"), EntityKind::Character),
+                entity("Tower", &[], Some("Tour"), EntityKind::Place),
+            ],
+        }
+    }
+
+    #[test]
+    fn retrieved_lines_follow_the_databases_and_go_first() {
+        let mut parts = parts();
+        parts.shown_names = vec![match_key("Rin"), match_key("Lady R"), match_key("Castle")];
+        let database = parts.clone().cut(10_000).text;
+        parts.add_retrieved(&retrieved());
+        let full = parts.clone().cut(10_000);
+        assert_eq!(
+            full.text,
+            "Glossary:\n\
+             - Dark Lord => Seigneur des Ténèbres (locked)\n\
+             - mana => mana\n\
+             Characters:\n\
+             - Rin => Rine; aliases: Lady R; female; address: vous\n\
+             - Sora => Sora; aliases: Captain\n\
+             Places and things:\n\
+             - Castle => Château\n\
+             - Tower => Tour\n\
+             Style:\n\
+             - register: literary\n\
+             Similar passages:\n\
+             - Rin slept at the Castle. => Rine dormait au Château.\n\
+             Before: Rin arrived. She slept."
+        );
+        // With room for the database's context alone, that is what stays:
+        // retrieval only takes the room left.
+        let cut = parts.clone().cut(estimate_tokens(&database));
+        assert_eq!(cut.text, database);
+        // A little more room: the retrieved entities come before the
+        // similar passage.
+        let without_similar = full.text.replace(
+            "Similar passages:\n- Rin slept at the Castle. => Rine dormait au Château.\n",
+            "",
+        );
+        let cut = parts.cut(estimate_tokens(&without_similar));
+        assert_eq!(cut.text, without_similar);
+    }
+
+    #[test]
+    fn long_passages_are_shown_on_one_line_and_cut() {
+        assert_eq!(one_line("a\n  b\tc ", 10), "a b c");
+        let long = "word ".repeat(100);
+        let shown = one_line(&long, SIMILAR_CHARS);
+        assert_eq!(shown.chars().count(), SIMILAR_CHARS);
+        assert!(shown.ends_with("word…"), "{shown}");
     }
 
     #[test]

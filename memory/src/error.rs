@@ -58,6 +58,16 @@ pub enum MemoryError {
     /// in memory).
     #[error("export: {0}")]
     Export(String),
+    /// No external memory is configured: nothing to act on.
+    #[error("no external memory is configured")]
+    ExternalNotConfigured,
+    /// A cleanup record that does not exist.
+    #[error("cleanup not found")]
+    CleanupNotFound,
+    /// Chroma or the embeddings endpoint did not answer, or answered an
+    /// error: what failed, never what was sent.
+    #[error("external memory: {0}")]
+    External(String),
     #[error("database: {0}")]
     Database(#[from] sea_orm::DbErr),
     #[error("{0}")]
@@ -111,9 +121,12 @@ impl From<MemoryError> for ServiceError {
             MemoryError::ImportRefused(report) => refusal(ErrorCode::InvalidRequest)
                 .with_issues(vec![Issue::at("body", "file", IssueKind::ValueError)])
                 .with("report", report),
-            MemoryError::Database(_) | MemoryError::Model(_) | MemoryError::Export(_) => {
-                refusal(ErrorCode::ServerError)
-            }
+            MemoryError::ExternalNotConfigured => refusal(ErrorCode::Conflict),
+            MemoryError::CleanupNotFound => refusal(ErrorCode::NotFound),
+            MemoryError::External(_)
+            | MemoryError::Database(_)
+            | MemoryError::Model(_)
+            | MemoryError::Export(_) => refusal(ErrorCode::ServerError),
         }
     }
 }

@@ -20,6 +20,8 @@
 //!   the glossary a series follows.
 //! * [`bundle`]: the read-only narrative context: books list, book and
 //!   series bundles, fingerprints.
+//! * [`external`]: the external semantic memory on Chroma: mirror, sync
+//!   loop, retrieval and maintenance.
 //! * [`domain`]: the operations' own types; [`entities`]: alias sets and
 //!   observations of named things; [`error`]: the crate's one error type.
 pub mod analysis;
@@ -30,6 +32,7 @@ pub mod context;
 pub mod domain;
 pub mod entities;
 pub mod error;
+pub mod external;
 pub mod glossary;
 pub mod library;
 pub mod normalize;

@@ -6,16 +6,21 @@ use crate::backend::{InternalBackend, MemoryBackend, MemorySettings};
 use crate::bundle::{self, BookSummary};
 use crate::domain::{PassageExtraction, TermInput, TermView};
 use crate::error::MemoryError;
+use crate::external::maintenance::ScopeAction;
+use crate::external::{ExternalMemory, MirrorScope, cleanup, outbox};
 use crate::library;
 use crate::shared_glossary::{self, GlossaryInput, GlossaryView, ImportOptions};
-use crate::{propagate, term_edit};
-use dragoman_model::vocab::{CsvDelimiter, ErrorCode, ImportStrategy, Issue, IssueKind, Quality};
+use crate::{propagate, store, term_edit};
+use dragoman_model::entities::series;
+use dragoman_model::vocab::{
+    ContextBackend, CsvDelimiter, ErrorCode, ImportStrategy, Issue, IssueKind, Quality,
+};
 use dragoman_proto::api_status::ServiceError;
-use dragoman_proto::principal::InternalCredential;
+use dragoman_proto::principal::{InternalCredential, Principal};
 use dragoman_proto::v1;
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
 use dragoman_proto::wire::{self, WireEnum};
-use sea_orm::DatabaseConnection;
+use sea_orm::{DatabaseConnection, EntityTrait};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -26,6 +31,10 @@ pub struct MemoryService {
     /// serves the translation context.
     db: DatabaseConnection,
     credential: InternalCredential,
+    /// The external semantic memory when the installation configures one;
+    /// its administrator and owner routes refuse (or report
+    /// `configured: false`) without it.
+    external: Option<Arc<ExternalMemory>>,
 }
 
 impl MemoryService {
@@ -38,7 +47,14 @@ impl MemoryService {
             backend,
             db,
             credential,
+            external: None,
         }
+    }
+
+    /// The same service with the installation's external memory.
+    pub fn with_external(mut self, external: Arc<ExternalMemory>) -> Self {
+        self.external = Some(external);
+        self
     }
 
     /// The service over the memory kept in the database.
@@ -70,6 +86,107 @@ impl MemoryService {
             .principal(request)
             .ok()
             .map(|p| p.account_id))
+    }
+}
+
+/// The administrator and owner routes of the external memory (spec 1,
+/// 4.9): who may act, on which mirror, and whether there is one.
+impl MemoryService {
+    /// The administrator a call on the installation's external memory acts
+    /// for. The gateway checks the session too; the check is repeated here
+    /// because any process holding the credential may call this service.
+    fn administrator<T>(&self, request: &Request<T>) -> Result<Principal, Status> {
+        let who = self.credential.principal(request)?;
+        if who.admin {
+            Ok(who)
+        } else {
+            Err(ServiceError::new(ErrorCode::AdminRequired, "administrator required").into())
+        }
+    }
+
+    fn external(&self) -> Result<&ExternalMemory, MemoryError> {
+        self.external
+            .as_deref()
+            .ok_or(MemoryError::ExternalNotConfigured)
+    }
+
+    /// The mirror a person may look at or act on: a volume or series of
+    /// their account, any for an administrator. Another account's object
+    /// answers as an absent one, so ids of others' books are not revealed.
+    async fn owned_scope<T>(
+        &self,
+        request: &Request<T>,
+        scope: Option<&v1::MemoryScopeRef>,
+    ) -> Result<(Principal, MirrorScope), Status> {
+        let who = self.credential.principal(request)?;
+        let account = (!who.admin).then_some(who.account_id.as_str());
+        let Some(scope) = scope else {
+            return Err(MemoryError::InvalidRequest(vec![Issue::at(
+                "body",
+                "scope",
+                IssueKind::Missing,
+            )])
+            .into());
+        };
+        let mirror = match v1::MemoryScopeKind::try_from(scope.kind) {
+            Ok(v1::MemoryScopeKind::Project) => {
+                store::volume(&self.db, &scope.id, account).await?;
+                MirrorScope::Project(scope.id.clone())
+            }
+            Ok(v1::MemoryScopeKind::Series) => {
+                let found = series::Entity::find_by_id(scope.id.clone())
+                    .one(&self.db)
+                    .await
+                    .map_err(MemoryError::from)?
+                    .filter(|s| account.is_none_or(|a| s.account_id == a));
+                if found.is_none() {
+                    return Err(MemoryError::SeriesNotFound.into());
+                }
+                MirrorScope::Series(scope.id.clone())
+            }
+            Ok(v1::MemoryScopeKind::Unspecified) | Err(_) => {
+                return Err(MemoryError::InvalidRequest(vec![Issue::at(
+                    "body",
+                    "kind",
+                    IssueKind::Enum,
+                )])
+                .into());
+            }
+        };
+        Ok((who, mirror))
+    }
+}
+
+/// The status without an external memory. The triggers fill the outbox and
+/// the cleanup records whatever the configuration, so an administrator
+/// still sees what waits locally for a mirror; the counts are the same
+/// functions the configured status uses.
+async fn unconfigured_status(db: &DatabaseConnection) -> Result<serde_json::Value, MemoryError> {
+    Ok(serde_json::json!({
+        "configured": false,
+        "outbox": outbox::local_counts(db).await?,
+        "cleanups": cleanup::counts(db).await?,
+    }))
+}
+
+/// A JSON view as the wire carries it.
+fn document(value: &serde_json::Value) -> Response<v1::JsonDocument> {
+    Response::new(v1::JsonDocument {
+        json: value.to_string(),
+    })
+}
+
+/// The settings changes a caller sent: a JSON object, or the refusal the
+/// gateway would have given (another caller of the service may send
+/// anything).
+fn changes(json: &str) -> Result<serde_json::Value, MemoryError> {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(value) if value.is_object() => Ok(value),
+        _ => Err(MemoryError::InvalidRequest(vec![Issue::at(
+            "body",
+            "",
+            IssueKind::TypeError,
+        )])),
     }
 }
 
@@ -207,19 +324,55 @@ impl dragoman_proto::Memory for MemoryService {
     ) -> Result<Response<v1::BatchContexts>, Status> {
         self.credential.verify(&request)?;
         let ask = request.into_inner();
+        let asked = ContextBackend::from_wire_opt(ask.context_backend, "context_backend").map_err(
+            |_| {
+                MemoryError::InvalidRequest(vec![Issue::at(
+                    "body",
+                    "context_backend",
+                    IssueKind::Enum,
+                )])
+            },
+        )?;
+        let job_id = ask.job_id.trim();
+        // Unsaid, the job's request decides (workers carry no request data).
+        let backend = match asked {
+            Some(backend) => backend,
+            None if !job_id.is_empty() => crate::backend::job_context_backend(&self.db, job_id)
+                .await?
+                .unwrap_or_default(),
+            None => ContextBackend::Internal,
+        };
         let batches: Vec<Vec<String>> = ask.batches.into_iter().map(|b| b.passage_ids).collect();
-        let contexts = self
+        let answered = self
             .backend
-            .build_contexts(&ask.project_id, &batches)
+            .build_contexts_with(&ask.project_id, &batches, backend, self.external.as_deref())
             .await?;
+        if !job_id.is_empty() {
+            let asked_batches = batches.iter().filter(|b| !b.is_empty()).count();
+            // The record feeds the status document only: failing to write
+            // it must not stop a translation.
+            if let Err(error) = crate::backend::record_retrievals(
+                &self.db,
+                job_id,
+                &ask.project_id,
+                &answered,
+                asked_batches,
+            )
+            .await
+            {
+                tracing::warn!(job = %job_id, %error, "recording which memory answered failed");
+            }
+        }
         Ok(Response::new(v1::BatchContexts {
-            contexts: contexts
+            contexts: answered
+                .contexts
                 .into_iter()
                 .map(|context| v1::BatchContext {
                     text: context.text,
                     tokens: count(context.tokens),
                 })
                 .collect(),
+            answered_by: answered.answered_by.to_wire(),
         }))
     }
 
@@ -596,6 +749,182 @@ impl dragoman_proto::Memory for MemoryService {
             json: report.to_string(),
         }))
     }
+
+    async fn external_memory_status(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        self.administrator(&request)?;
+        let view = match &self.external {
+            Some(external) => external.status().await?,
+            None => unconfigured_status(&self.db).await?,
+        };
+        Ok(document(&view))
+    }
+
+    async fn retry_memory_outbox(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let who = self.administrator(&request)?;
+        let retried = self.external()?.retry_outbox().await?;
+        tracing::info!(account = %who.account_id, retried, "memory outbox retried");
+        Ok(document(&serde_json::json!({ "retried": retried })))
+    }
+
+    async fn get_memory_cleanup_settings(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        self.administrator(&request)?;
+        Ok(document(&self.external()?.cleanup_settings().await?))
+    }
+
+    async fn update_memory_cleanup_settings(
+        &self,
+        request: Request<v1::UpdateMemoryCleanupSettingsRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let who = self.administrator(&request)?;
+        let ask = request.into_inner();
+        let external = self.external()?;
+        let view = if ask.reset {
+            external.reset_cleanup_settings().await?
+        } else {
+            external
+                .put_cleanup_settings(changes(&ask.changes_json)?)
+                .await?
+        };
+        tracing::info!(account = %who.account_id, reset = ask.reset, "memory cleanup settings changed");
+        Ok(document(&view))
+    }
+
+    async fn list_memory_cleanups(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        self.administrator(&request)?;
+        Ok(document(&self.external()?.cleanups().await?))
+    }
+
+    async fn act_on_memory_cleanup(
+        &self,
+        request: Request<v1::MemoryCleanupActionRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let who = self.administrator(&request)?;
+        let ask = request.into_inner();
+        let action = v1::MemoryCleanupAction::try_from(ask.action)
+            .ok()
+            .filter(|a| *a != v1::MemoryCleanupAction::Unspecified)
+            .ok_or_else(|| {
+                MemoryError::InvalidRequest(vec![Issue::at("body", "action", IssueKind::Enum)])
+            })?;
+        let external = self.external()?;
+        let view = match action {
+            v1::MemoryCleanupAction::Retire => external.retire_cleanup(&ask.cleanup_id).await?,
+            _ => external.retry_cleanup(&ask.cleanup_id).await?,
+        };
+        tracing::info!(
+            account = %who.account_id,
+            cleanup = %ask.cleanup_id,
+            action = action.as_str_name(),
+            "memory cleanup record changed"
+        );
+        Ok(document(&view))
+    }
+
+    async fn act_on_memory_orphans(
+        &self,
+        request: Request<v1::MemoryOrphansRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let who = self.administrator(&request)?;
+        let action = v1::MemoryOrphansAction::try_from(request.get_ref().action)
+            .ok()
+            .filter(|a| *a != v1::MemoryOrphansAction::Unspecified)
+            .ok_or_else(|| {
+                MemoryError::InvalidRequest(vec![Issue::at("body", "action", IssueKind::Enum)])
+            })?;
+        let external = self.external()?;
+        let view = match action {
+            v1::MemoryOrphansAction::Clean => {
+                let removed = external.clean_orphans().await?;
+                tracing::info!(account = %who.account_id, "memory orphans cleaned");
+                removed
+            }
+            _ => external.scan_orphans().await?,
+        };
+        Ok(document(&view))
+    }
+
+    async fn get_memory_orphan_schedule(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        self.administrator(&request)?;
+        Ok(document(&self.external()?.orphan_schedule().await?))
+    }
+
+    async fn update_memory_orphan_schedule(
+        &self,
+        request: Request<v1::UpdateMemoryOrphanScheduleRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let who = self.administrator(&request)?;
+        let external = self.external()?;
+        let view = external
+            .put_orphan_schedule(changes(&request.get_ref().changes_json)?)
+            .await?;
+        tracing::info!(account = %who.account_id, "memory orphan schedule changed");
+        Ok(document(&view))
+    }
+
+    async fn memory_scope_status(
+        &self,
+        request: Request<v1::MemoryScopeRef>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let (_, scope) = self.owned_scope(&request, Some(request.get_ref())).await?;
+        let view = match &self.external {
+            Some(external) => external.scope_status(&scope).await?,
+            // The owner learns there is no mirror rather than a refusal:
+            // the page that shows a book's memory works on every
+            // installation.
+            None => serde_json::json!({
+                "configured": false,
+                "scope": {"kind": scope.kind(), "id": scope.id()},
+            }),
+        };
+        Ok(document(&view))
+    }
+
+    async fn act_on_memory_scope(
+        &self,
+        request: Request<v1::MemoryScopeActionRequest>,
+    ) -> Result<Response<v1::JsonDocument>, Status> {
+        let (who, scope) = self
+            .owned_scope(&request, request.get_ref().scope.as_ref())
+            .await?;
+        let action = match v1::MemoryScopeAction::try_from(request.get_ref().action) {
+            Ok(v1::MemoryScopeAction::Synchronize) => ScopeAction::Synchronize,
+            Ok(v1::MemoryScopeAction::Rebuild) => ScopeAction::Rebuild,
+            Ok(v1::MemoryScopeAction::Reindex) => ScopeAction::Reindex,
+            Ok(v1::MemoryScopeAction::Check) => ScopeAction::Check,
+            Ok(v1::MemoryScopeAction::Unspecified) | Err(_) => {
+                return Err(MemoryError::InvalidRequest(vec![Issue::at(
+                    "body",
+                    "action",
+                    IssueKind::Enum,
+                )])
+                .into());
+            }
+        };
+        let view = self.external()?.scope_action(&scope, action).await?;
+        tracing::info!(
+            account = %who.account_id,
+            scope = scope.kind(),
+            id = scope.id(),
+            action = ?action,
+            "memory scope action"
+        );
+        Ok(document(&view))
+    }
 }
 
 /// A vocabulary field the caller had to give.
@@ -741,6 +1070,142 @@ mod tests {
         );
     }
 
+    fn code(status: &Status) -> Option<ErrorCode> {
+        ServiceError::from_status(status).map(|e| e.code)
+    }
+
+    #[tokio::test]
+    async fn without_an_external_memory_status_reports_and_actions_refuse() {
+        let fx = Fixture::new().await;
+        let (service, credential) = service(&fx);
+        let admin = Principal {
+            account_id: fx.account.clone(),
+            token_id: None,
+            admin: true,
+        };
+        let person = Principal {
+            admin: false,
+            ..admin.clone()
+        };
+        let status = service
+            .external_memory_status(credential.request(&admin, StatusRequest {}))
+            .await
+            .expect("status")
+            .into_inner();
+        let status: serde_json::Value = serde_json::from_str(&status.json).expect("json");
+        assert_eq!(status["configured"], false, "{status}");
+        assert_eq!(status["outbox"]["pending"], 0, "{status}");
+
+        let refused = service
+            .external_memory_status(credential.request(&person, StatusRequest {}))
+            .await
+            .expect_err("not an administrator");
+        assert_eq!(code(&refused), Some(ErrorCode::AdminRequired));
+        let refused = service
+            .retry_memory_outbox(credential.request(&admin, StatusRequest {}))
+            .await
+            .expect_err("no external memory");
+        assert_eq!(code(&refused), Some(ErrorCode::Conflict));
+        let refused = service
+            .update_memory_orphan_schedule(credential.request(
+                &admin,
+                v1::UpdateMemoryOrphanScheduleRequest {
+                    changes_json: "{}".into(),
+                },
+            ))
+            .await
+            .expect_err("no external memory");
+        assert_eq!(code(&refused), Some(ErrorCode::Conflict));
+    }
+
+    #[tokio::test]
+    async fn a_mirror_answers_its_owner_and_administrators_only() {
+        let fx = Fixture::new().await;
+        let (service, credential) = service(&fx);
+        let series = fx.series("Saga").await;
+        let volume = fx.volume(&series, 1).await;
+        let other = fx.add_account("other").await;
+        let as_account = |account: &str, admin: bool| Principal {
+            account_id: account.into(),
+            token_id: None,
+            admin,
+        };
+        let scope = |kind: v1::MemoryScopeKind, id: &str| v1::MemoryScopeRef {
+            kind: kind.into(),
+            id: id.into(),
+        };
+        let project = scope(v1::MemoryScopeKind::Project, &volume.id);
+        let saga = scope(v1::MemoryScopeKind::Series, &series.id);
+
+        for who in [as_account(&fx.account, false), as_account(&other, true)] {
+            let view = service
+                .memory_scope_status(credential.request(&who, project.clone()))
+                .await
+                .expect("the owner's or an administrator's")
+                .into_inner();
+            let view: serde_json::Value = serde_json::from_str(&view.json).expect("json");
+            assert_eq!(
+                view,
+                serde_json::json!({"configured": false,
+                    "scope": {"kind": "project", "id": volume.id}})
+            );
+        }
+        let stranger = as_account(&other, false);
+        for (asked, expected) in [
+            (project.clone(), ErrorCode::VolumeNotFound),
+            (saga.clone(), ErrorCode::SeriesNotFound),
+            (
+                scope(v1::MemoryScopeKind::Project, "absent"),
+                ErrorCode::VolumeNotFound,
+            ),
+        ] {
+            let refused = service
+                .memory_scope_status(credential.request(&stranger, asked.clone()))
+                .await
+                .expect_err("another account's");
+            assert_eq!(code(&refused), Some(expected));
+            let refused = service
+                .act_on_memory_scope(credential.request(
+                    &stranger,
+                    v1::MemoryScopeActionRequest {
+                        scope: Some(asked),
+                        action: v1::MemoryScopeAction::Rebuild.into(),
+                    },
+                ))
+                .await
+                .expect_err("another account's");
+            assert_eq!(code(&refused), Some(expected));
+        }
+
+        let owner = as_account(&fx.account, false);
+        let refused = service
+            .act_on_memory_scope(credential.request(
+                &owner,
+                v1::MemoryScopeActionRequest {
+                    scope: Some(saga.clone()),
+                    action: v1::MemoryScopeAction::Synchronize.into(),
+                },
+            ))
+            .await
+            .expect_err("no external memory");
+        assert_eq!(code(&refused), Some(ErrorCode::Conflict));
+        let refused = service
+            .act_on_memory_scope(credential.request(
+                &owner,
+                v1::MemoryScopeActionRequest {
+                    scope: Some(saga),
+                    action: 0,
+                },
+            ))
+            .await
+            .expect_err("no action");
+        let sent = ServiceError::from_status(&refused).expect("a refusal");
+        assert_eq!(
+            sent.issues,
+            vec![Issue::at("body", "action", IssueKind::Enum)]
+        );
+    }
+
     #[tokio::test]
     async fn calls_need_the_credential_and_a_layer() {
         let fx = Fixture::new().await;
@@ -768,6 +1233,7 @@ mod tests {
             .build_contexts(credential.system_request(v1::ContextRequest {
                 project_id: "missing".into(),
                 batches: vec![],
+                ..Default::default()
             }))
             .await
             .expect_err("no volume");
@@ -837,6 +1303,7 @@ mod tests {
                         passage_ids: vec![passages[0].id.clone()],
                     },
                 ],
+                ..Default::default()
             }))
             .await
             .expect("context")

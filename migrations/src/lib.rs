@@ -2,7 +2,8 @@
 //!
 //! [`Migrator`] lists every migration in order; run them with
 //! `Migrator::up(&db, None).await` (the [`MigratorTrait`] is re-exported). Every
-//! migration runs on both SQLite and PostgreSQL and uses the schema builder, not raw SQL.
+//! migration runs on both SQLite and PostgreSQL and uses the schema builder, not raw SQL,
+//! except the outbox triggers of `m0008_external_memory` (the builder has no triggers).
 
 use sea_orm_migration::prelude::*;
 
@@ -16,6 +17,7 @@ mod m0004_quality;
 mod m0005_limits;
 mod m0006_passage_versions;
 mod m0007_prompt_cache;
+mod m0008_external_memory;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -31,6 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0005_limits::Migration),
             Box::new(m0006_passage_versions::Migration),
             Box::new(m0007_prompt_cache::Migration),
+            Box::new(m0008_external_memory::Migration),
         ]
     }
 }

@@ -144,6 +144,17 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_ser
     edit_term(EditTermRequest) -> Term;
     delete_term(TermRef) -> Deleted;
     propagate_term(PropagateTermRequest) -> JsonDocument;
+    external_memory_status(StatusRequest) -> JsonDocument;
+    retry_memory_outbox(StatusRequest) -> JsonDocument;
+    get_memory_cleanup_settings(StatusRequest) -> JsonDocument;
+    update_memory_cleanup_settings(UpdateMemoryCleanupSettingsRequest) -> JsonDocument;
+    list_memory_cleanups(StatusRequest) -> JsonDocument;
+    act_on_memory_cleanup(MemoryCleanupActionRequest) -> JsonDocument;
+    act_on_memory_orphans(MemoryOrphansRequest) -> JsonDocument;
+    get_memory_orphan_schedule(StatusRequest) -> JsonDocument;
+    update_memory_orphan_schedule(UpdateMemoryOrphanScheduleRequest) -> JsonDocument;
+    memory_scope_status(MemoryScopeRef) -> JsonDocument;
+    act_on_memory_scope(MemoryScopeActionRequest) -> JsonDocument;
 });
 
 #[cfg(test)]
@@ -377,6 +388,83 @@ mod tests {
             _: Request<PropagateTermRequest>,
         ) -> Result<Response<JsonDocument>, Status> {
             Err(Status::unimplemented("propagate_term"))
+        }
+
+        async fn external_memory_status(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("external_memory_status"))
+        }
+
+        async fn retry_memory_outbox(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("retry_memory_outbox"))
+        }
+
+        async fn get_memory_cleanup_settings(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("get_memory_cleanup_settings"))
+        }
+
+        async fn update_memory_cleanup_settings(
+            &self,
+            _: Request<UpdateMemoryCleanupSettingsRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("update_memory_cleanup_settings"))
+        }
+
+        async fn list_memory_cleanups(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("list_memory_cleanups"))
+        }
+
+        async fn act_on_memory_cleanup(
+            &self,
+            _: Request<MemoryCleanupActionRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("act_on_memory_cleanup"))
+        }
+
+        async fn act_on_memory_orphans(
+            &self,
+            _: Request<MemoryOrphansRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("act_on_memory_orphans"))
+        }
+
+        async fn get_memory_orphan_schedule(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("get_memory_orphan_schedule"))
+        }
+
+        async fn update_memory_orphan_schedule(
+            &self,
+            _: Request<UpdateMemoryOrphanScheduleRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("update_memory_orphan_schedule"))
+        }
+
+        async fn memory_scope_status(
+            &self,
+            _: Request<MemoryScopeRef>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("memory_scope_status"))
+        }
+
+        async fn act_on_memory_scope(
+            &self,
+            _: Request<MemoryScopeActionRequest>,
+        ) -> Result<Response<JsonDocument>, Status> {
+            Err(Status::unimplemented("act_on_memory_scope"))
         }
     }
 

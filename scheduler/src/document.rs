@@ -318,7 +318,7 @@ pub async fn build(
             "stages": stages,
             "analysis": analysis.as_ref().map(analysis::Progress::to_json),
         },
-        "memory": analysis::memory_backend(row),
+        "memory": analysis::memory_backend(db, row).await?,
         "estimate": job_row.as_ref().and_then(|j| j.estimate.clone()),
         "error": row.error,
         "stop_reason": row.stop_reason,

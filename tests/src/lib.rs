@@ -10,10 +10,12 @@
 //!
 //! Storage: SQLite by default; with `TEST_DATABASE_URL` (and
 //! `TEST_REDIS_URL`) the same tests also run on a fresh Postgres database
-//! (and Redis) per test, see [`postgres`].
+//! (and Redis) per test, see [`postgres`]. The external memory's tests
+//! start a real Chroma server, see [`chroma`].
 
 pub mod binary;
 pub mod books;
+pub mod chroma;
 pub mod client;
 pub mod mcp;
 pub mod postgres;
@@ -24,6 +26,7 @@ pub mod server;
 pub mod simulator;
 pub mod translation;
 
+pub use chroma::Chroma;
 pub use client::{Answer, CreatedToken, SCOPES, Session, bearer_get, send};
 pub use receiver::Receiver;
 pub use server::{Account, Backend, Installation, Server};

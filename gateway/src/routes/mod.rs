@@ -6,6 +6,7 @@ pub mod edition;
 pub mod glossaries;
 pub mod health;
 pub mod licence;
+pub mod memory_settings;
 pub mod narrative;
 pub mod providers;
 pub mod queue_settings;
@@ -82,6 +83,50 @@ pub fn automation_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(narrative::book_revision))
 }
 
+/// The external memory's session routes (spec 4.9): the administrator's
+/// under `/settings/memory`, the owner's under a series or a volume. Demo
+/// mode refuses their writes like every other (see [`demo_guard`]).
+fn memory_routes() -> Router<AppState> {
+    use memory_settings as m;
+    Router::new()
+        .route("/settings/memory/status", get(m::get_status))
+        .route("/settings/memory/outbox/retry", post(m::retry_outbox))
+        .route(
+            "/settings/memory/cleanup",
+            get(m::get_cleanup)
+                .put(m::put_cleanup)
+                .delete(m::delete_cleanup),
+        )
+        .route("/settings/memory/cleanups", get(m::list_cleanups))
+        .route(
+            "/settings/memory/cleanups/{cleanup_id}/retry",
+            post(m::retry_cleanup),
+        )
+        .route(
+            "/settings/memory/cleanups/{cleanup_id}/retire",
+            post(m::retire_cleanup),
+        )
+        .route("/settings/memory/orphans/scan", post(m::scan_orphans))
+        .route("/settings/memory/orphans/clean", post(m::clean_orphans))
+        .route(
+            "/settings/memory/orphans/schedule",
+            get(m::get_orphan_schedule).put(m::put_orphan_schedule),
+        )
+        .route("/series/{series_id}/memory", get(m::series_memory))
+        .route(
+            "/series/{series_id}/memory/{action}",
+            post(m::series_action),
+        )
+        .route(
+            "/projects/{project_id}/memory/status",
+            get(m::project_status),
+        )
+        .route(
+            "/projects/{project_id}/memory/{action}",
+            post(m::project_action),
+        )
+}
+
 pub fn router(state: AppState) -> Router {
     let demo_mode = state.settings.demo_mode;
     // Layers run outside in: the bearer middleware first, so the limit knows
@@ -142,6 +187,7 @@ pub fn router(state: AppState) -> Router {
                 .put(queue_settings::put_queue)
                 .delete(queue_settings::delete_queue),
         )
+        .merge(memory_routes())
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), session::same_origin));
 

@@ -1,7 +1,9 @@
 //! SeaORM entities, one module per table, following `notes/schema.md` to the letter.
 //!
 //! Every primary key is an application-generated UUID v7 string (see [`crate::ids`]),
-//! except `settings`, keyed by the setting name. Times are Unix seconds (`i64`), JSON
+//! except `settings`, keyed by the setting name, `memory_outbox`, an increasing integer
+//! (the order of changes), `memory_mirror`, keyed by the remote item id, and
+//! `memory_retrievals`, keyed by the job. Times are Unix seconds (`i64`), JSON
 //! columns are `serde_json::Value`, money is `f64`.
 //!
 //! The tables are created by the `dragoman-migrations` crate; the `on_delete` actions
@@ -17,6 +19,10 @@ pub mod chapter;
 pub mod glossary;
 pub mod job;
 pub mod licence_word;
+pub mod memory_cleanup;
+pub mod memory_mirror;
+pub mod memory_outbox;
+pub mod memory_retrieval;
 pub mod named;
 pub mod narrative_entity;
 pub mod passage;

@@ -45,6 +45,12 @@ pub const WEBHOOK_DELIVERIES: &str = "dragoman_webhook_deliveries_total";
 /// Counter: passages of the requests a worker finished, by the `status`
 /// they ended with.
 pub const PASSAGES: &str = "dragoman_passages_total";
+/// Gauge: age of the oldest change of the book memories not yet written to
+/// the external memory (0 when none waits), set by the memory role's sync
+/// loop.
+pub const MEMORY_SYNC_LAG: &str = "dragoman_memory_sync_lag_seconds";
+/// Gauge: outbox rows of the external memory not yet synced.
+pub const MEMORY_OUTBOX_PENDING: &str = "dragoman_memory_outbox_pending";
 /// Gauge, always 1: the version and the roles of the process.
 pub const BUILD_INFO: &str = "dragoman_build_info";
 
@@ -128,6 +134,16 @@ pub fn describe() {
         PASSAGES,
         Unit::Count,
         "Passages of the requests a worker finished, by the status they ended with."
+    );
+    describe_gauge!(
+        MEMORY_SYNC_LAG,
+        Unit::Seconds,
+        "Age of the oldest memory change not yet written to the external memory (0 when none waits)."
+    );
+    describe_gauge!(
+        MEMORY_OUTBOX_PENDING,
+        Unit::Count,
+        "Outbox rows of the external memory not yet synced."
     );
     describe_gauge!(
         BUILD_INFO,
@@ -252,6 +268,13 @@ pub fn webhook_delivery(event: CallbackEvent, outcome: WebhookOutcome) {
 /// `count` passages of a request a worker finished ended in `status`.
 pub fn passages(status: PassageStatus, count: u64) {
     counter!(PASSAGES, "status" => status.as_str()).increment(count);
+}
+
+/// The external memory's outbox as the sync loop last read it: `pending`
+/// rows, the oldest `lag_seconds` old.
+pub fn memory_outbox(pending: u64, lag_seconds: i64) {
+    gauge!(MEMORY_OUTBOX_PENDING).set(pending as f64);
+    gauge!(MEMORY_SYNC_LAG).set(lag_seconds.max(0) as f64);
 }
 
 /// The version and the roles (`gateway`, `scheduler,pipeline,…`) of this

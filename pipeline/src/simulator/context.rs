@@ -17,9 +17,10 @@
 //!
 //! The rendering after `=>` ends at the first `;` or ` (locked)`. A
 //! character's aliases map to its rendering too. Style notes are not
-//! renderings, and nothing after `Before:` is read, since the earlier text
-//! may hold lines that look like entries. A source given twice keeps its
-//! first rendering.
+//! renderings, nor are the lines under any other heading (`Similar
+//! passages:`, earlier passages with their translations), and nothing
+//! after `Before:` is read, since the earlier text may hold lines that look
+//! like entries. A source given twice keeps its first rendering.
 
 /// Which section an entry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +52,10 @@ pub(super) fn parse(context: &str) -> Vec<Entry> {
             "Characters:" => section = Some(Kind::Character),
             "Places and things:" => section = Some(Kind::Place),
             "Style:" => section = None,
+            // Any other heading (`Similar passages:` of the external
+            // memory) holds no renderings: its `source => translation`
+            // lines are whole passages, not names to keep.
+            heading if !heading.starts_with("- ") && heading.ends_with(':') => section = None,
             _ => {
                 let (Some(kind), Some(item)) = (section, line.strip_prefix("- ")) else {
                     continue;
@@ -146,5 +151,18 @@ mod tests {
         let p = pairs("Glossary:\n- a => b\n- a => c\n- => x\n- y =>  (locked)\nnoise");
         assert_eq!(p, vec![("a".into(), "b".into(), Kind::Glossary)]);
         assert!(parse("- a => b").is_empty(), "an entry outside a section");
+    }
+
+    #[test]
+    fn similar_passages_are_not_renderings() {
+        let context = "Places and things:\n\
+            - Castle => Château\n\
+            Similar passages:\n\
+            - The Castle stood. => Le Château se dressait.\n\
+            Before: Alice arrives.";
+        assert_eq!(
+            pairs(context),
+            vec![("Castle".into(), "Château".into(), Kind::Place)]
+        );
     }
 }

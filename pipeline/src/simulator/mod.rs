@@ -11,7 +11,11 @@
 //! `codex_chatgpt`, base URL `http://host:port` or
 //! `http://host:port/backend-api`; server-sent events only; a request
 //! without a bearer token and a `chatgpt-account-id` header is answered
-//! 401), `GET /stats` ([`SimulatorStats`] as JSON), `GET /prompts` (the last
+//! 401), `POST /v1/embeddings` and `POST /embeddings` (OpenAI-compatible
+//! embeddings: deterministic, L2-normalised vectors of hashed word and
+//! character-trigram features, `dimensions` honoured, 256 by default, the
+//! model echoed; see `embeddings.rs`), `GET /stats` ([`SimulatorStats`] as
+//! JSON), `GET /prompts` (the last
 //! [`PROMPTS_KEPT`] well-formed requests' prompts, oldest first, as a JSON
 //! array of [`Prompt`]: `{"n", "kind", "system", "user", "wire"}` plus the
 //! `cache_key`, `organization`, `project` and `account_id` the request
@@ -79,6 +83,7 @@
 mod analysis;
 mod cache;
 mod context;
+mod embeddings;
 mod faults;
 mod prompts;
 mod protocol;
@@ -207,18 +212,18 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
-/// What the simulator has served. Every completion request counts in
-/// `requests` and in exactly one of `bad_requests`, `ok`, `cut_at_max_tokens`,
-/// `rate_limited`, `server_errors`, `hangs`, `malformed`, `truncated`,
-/// `refusals`, `dropped_placeholders` (the exclusive outcomes, see
-/// [`SimulatorStats::outcomes`]).
+/// What the simulator has served. Every completion or embeddings request
+/// counts in `requests` and in exactly one of `bad_requests`, `ok`,
+/// `cut_at_max_tokens`, `rate_limited`, `server_errors`, `hangs`,
+/// `malformed`, `truncated`, `refusals`, `dropped_placeholders` (the
+/// exclusive outcomes, see [`SimulatorStats::outcomes`]).
 ///
 /// A request refused for its shape or its credentials (`codex` without
 /// bearer token or account) counts as a bad request.
 ///
 /// The other counters are not outcomes and overlap them: `openai`,
-/// `anthropic`, `responses` and `codex` count the requests of each
-/// protocol; `cached` counts answers with cached prompt tokens; `analyses` and `reviews` the
+/// `anthropic`, `responses`, `codex` and `embeddings` count the requests
+/// of each protocol; `cached` counts answers with cached prompt tokens; `analyses` and `reviews` the
 /// answers in the analysis and review protocols (whole, cut or truncated);
 /// `name_drifts`,
 /// `glossary_violations`, `untranslated` and `wrong_language` the content
@@ -234,6 +239,8 @@ pub struct SimulatorStats {
     pub anthropic: u64,
     pub responses: u64,
     pub codex: u64,
+    /// Requests of `POST /v1/embeddings`.
+    pub embeddings: u64,
     pub bad_requests: u64,
     pub ok: u64,
     pub cut_at_max_tokens: u64,
@@ -491,6 +498,91 @@ fn reply(
     }
 }
 
+/// A request that is never answered: it waits until the server stops (or
+/// [`HANG_LIMIT`]), then gets a 503.
+async fn hang(shared: &Shared, wire: Wire) -> Response {
+    shared.count(|s| s.hangs += 1);
+    let mut stopping = shared.stopping.clone();
+    tokio::select! {
+        _ = stopping.wait_for(|stop| *stop) => {}
+        _ = tokio::time::sleep(HANG_LIMIT) => {}
+    }
+    let body = protocol::error(wire, protocol::error_kind(wire, 503), "shutting down");
+    json_response(StatusCode::SERVICE_UNAVAILABLE, body)
+}
+
+/// A 429 with the configured `Retry-After`.
+fn rate_limited(shared: &Shared, wire: Wire) -> Response {
+    shared.count(|s| s.rate_limited += 1);
+    let body = protocol::error(wire, protocol::error_kind(wire, 429), "rate limit reached");
+    let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, body);
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(shared.config.retry_after_secs),
+    );
+    response
+}
+
+/// `POST /v1/embeddings` (and `/embeddings`): deterministic vectors (see
+/// `embeddings.rs`), under the same latency and transport faults as the
+/// other protocols. A refusal or a dropped placeholder has no meaning for
+/// a vector: such a draw is answered normally and counts as `ok`; a
+/// malformed or truncated answer is the answer's JSON cut in the middle.
+/// Embedding requests are not written in the prompt log (they are not
+/// prompts).
+async fn embeddings_route(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let wire = Wire::OpenAi;
+    shared.count(|s| {
+        s.requests += 1;
+        s.embeddings += 1;
+    });
+    let request = match embeddings::parse(&body) {
+        Ok(request) => request,
+        Err(message) => {
+            shared.count(|s| s.bad_requests += 1);
+            let body = protocol::error(wire, protocol::error_kind(wire, 400), &message);
+            return json_response(StatusCode::BAD_REQUEST, body);
+        }
+    };
+    let fault = shared.draw();
+    if fault == Fault::Hang {
+        return hang(&shared, wire).await;
+    }
+    if !shared.config.latency.is_zero() {
+        tokio::time::sleep(shared.config.latency).await;
+    }
+    let tokens = |text: &str| u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX);
+    let answer = embeddings::answer(&request, tokens);
+    match fault {
+        Fault::RateLimited => rate_limited(&shared, wire),
+        Fault::Server => {
+            shared.count(|s| s.server_errors += 1);
+            let body = protocol::error(wire, protocol::error_kind(wire, 500), "internal error");
+            json_response(StatusCode::INTERNAL_SERVER_ERROR, body)
+        }
+        Fault::Malformed | Fault::Truncated => {
+            shared.count(|s| {
+                if fault == Fault::Malformed {
+                    s.malformed += 1;
+                } else {
+                    s.truncated += 1;
+                }
+            });
+            let text = answer.to_string();
+            let mut response = (StatusCode::OK, cut_in_half(&text).to_owned()).into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Fault::None | Fault::Hang | Fault::Refusal | Fault::DropPlaceholder(_) => {
+            shared.count(|s| s.ok += 1);
+            json_response(StatusCode::OK, answer)
+        }
+    }
+}
+
 async fn handle(shared: Arc<Shared>, wire: Wire, headers: &HeaderMap, body: Bytes) -> Response {
     let mut n = 0;
     shared.count(|s| {
@@ -536,29 +628,13 @@ async fn handle(shared: Arc<Shared>, wire: Wire, headers: &HeaderMap, body: Byte
         _ => ContentFaults::default(),
     };
     if fault == Fault::Hang {
-        shared.count(|s| s.hangs += 1);
-        let mut stopping = shared.stopping.clone();
-        tokio::select! {
-            _ = stopping.wait_for(|stop| *stop) => {}
-            _ = tokio::time::sleep(HANG_LIMIT) => {}
-        }
-        let body = protocol::error(wire, protocol::error_kind(wire, 503), "shutting down");
-        return json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+        return hang(&shared, wire).await;
     }
     if !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
     match fault {
-        Fault::RateLimited => {
-            shared.count(|s| s.rate_limited += 1);
-            let body = protocol::error(wire, protocol::error_kind(wire, 429), "rate limit reached");
-            let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, body);
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(shared.config.retry_after_secs),
-            );
-            return response;
-        }
+        Fault::RateLimited => return rate_limited(&shared, wire),
         Fault::Server => {
             shared.count(|s| s.server_errors += 1);
             if request.stream {
@@ -673,6 +749,8 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/responses", post(responses))
         .route("/codex/responses", post(codex))
         .route("/backend-api/codex/responses", post(codex))
+        .route("/v1/embeddings", post(embeddings_route))
+        .route("/embeddings", post(embeddings_route))
         .route("/stats", get(stats))
         .route("/prompts", get(prompt_log))
         .route("/faults", get(fault_ledger))
@@ -1547,5 +1625,119 @@ mod tests {
             ..SimulatorConfig::default()
         };
         assert!(RunningSimulator::start(config).await.is_err());
+    }
+
+    fn vector(answer: &Value, index: usize) -> Vec<f32> {
+        answer["data"][index]["embedding"]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .filter_map(Value::as_f64)
+                    .map(|x| x as f32)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn embeddings_are_deterministic_unit_vectors_near_for_similar_texts() {
+        let sim = RunningSimulator::start(SimulatorConfig::default())
+            .await
+            .expect("start");
+        let texts = json!([
+            "Ishmael watched the white whale from the deck.",
+            "From the deck Ishmael watched the whale.",
+            "Two eggs, flour and a pinch of salt.",
+        ]);
+        let (status, answer) = post(
+            &sim,
+            "/v1/embeddings",
+            &json!({"model": "text-embedding-3-small", "input": texts}),
+        )
+        .await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["model"], "text-embedding-3-small");
+        assert_eq!(answer["data"].as_array().map(Vec::len), Some(3));
+        let [a, near, far] = [0, 1, 2].map(|i| vector(&answer, i));
+        assert_eq!(a.len(), 256, "the default dimension");
+        let dot = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
+        assert!((dot(&a, &a) - 1.0).abs() < 1e-4, "unit length");
+        assert!(dot(&a, &near) > dot(&a, &far) + 0.3);
+
+        // `dimensions` honoured, the same text the same vector, with or
+        // without `/v1` in the base URL.
+        let (status, short) = post(
+            &sim,
+            "/embeddings",
+            &json!({"model": "m", "input": "From the deck Ishmael watched the whale.",
+                    "dimensions": 32}),
+        )
+        .await;
+        assert_eq!(status, 200);
+        assert_eq!(short["model"], "m");
+        assert_eq!(vector(&short, 0).len(), 32);
+        let (_, again) = post(
+            &sim,
+            "/v1/embeddings",
+            &json!({"model": "m", "input": ["From the deck Ishmael watched the whale."],
+                    "dimensions": 32}),
+        )
+        .await;
+        assert_eq!(vector(&short, 0), vector(&again, 0));
+
+        let (status, refused) = post(&sim, "/v1/embeddings", &json!({"input": "x"})).await;
+        assert_eq!(status, 400);
+        assert_eq!(refused["error"]["type"], "invalid_request_error");
+        let stats = sim.stats();
+        assert_eq!(
+            (
+                stats.requests,
+                stats.embeddings,
+                stats.ok,
+                stats.bad_requests
+            ),
+            (4, 4, 3, 1)
+        );
+        assert_eq!(stats.outcomes(), stats.requests);
+        assert!(sim.prompts().is_empty(), "embeddings are not prompts");
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn embeddings_get_the_transport_faults_and_latency() {
+        let latency = Duration::from_millis(50);
+        let sim = RunningSimulator::start(SimulatorConfig {
+            latency,
+            rate_500: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        let started = std::time::Instant::now();
+        let (status, answer) =
+            post(&sim, "/v1/embeddings", &json!({"model": "m", "input": "x"})).await;
+        assert!(started.elapsed() >= latency);
+        assert_eq!(status, 500);
+        assert_eq!(answer["error"]["type"], "server_error");
+        sim.stop().await.expect("stop");
+
+        let sim = RunningSimulator::start(SimulatorConfig {
+            rate_malformed: 1.0,
+            ..SimulatorConfig::default()
+        })
+        .await
+        .expect("start");
+        let response = reqwest::Client::new()
+            .post(format!("http://{}/v1/embeddings", sim.addr()))
+            .json(&json!({"model": "m", "input": "x"}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(response.status().as_u16(), 200);
+        let body = response.text().await.expect("body");
+        assert!(serde_json::from_str::<Value>(&body).is_err(), "{body}");
+        let stats = sim.stats();
+        assert_eq!((stats.embeddings, stats.malformed), (1, 1));
+        sim.stop().await.expect("stop");
     }
 }

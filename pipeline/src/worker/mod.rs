@@ -626,6 +626,11 @@ impl Worker {
                 .build_contexts(self.credential.system_request(ContextRequest {
                     project_id: ticket.project_id.clone(),
                     batches: asked,
+                    // The memory takes the backend the job's request chose
+                    // (internal, external or hybrid) and records per job
+                    // which memory answered.
+                    context_backend: None,
+                    job_id: ticket.job_id.clone(),
                 }))
                 .await
                 .map_err(|s| memory_unavailable(ticket, &s))?

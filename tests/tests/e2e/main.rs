@@ -11,6 +11,7 @@ mod cluster;
 mod deploy;
 mod drain;
 mod envelope;
+mod external_memory;
 mod glossaries;
 mod licence;
 mod lifecycle;

@@ -101,13 +101,28 @@ pub struct AnalysisProgress {
     pub terms: i64,
 }
 
-/// The memory backend asked for and the one that answers.
+/// The memory backend asked for and the one that answered the contexts of
+/// the request's job.
 #[derive(Serialize, ToSchema)]
 pub struct MemoryBackend {
     pub backend: ContextBackend,
+    /// `external` when the external memory answered every batch so far,
+    /// `internal` when the database answered them all (or none was asked
+    /// yet), `hybrid` when both answered some.
     pub answered_by: ContextBackend,
-    /// Why they differ; empty when they do not.
+    /// Why the database answered a request that asked for more; empty
+    /// otherwise.
     pub note: String,
+    /// Batches whose context the external memory answered.
+    #[schema(minimum = 0)]
+    pub external_batches: i64,
+    /// Batches whose context the database answered.
+    #[schema(minimum = 0)]
+    pub internal_batches: i64,
+    /// Of `internal_batches`, those where the external memory was asked
+    /// and failed or was late.
+    #[schema(minimum = 0)]
+    pub fallbacks: i64,
 }
 
 /// The chapters the request sent.

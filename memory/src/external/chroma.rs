@@ -1,0 +1,958 @@
+//! The Chroma collections of the external memory: a small client of
+//! Chroma's HTTP API v2 (`chroma run`, PyPI `chromadb` 1.5), one collection
+//! per embedding model and dimension, so vectors of two models never meet
+//! in one index.
+//!
+//! The official Rust client is not used: its types crate compiles Chroma's
+//! protobuf files at build time and needs a system `protoc`, and this
+//! workspace builds with Rust alone. The few calls used here are plain
+//! JSON (the request and answer shapes follow the official client's
+//! `chroma-api-types`).
+//!
+//! A collection is named `dragoman-<model slug>-<dimension>`, uses cosine
+//! distance (1 − cosine similarity, 0 for the same direction) and carries
+//! `{owner: "dragoman", embedding_model, dimension, schema_version: 2}` in
+//! its metadata; [`Store::collection_names`] lists only collections with
+//! that owner, so Dragoman never touches another application's collections
+//! on a shared server. A [`Collection`] holds the server's id of the
+//! collection: if the collection is deleted behind its back (a wiped
+//! server), its calls fail with "does not exist" and the caller asks
+//! [`Store::collection`] again, which creates it afresh.
+//!
+//! Every call is bounded by [`OPERATION_TIMEOUT`], so a Chroma that accepts
+//! connections but never answers cannot hold the sync loop forever;
+//! retrieval puts its own, tighter deadline around these calls. There are
+//! no retries here: the sync loop has its backoff and retrieval its
+//! deadline. Errors become [`MemoryError::External`] naming the operation,
+//! the status and Chroma's error kind with a shortened message; never the
+//! token (it travels in a header) and never a record sent.
+
+use super::ExternalSettings;
+use super::embeddings::EmbeddingModel;
+use super::items::SCHEMA_VERSION;
+use crate::error::{MemoryError, MemoryResult};
+use reqwest::{Method, StatusCode, Url};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+/// The longest one Chroma call may take before it counts as failed.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long connecting to Chroma may take: a stopped server refuses at
+/// once, an unreachable host should not eat a retrieval's whole deadline.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Prefix of every collection Dragoman creates.
+pub const COLLECTION_PREFIX: &str = "dragoman-";
+
+/// `owner` in the metadata of Dragoman's collections.
+pub const OWNER: &str = "dragoman";
+
+/// Collections read per page when listing them.
+const LIST_PAGE: usize = 100;
+
+/// The longest part of Chroma's error message kept in an error.
+const MESSAGE_KEPT: usize = 160;
+
+/// The HTTP side shared by the store and its collections.
+#[derive(Clone)]
+struct Http {
+    client: reqwest::Client,
+    /// `{url}/api/v2`.
+    api: Url,
+    tenant: String,
+    database: String,
+    token: Option<String>,
+}
+
+/// The Chroma server of the installation.
+pub struct Store {
+    http: Http,
+}
+
+/// A collection holding the vectors of one embedding model.
+pub struct Collection {
+    http: Http,
+    id: String,
+    name: String,
+    metadata: Map<String, Value>,
+}
+
+/// One mirrored item as written to Chroma.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub id: String,
+    /// The text embedded.
+    pub document: String,
+    pub embedding: Vec<f32>,
+    /// Scalars only (Chroma's metadata); holds `schema_version` 2.
+    pub metadata: Map<String, Value>,
+}
+
+/// One answer of a nearest-neighbour query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub id: String,
+    /// Cosine distance: 0 for the same direction, 1 for orthogonal.
+    pub distance: f32,
+    pub document: Option<String>,
+    pub metadata: Map<String, Value>,
+}
+
+/// How a call failed: `NotFound` is told apart because several callers
+/// treat "does not exist" as an answer, not a failure.
+enum CallError {
+    NotFound,
+    Failed(MemoryError),
+}
+
+impl From<CallError> for MemoryError {
+    fn from(error: CallError) -> MemoryError {
+        match error {
+            CallError::NotFound => MemoryError::External("chroma: does not exist".to_owned()),
+            CallError::Failed(error) => error,
+        }
+    }
+}
+
+/// Chroma's error body: `{"error": "NotFoundError", "message": "…"}`.
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: Option<String>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CollectionModel {
+    id: String,
+    name: String,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+/// The metadata of one record as Chroma answers it (`null` when none).
+type RecordMetadata = Option<Map<String, Value>>;
+
+#[derive(Deserialize)]
+struct GetAnswer {
+    ids: Vec<String>,
+    #[serde(default)]
+    metadatas: Option<Vec<RecordMetadata>>,
+}
+
+#[derive(Deserialize)]
+struct QueryAnswer {
+    ids: Vec<Vec<String>>,
+    #[serde(default)]
+    documents: Option<Vec<Vec<Option<String>>>>,
+    #[serde(default)]
+    metadatas: Option<Vec<Vec<RecordMetadata>>>,
+    #[serde(default)]
+    distances: Option<Vec<Vec<Option<f32>>>>,
+}
+
+fn failed(operation: &str, what: impl std::fmt::Display) -> CallError {
+    CallError::Failed(MemoryError::External(format!("chroma {operation}: {what}")))
+}
+
+/// `text` cut to at most `max` characters (on a character boundary).
+fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+impl Http {
+    /// `{api}/{segments…}`, each segment percent-encoded.
+    fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.api.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().extend(segments);
+        }
+        url
+    }
+
+    /// `{api}/tenants/{tenant}/databases/{database}/collections/{rest…}`.
+    fn collections_url(&self, rest: &[&str]) -> Url {
+        let mut segments = vec![
+            "tenants",
+            self.tenant.as_str(),
+            "databases",
+            self.database.as_str(),
+            "collections",
+        ];
+        segments.extend_from_slice(rest);
+        self.url(&segments)
+    }
+
+    /// One call, its answer read as `T`.
+    async fn call<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+    ) -> Result<T, CallError> {
+        let mut request = self.client.request(method, url);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.map_err(|error| {
+            if error.is_timeout() {
+                failed(
+                    operation,
+                    format_args!("no answer within {}s", OPERATION_TIMEOUT.as_secs()),
+                )
+            } else {
+                failed(operation, error.without_url())
+            }
+        })?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|error| failed(operation, error.without_url()))?;
+        if status == StatusCode::NOT_FOUND {
+            return Err(CallError::NotFound);
+        }
+        if !status.is_success() {
+            let body: Option<ErrorBody> = serde_json::from_str(&text).ok();
+            let kind = body.as_ref().and_then(|b| b.error.clone());
+            let message = body
+                .as_ref()
+                .and_then(|b| b.message.as_deref())
+                .map(|m| shortened(m, MESSAGE_KEPT));
+            // Some errors (a missing collection asked by id) come as a 4xx
+            // other than 404 with Chroma's NotFoundError kind.
+            if kind.as_deref() == Some("NotFoundError") {
+                return Err(CallError::NotFound);
+            }
+            let detail = match (kind, message) {
+                (Some(kind), Some(message)) => format!("{status} {kind}: {message}"),
+                (Some(kind), None) => format!("{status} {kind}"),
+                (None, _) => status.to_string(),
+            };
+            return Err(failed(operation, detail));
+        }
+        serde_json::from_str(&text).map_err(|_| failed(operation, "the answer is not understood"))
+    }
+}
+
+/// The collection name of `model`: `dragoman-<slug>-<dimension>`. The
+/// slug is the model name when it is made of Chroma's name characters
+/// alone; otherwise every other character becomes `-` and 8 hex digits of
+/// the name's SHA-256 are added, so two names that differ only there (say
+/// `org/model` and `org-model`) never share a collection.
+pub fn collection_name(model: &EmbeddingModel) -> String {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.';
+    let mut slug = String::with_capacity(model.name.len());
+    for c in model.name.chars() {
+        let c = if allowed(c) { c } else { '-' };
+        // Chroma refuses two periods in a row; runs of `-` only look odd.
+        if (c == '.' || c == '-') && slug.ends_with(c) {
+            continue;
+        }
+        slug.push(c);
+    }
+    // Chroma names start and end with a letter or digit; 200 characters
+    // keep the whole name far below Chroma's 512.
+    let slug: String = slug
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .chars()
+        .take(200)
+        .collect();
+    let slug = slug.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    if slug == model.name && !slug.is_empty() {
+        format!("{COLLECTION_PREFIX}{slug}-{}", model.dimension)
+    } else {
+        let digest = hex::encode(Sha256::digest(model.name.as_bytes()));
+        let short = digest.get(..8).unwrap_or("00000000");
+        let slug = if slug.is_empty() { "model" } else { slug };
+        format!("{COLLECTION_PREFIX}{slug}-{short}-{}", model.dimension)
+    }
+}
+
+/// The metadata a collection of `model` is created with.
+fn collection_metadata(model: &EmbeddingModel) -> Value {
+    json!({
+        "owner": OWNER,
+        "embedding_model": model.name,
+        "dimension": model.dimension,
+        "schema_version": SCHEMA_VERSION,
+    })
+}
+
+/// Whether a collection is one of Dragoman's (by name and owner).
+fn is_ours(collection: &CollectionModel) -> bool {
+    collection.name.starts_with(COLLECTION_PREFIX)
+        && collection
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("owner"))
+            .is_some_and(|owner| owner == OWNER)
+}
+
+/// A record's metadata for Chroma: scalars only, nulls left out (Chroma
+/// stores no null on insert, and an absent field reads the same).
+fn record_metadata(id: &str, metadata: &Map<String, Value>) -> MemoryResult<Map<String, Value>> {
+    let mut out = Map::new();
+    for (key, value) in metadata {
+        match value {
+            Value::Null => {}
+            Value::Bool(_) | Value::Number(_) | Value::String(_) => {
+                out.insert(key.clone(), value.clone());
+            }
+            Value::Array(_) | Value::Object(_) => {
+                return Err(MemoryError::External(format!(
+                    "record {id}: metadata field {key} is not a scalar"
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tenant or database name, when Chroma would accept it (checked here
+/// so a typo in the configuration is named at start, not at every call).
+fn valid_scope_name(name: &str) -> bool {
+    (3..=512).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+}
+
+impl Store {
+    /// The client of `settings.url`; no request is made yet.
+    pub fn new(settings: &ExternalSettings) -> MemoryResult<Store> {
+        let invalid = |what: &str| MemoryError::External(format!("the external memory {what}"));
+        let base = settings.url.trim().trim_end_matches('/');
+        let mut api = Url::parse(base).map_err(|_| invalid("URL is not a valid URL"))?;
+        if !matches!(api.scheme(), "http" | "https") || api.cannot_be_a_base() {
+            return Err(invalid("URL is not an http(s) URL"));
+        }
+        if let Ok(mut path) = api.path_segments_mut() {
+            path.pop_if_empty().extend(["api", "v2"]);
+        }
+        if !valid_scope_name(&settings.tenant) {
+            return Err(invalid("tenant is not a valid Chroma name"));
+        }
+        if !valid_scope_name(&settings.database) {
+            return Err(invalid("database is not a valid Chroma name"));
+        }
+        let token = settings.token.clone().filter(|t| !t.is_empty());
+        if token.as_deref().is_some_and(|t| {
+            reqwest::header::HeaderValue::from_str(&format!("Bearer {t}")).is_err()
+        }) {
+            return Err(invalid("token is not a valid header value"));
+        }
+        let client = reqwest::Client::builder()
+            .timeout(OPERATION_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|e| MemoryError::External(format!("chroma: no HTTP client: {e}")))?;
+        Ok(Store {
+            http: Http {
+                client,
+                api,
+                tenant: settings.tenant.clone(),
+                database: settings.database.clone(),
+                token,
+            },
+        })
+    }
+
+    /// Whether the server answers.
+    pub async fn heartbeat(&self) -> MemoryResult<()> {
+        let url = self.http.url(&["heartbeat"]);
+        self.http
+            .call::<Value>("heartbeat", Method::GET, url, None)
+            .await?;
+        Ok(())
+    }
+
+    fn collection_of(&self, model: CollectionModel) -> Collection {
+        Collection {
+            http: self.http.clone(),
+            id: model.id,
+            name: model.name,
+            metadata: model.metadata.unwrap_or_default(),
+        }
+    }
+
+    /// The collection of `model`, created when missing with the model and
+    /// its dimension in its metadata.
+    pub async fn collection(&self, model: &EmbeddingModel) -> MemoryResult<Collection> {
+        let body = json!({
+            "name": collection_name(model),
+            "metadata": collection_metadata(model),
+            // Cosine: distances read the same for every model, normalised
+            // vectors or not.
+            "configuration": {"hnsw": {"space": "cosine"}},
+            "get_or_create": true,
+        });
+        let url = self.http.collections_url(&[]);
+        let found: CollectionModel = self
+            .http
+            .call("create collection", Method::POST, url, Some(&body))
+            .await?;
+        Ok(self.collection_of(found))
+    }
+
+    /// Dragoman's collection of that name, when it exists (reads never
+    /// create one: a missing collection means nothing is mirrored there).
+    pub async fn collection_named(&self, name: &str) -> MemoryResult<Option<Collection>> {
+        let url = self.http.collections_url(&[name]);
+        match self
+            .http
+            .call::<CollectionModel>("get collection", Method::GET, url, None)
+            .await
+        {
+            Ok(found) if is_ours(&found) => Ok(Some(self.collection_of(found))),
+            Ok(_) | Err(CallError::NotFound) => Ok(None),
+            Err(CallError::Failed(error)) => Err(error),
+        }
+    }
+
+    /// The collection of `model` when it exists.
+    pub async fn existing_collection(
+        &self,
+        model: &EmbeddingModel,
+    ) -> MemoryResult<Option<Collection>> {
+        self.collection_named(&collection_name(model)).await
+    }
+
+    /// The names of Dragoman's collections (every model), for reindexing
+    /// and orphan scans.
+    pub async fn collection_names(&self) -> MemoryResult<Vec<String>> {
+        let mut names = Vec::new();
+        let mut offset = 0;
+        loop {
+            let mut url = self.http.collections_url(&[]);
+            url.query_pairs_mut()
+                .append_pair("limit", &LIST_PAGE.to_string())
+                .append_pair("offset", &offset.to_string());
+            let page: Vec<CollectionModel> = self
+                .http
+                .call("list collections", Method::GET, url, None)
+                .await?;
+            let read = page.len();
+            names.extend(page.into_iter().filter(is_ours).map(|c| c.name));
+            if read < LIST_PAGE {
+                break;
+            }
+            offset += read;
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Deletes the collection; one already gone is not an error.
+    pub async fn delete_collection(&self, name: &str) -> MemoryResult<()> {
+        let url = self.http.collections_url(&[name]);
+        match self
+            .http
+            .call::<Value>("delete collection", Method::DELETE, url, None)
+            .await
+        {
+            Ok(_) | Err(CallError::NotFound) => Ok(()),
+            Err(CallError::Failed(error)) => Err(error),
+        }
+    }
+}
+
+impl Collection {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The embedding model recorded in the collection's metadata.
+    pub fn embedding_model(&self) -> Option<EmbeddingModel> {
+        let name = self.metadata.get("embedding_model")?.as_str()?.to_owned();
+        let dimension = usize::try_from(self.metadata.get("dimension")?.as_u64()?).ok()?;
+        Some(EmbeddingModel { name, dimension })
+    }
+
+    async fn call<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        method: Method,
+        action: &str,
+        body: Option<&Value>,
+    ) -> MemoryResult<T> {
+        let url = self.http.collections_url(&[&self.id, action]);
+        self.http
+            .call(operation, method, url, body)
+            .await
+            .map_err(|error| match error {
+                CallError::NotFound => MemoryError::External(format!(
+                    "chroma {operation}: collection {} does not exist",
+                    self.name
+                )),
+                CallError::Failed(error) => error,
+            })
+    }
+
+    /// Writes the records, replacing those of the same ids.
+    pub async fn upsert(&self, records: Vec<Record>) -> MemoryResult<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut ids = Vec::with_capacity(records.len());
+        let mut embeddings = Vec::with_capacity(records.len());
+        let mut documents = Vec::with_capacity(records.len());
+        let mut metadatas = Vec::with_capacity(records.len());
+        for record in records {
+            metadatas.push(Value::Object(record_metadata(
+                &record.id,
+                &record.metadata,
+            )?));
+            ids.push(record.id);
+            embeddings.push(record.embedding);
+            documents.push(record.document);
+        }
+        let body = json!({
+            "ids": ids,
+            "embeddings": embeddings,
+            "documents": documents,
+            "metadatas": metadatas,
+        });
+        self.call::<Value>("upsert", Method::POST, "upsert", Some(&body))
+            .await?;
+        Ok(())
+    }
+
+    pub async fn delete_ids(&self, ids: Vec<String>) -> MemoryResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let body = json!({"ids": ids});
+        self.call::<Value>("delete", Method::POST, "delete", Some(&body))
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes what matches a Chroma `where` filter (Chroma's own JSON
+    /// form: `{"project_id": "…"}`, `{"$and": [...]}`, `{"kind": {"$in":
+    /// [...]}}`…).
+    pub async fn delete_where(&self, filter: Value) -> MemoryResult<()> {
+        let body = json!({"where": filter});
+        self.call::<Value>("delete", Method::POST, "delete", Some(&body))
+            .await?;
+        Ok(())
+    }
+
+    /// Ids and metadata of the records matching `filter` (all without), a
+    /// page at a time.
+    pub async fn list(
+        &self,
+        filter: Option<Value>,
+        limit: usize,
+        offset: usize,
+    ) -> MemoryResult<Vec<(String, Map<String, Value>)>> {
+        let mut body = json!({"limit": limit, "offset": offset, "include": ["metadatas"]});
+        if let Some(filter) = filter {
+            body["where"] = filter;
+        }
+        let answer: GetAnswer = self.call("get", Method::POST, "get", Some(&body)).await?;
+        Ok(pairs(answer))
+    }
+
+    /// The records of `ids` that exist, with their metadata.
+    pub async fn get(&self, ids: Vec<String>) -> MemoryResult<Vec<(String, Map<String, Value>)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let body = json!({"ids": ids, "include": ["metadatas"]});
+        let answer: GetAnswer = self.call("get", Method::POST, "get", Some(&body)).await?;
+        Ok(pairs(answer))
+    }
+
+    /// The `n` nearest records to each embedding, matching `filter`.
+    pub async fn query(
+        &self,
+        embeddings: Vec<Vec<f32>>,
+        n: usize,
+        filter: Option<Value>,
+    ) -> MemoryResult<Vec<Vec<Hit>>> {
+        if embeddings.is_empty() {
+            return Ok(Vec::new());
+        }
+        let asked = embeddings.len();
+        if n == 0 {
+            return Ok(vec![Vec::new(); asked]);
+        }
+        let mut body = json!({
+            "query_embeddings": embeddings,
+            "n_results": n,
+            "include": ["documents", "metadatas", "distances"],
+        });
+        if let Some(filter) = filter {
+            body["where"] = filter;
+        }
+        let answer: QueryAnswer = self
+            .call("query", Method::POST, "query", Some(&body))
+            .await?;
+        let mut documents = answer.documents.unwrap_or_default().into_iter();
+        let mut metadatas = answer.metadatas.unwrap_or_default().into_iter();
+        let mut distances = answer.distances.unwrap_or_default().into_iter();
+        let mut hits: Vec<Vec<Hit>> = answer
+            .ids
+            .into_iter()
+            .map(|ids| {
+                let mut documents = documents.next().unwrap_or_default().into_iter();
+                let mut metadatas = metadatas.next().unwrap_or_default().into_iter();
+                let mut distances = distances.next().unwrap_or_default().into_iter();
+                ids.into_iter()
+                    .map(|id| Hit {
+                        id,
+                        document: documents.next().flatten(),
+                        metadata: metadatas.next().flatten().unwrap_or_default(),
+                        // A hit without a distance sorts last.
+                        distance: distances.next().flatten().unwrap_or(f32::MAX),
+                    })
+                    .collect()
+            })
+            .collect();
+        // One list per embedding asked, whatever the server sent.
+        hits.resize(asked, Vec::new());
+        Ok(hits)
+    }
+
+    pub async fn count(&self) -> MemoryResult<usize> {
+        self.call("count", Method::GET, "count", None).await
+    }
+}
+
+/// Ids with their metadata, as a get answers them.
+fn pairs(answer: GetAnswer) -> Vec<(String, Map<String, Value>)> {
+    let mut metadatas = answer.metadatas.unwrap_or_default().into_iter();
+    answer
+        .ids
+        .into_iter()
+        .map(|id| (id, metadatas.next().flatten().unwrap_or_default()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(name: &str, dimension: usize) -> EmbeddingModel {
+        EmbeddingModel {
+            name: name.to_owned(),
+            dimension,
+        }
+    }
+
+    #[test]
+    fn collection_names_follow_chroma_rules_and_never_collide() {
+        assert_eq!(
+            collection_name(&model("text-embedding-3-small", 256)),
+            "dragoman-text-embedding-3-small-256"
+        );
+        let slashed = collection_name(&model("org/model", 8));
+        let dashed = collection_name(&model("org-model", 8));
+        assert_ne!(slashed, dashed);
+        assert!(slashed.starts_with("dragoman-org-model-") && slashed.ends_with("-8"));
+        let long = "m".repeat(600);
+        for name in ["..", "a..b", "é", "  x  ", &long, "mistral-embed."] {
+            let collection = collection_name(&model(name, 1024));
+            assert!(collection.len() <= 512, "{collection}");
+            assert!(!collection.contains(".."), "{collection}");
+            assert!(
+                collection
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+                "{collection}"
+            );
+            assert!(collection.ends_with(|c: char| c.is_ascii_alphanumeric()));
+        }
+    }
+
+    #[test]
+    fn record_metadata_holds_scalars_only() {
+        let metadata = json!({"kind": "passage", "position": 3, "validated": true,
+            "score": 0.5, "gone": null});
+        let Value::Object(metadata) = metadata else {
+            unreachable!("an object literal")
+        };
+        let converted = record_metadata("passage:1", &metadata).expect("scalars");
+        assert_eq!(converted.len(), 4);
+        let mut nested = metadata.clone();
+        nested.insert("aliases".into(), json!(["a", "b"]));
+        let refused = record_metadata("passage:1", &nested).expect_err("a list");
+        assert!(refused.to_string().contains("aliases"));
+    }
+
+    #[test]
+    fn bad_settings_are_refused_without_echoing_them() {
+        let settings = |url: &str, tenant: &str, token: Option<&str>| ExternalSettings {
+            url: url.to_owned(),
+            tenant: tenant.to_owned(),
+            database: "default_database".into(),
+            token: token.map(str::to_owned),
+            embeddings: super::super::EmbeddingSettings {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                model: "m".into(),
+                api_key: None,
+                dimensions: None,
+            },
+            hybrid_deadline: Duration::from_millis(800),
+            external_deadline: Duration::from_secs(5),
+            sync_batch: 64,
+        };
+        for (url, tenant, token) in [
+            ("not a url secret", "default_tenant", None),
+            ("ftp://secret.example", "default_tenant", None),
+            ("http://127.0.0.1:1", "a/secret", None),
+            ("http://127.0.0.1:1", "default_tenant", Some("tok\nsecret")),
+        ] {
+            let error = Store::new(&settings(url, tenant, token))
+                .err()
+                .expect("refused");
+            assert!(!error.to_string().contains("secret"), "{error}");
+        }
+        let store = Store::new(&settings(
+            "http://127.0.0.1:1/chroma/",
+            "default_tenant",
+            None,
+        ))
+        .expect("valid");
+        assert_eq!(
+            store
+                .http
+                .collections_url(&["dragoman-m-8", "get"])
+                .as_str(),
+            "http://127.0.0.1:1/chroma/api/v2/tenants/default_tenant/databases/default_database/collections/dragoman-m-8/get"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_shortened() {
+        assert_eq!(shortened("abc", 5), "abc");
+        assert_eq!(shortened("ééééé", 2), "éé…");
+    }
+
+    fn record(id: &str, embedding: [f32; 3], project: &str, kind: &str) -> Record {
+        let Value::Object(metadata) = json!({"schema_version": SCHEMA_VERSION, "kind": kind,
+            "project_id": project, "series_id": "s1", "revision": format!("r-{id}")})
+        else {
+            unreachable!("an object literal")
+        };
+        Record {
+            id: id.to_owned(),
+            document: format!("text of {id}"),
+            embedding: embedding.to_vec(),
+            metadata,
+        }
+    }
+
+    fn ids<T>(found: &[(String, T)]) -> Vec<&str> {
+        let mut ids: Vec<&str> = found.iter().map(|(id, _)| id.as_str()).collect();
+        ids.sort();
+        ids
+    }
+
+    #[tokio::test]
+    async fn records_round_trip_through_a_real_chroma() {
+        let Some(chroma) = dragoman_e2e::Chroma::start_or_skip("chroma round trip").await else {
+            return;
+        };
+        let store =
+            Store::new(&testkit::settings(&chroma.url(), "http://127.0.0.1:9/v1")).expect("store");
+        store.heartbeat().await.expect("Chroma answers");
+        let model = EmbeddingModel {
+            name: "text-embedding-3-small".into(),
+            dimension: 3,
+        };
+        let collection = store.collection(&model).await.expect("created");
+        assert_eq!(collection.name(), "dragoman-text-embedding-3-small-3");
+        assert_eq!(collection.embedding_model(), Some(model.clone()));
+        let again = store.collection(&model).await.expect("found");
+        assert_eq!(again.id, collection.id, "get or create finds the same one");
+
+        collection
+            .upsert(vec![
+                record("passage:a", [1.0, 0.0, 0.0], "p1", "passage"),
+                record("passage:b", [0.8, 0.6, 0.0], "p1", "passage"),
+                record("entity:c", [0.0, 0.0, 1.0], "p2", "entity"),
+            ])
+            .await
+            .expect("upsert");
+        assert_eq!(collection.count().await.expect("count"), 3);
+
+        let hits = collection
+            .query(vec![vec![1.0, 0.0, 0.0], vec![0.0, 0.1, 1.0]], 2, None)
+            .await
+            .expect("query");
+        assert_eq!(hits.len(), 2);
+        let nearest: Vec<&str> = hits[0].iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(nearest, ["passage:a", "passage:b"]);
+        assert!(hits[0][0].distance.abs() < 1e-4, "cosine distance 0");
+        assert!((hits[0][1].distance - 0.2).abs() < 1e-3, "1 - 0.8");
+        assert_eq!(hits[0][0].document.as_deref(), Some("text of passage:a"));
+        assert_eq!(hits[0][0].metadata["project_id"], "p1");
+        assert_eq!(hits[1][0].id, "entity:c");
+        let filtered = collection
+            .query(
+                vec![vec![1.0, 0.0, 0.0]],
+                5,
+                Some(json!({"project_id": "p2"})),
+            )
+            .await
+            .expect("filtered query");
+        assert_eq!(filtered[0].len(), 1);
+        assert_eq!(filtered[0][0].id, "entity:c");
+
+        let passages = collection
+            .list(Some(json!({"kind": "passage"})), 10, 0)
+            .await
+            .expect("list");
+        assert_eq!(ids(&passages), ["passage:a", "passage:b"]);
+        let page = collection.list(None, 2, 2).await.expect("page");
+        assert_eq!(page.len(), 1);
+        let found = collection
+            .get(vec!["passage:a".into(), "passage:zz".into()])
+            .await
+            .expect("get");
+        assert_eq!(ids(&found), ["passage:a"]);
+        assert_eq!(found[0].1["revision"], "r-passage:a");
+
+        // Upserting the same id replaces it: replays change nothing.
+        let mut changed = record("passage:a", [1.0, 0.0, 0.0], "p1", "passage");
+        changed.metadata.insert("revision".into(), json!("r2"));
+        collection
+            .upsert(vec![changed])
+            .await
+            .expect("upsert again");
+        assert_eq!(collection.count().await.expect("count"), 3);
+        let found = collection.get(vec!["passage:a".into()]).await.expect("get");
+        assert_eq!(found[0].1["revision"], "r2");
+
+        collection
+            .delete_ids(vec!["passage:a".into()])
+            .await
+            .expect("delete ids");
+        collection
+            .delete_where(json!({"project_id": "p2"}))
+            .await
+            .expect("delete where");
+        let left = collection.list(None, 10, 0).await.expect("list");
+        assert_eq!(ids(&left), ["passage:b"]);
+
+        // Another application's collection is never listed as Dragoman's.
+        let foreign = reqwest::Client::new()
+            .post(format!(
+                "{}/api/v2/tenants/default_tenant/databases/default_database/collections",
+                chroma.url()
+            ))
+            .json(&json!({"name": "dragoman-not-ours"}))
+            .send()
+            .await
+            .expect("foreign collection");
+        assert!(foreign.status().is_success());
+        assert_eq!(
+            store.collection_names().await.expect("names"),
+            ["dragoman-text-embedding-3-small-3"]
+        );
+        assert!(
+            store
+                .collection_named("dragoman-not-ours")
+                .await
+                .expect("read")
+                .is_none()
+        );
+
+        // A collection deleted behind a handle's back: the handle fails, the
+        // store makes a fresh one.
+        store
+            .delete_collection("dragoman-text-embedding-3-small-3")
+            .await
+            .expect("deleted");
+        store
+            .delete_collection("dragoman-text-embedding-3-small-3")
+            .await
+            .expect("deleting twice is fine");
+        assert!(
+            store
+                .existing_collection(&model)
+                .await
+                .expect("read")
+                .is_none()
+        );
+        let error = collection.count().await.expect_err("gone");
+        assert!(error.to_string().contains("does not exist"), "{error}");
+        let fresh = store.collection(&model).await.expect("recreated");
+        assert_eq!(fresh.count().await.expect("count"), 0);
+    }
+
+    #[tokio::test]
+    async fn a_stopped_chroma_is_an_external_error_at_once() {
+        let Some(mut chroma) = dragoman_e2e::Chroma::start_or_skip("chroma stopped").await else {
+            return;
+        };
+        let store =
+            Store::new(&testkit::settings(&chroma.url(), "http://127.0.0.1:9/v1")).expect("store");
+        store.heartbeat().await.expect("up");
+        chroma.stop().await;
+        let started = std::time::Instant::now();
+        let error = store.heartbeat().await.expect_err("down");
+        assert!(matches!(error, MemoryError::External(_)), "{error}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        chroma.restart().await;
+        store.heartbeat().await.expect("back");
+    }
+}
+
+/// What the external memory's tests share: a real Chroma (see
+/// `dragoman_e2e::chroma`), the in-process provider simulator for
+/// embeddings, and settings pointing at both.
+#[cfg(test)]
+pub(crate) mod testkit {
+    use super::super::{EmbeddingSettings, ExternalSettings};
+    use dragoman_pipeline::simulator::{RunningSimulator, SimulatorConfig};
+    use std::time::Duration;
+
+    /// The model the tests embed with (the simulator echoes any).
+    pub const MODEL: &str = "text-embedding-3-small";
+
+    /// Settings of a Chroma at `chroma_url` embedding through
+    /// `embeddings_base` (`http://…/v1`), 64 dimensions.
+    pub fn settings(chroma_url: &str, embeddings_base: &str) -> ExternalSettings {
+        ExternalSettings {
+            url: chroma_url.to_owned(),
+            tenant: "default_tenant".into(),
+            database: "default_database".into(),
+            token: None,
+            embeddings: EmbeddingSettings {
+                base_url: embeddings_base.to_owned(),
+                model: MODEL.into(),
+                api_key: Some("sk-test-secret".into()),
+                dimensions: Some(64),
+            },
+            hybrid_deadline: Duration::from_millis(800),
+            external_deadline: Duration::from_secs(5),
+            sync_batch: 64,
+        }
+    }
+
+    /// A simulator without latency or faults.
+    pub async fn simulator() -> RunningSimulator {
+        simulator_with(SimulatorConfig::default()).await
+    }
+
+    pub async fn simulator_with(config: SimulatorConfig) -> RunningSimulator {
+        RunningSimulator::start(config).await.expect("simulator")
+    }
+}
