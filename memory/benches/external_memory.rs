@@ -16,8 +16,8 @@
 //!   cargo bench -p dragoman-memory --bench external_memory
 //! ```
 //!
-//! The book: volume 1 of a series, 30 chapters, 3,000 passages of about 33
-//! words (about 100,000 words), generated deterministically from a cast of
+//! The book: volume 1 of a series, 30 chapters, 3,000 passages of about 36
+//! words (108,608 words), generated deterministically from a cast of
 //! twelve characters with aliases, eight places and eight invented ALL-CAPS
 //! terms, one passage in ten a variation of a recurring scene. It is
 //! analysed (every passage's entities, terms, style notes and summary
@@ -30,7 +30,7 @@
 //!    3,000 translations are stored 20 passages per transaction (updating
 //!    `passages.translation`, `status`, `attempts` as the pipeline's worker
 //!    does, so that the outbox triggers fire), one transaction every 200 ms
-//!    (100 passages, about 3,300 words, a second: faster than the translation
+//!    (100 passages, about 3,600 words, a second: faster than the translation
 //!    stage of `bench/memory.sh`, about 2,800 words a second), with a
 //!    person's entity correction every 10 transactions and a term decision
 //!    every 15 (book layer; series layer every third one). Reported per
@@ -38,7 +38,9 @@
 //!    moment the row reads as synced (a poller reads the outbox every
 //!    20 ms, so figures are within 20 ms), p50/p95/p99/max; the time to drain
 //!    after the last write; items mirrored; embeddings calls; and the
-//!    floor: the embeddings calls × the simulator's latency.
+//!    floor: the embeddings calls × the simulator's latency; then what one
+//!    pass over the whole volume costs when nothing changed (every pass
+//!    reads and hashes the volume's items).
 //! 2. Retrieval per batch: the volume is closed into its series memory,
 //!    volume 2 (1,200 passages of the same cast, analysed, untranslated) is
 //!    added and mirrored; 300 batches of 8 to 20 consecutive passages of
@@ -58,7 +60,8 @@
 //! (100 by default; an embeddings API answers a small request in about that
 //! time), with `EXTERNAL_MEMORY_DIMENSIONS`-long vectors (1,536 by default,
 //! the length of `text-embedding-3-small`'s). `EXTERNAL_MEMORY_PASSAGES`
-//! (3,000) and `EXTERNAL_MEMORY_BATCHES` (300) shrink a trial run.
+//! (3,000) and `EXTERNAL_MEMORY_BATCHES` (300) shrink a trial run;
+//! `EXTERNAL_MEMORY_SHOW=1` prints the two contexts of the first batch.
 //!
 //! Not measured here: the name consistency of the narrative-memory issue.
 //! That issue reported no name-consistency figure (docs/benchmarks.md has
