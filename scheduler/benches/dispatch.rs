@@ -23,10 +23,15 @@
 //!    each after releasing the oldest running job once 40 run; then 500
 //!    leases each right after a new request arrived (a new job, of a random
 //!    token and priority, often of a group the summary does not have),
-//!    announced to the leasing process as its own intake does; 500 after a
-//!    new request from another process (not announced); and 200 after the
+//!    read by its id as any new job is; 500 after a new request announced
+//!    to the leasing process as a resume or a promoted volume is (full reads
+//!    of the waiting groups then run beside the leases every second); and
+//!    200 after the
 //!    summary was voided, so that the grouped read is in the way (what a
 //!    process's first lease costs, and the old behaviour after new work).
+//!    Each series begins on a vacuumed table (see [`Table`]); a last one of
+//!    500 leases after new requests follows 2,500 leases with no vacuum, to
+//!    show what the dead row versions of such a burst cost.
 //! 2. Growth: 1,000 to 20,000 waiting requests, 200 timed leases each, 200
 //!    each after a new request, 50 each with the grouped read in the way,
 //!    with the groups in the summary and the process's resident memory.
@@ -532,12 +537,13 @@ async fn fill_slots(
 enum Before {
     /// Nothing: only the slot freed.
     Nothing,
-    /// A new request arrives, made by the leasing process, which is told
-    /// (as the scheduler service's intake tells its dispatcher).
-    OwnArrival,
-    /// A new request arrives, made by another process: the leasing one is
-    /// not told.
-    OtherArrival,
+    /// A new request arrives, and the leasing process is also told work was
+    /// added, as a resume or a promoted volume tells it: a full read of the
+    /// waiting groups follows within `REREAD_GAP` instead of `REREAD_AFTER`.
+    Announced,
+    /// A new request arrives, in this process or another: the lease reads
+    /// its job by its id (a new request announces nothing more).
+    Arrival,
     /// The summary is voided: the lease reads every group first.
     Voided,
 }
@@ -551,6 +557,17 @@ struct Timed {
     arrivals_leased: usize,
 }
 
+/// How the jobs table is when a timed series begins.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Table {
+    /// Vacuumed, as autovacuum keeps it: a series runs hundreds of leases
+    /// a second, a churn no installation makes between two autovacuum
+    /// runs (its jobs are books that take minutes).
+    Vacuumed,
+    /// As the series before left it, dead row versions included.
+    AsLeft,
+}
+
 /// `decisions` timed leases, each after the oldest running job ended once
 /// `SLOTS` run, and after `before`.
 async fn timed_leases(
@@ -558,10 +575,14 @@ async fn timed_leases(
     dispatcher: &Dispatcher,
     decisions: usize,
     before: Before,
+    table: Table,
 ) -> Timed {
     let start = StartSettings::default();
     let mut running = VecDeque::new();
     fill_slots(world, dispatcher, &mut running).await;
+    if table == Table::Vacuumed {
+        world.analyse().await;
+    }
     let mut groups = if before == Before::Nothing {
         HashSet::new()
     } else {
@@ -581,13 +602,13 @@ async fn timed_leases(
         }
         match before {
             Before::Nothing => {}
-            Before::OwnArrival | Before::OtherArrival => {
+            Before::Announced | Before::Arrival => {
                 let (job_id, group) = world.arrive().await;
                 arrived.insert(job_id);
                 if groups.insert(group) {
                     timed.new_groups += 1;
                 }
-                if before == Before::OwnArrival {
+                if before == Before::Announced {
                     dispatcher.work_added();
                 }
             }
@@ -667,20 +688,69 @@ async fn latency(url: &str) {
         .await;
     let dispatcher = Dispatcher::new(environment(4));
     // Warm the pool and the caches.
-    timed_leases(&mut world, &dispatcher, 100, Before::Nothing).await;
-    let mut steady = timed_leases(&mut world, &dispatcher, 2000, Before::Nothing).await;
-    let mut own = timed_leases(&mut world, &dispatcher, 500, Before::OwnArrival).await;
-    let mut other = timed_leases(&mut world, &dispatcher, 500, Before::OtherArrival).await;
-    let mut voided = timed_leases(&mut world, &dispatcher, 200, Before::Voided).await;
+    timed_leases(
+        &mut world,
+        &dispatcher,
+        100,
+        Before::Nothing,
+        Table::Vacuumed,
+    )
+    .await;
+    let mut steady = timed_leases(
+        &mut world,
+        &dispatcher,
+        2000,
+        Before::Nothing,
+        Table::Vacuumed,
+    )
+    .await;
+    let mut announced = timed_leases(
+        &mut world,
+        &dispatcher,
+        500,
+        Before::Announced,
+        Table::Vacuumed,
+    )
+    .await;
+    let mut arrival = timed_leases(
+        &mut world,
+        &dispatcher,
+        500,
+        Before::Arrival,
+        Table::Vacuumed,
+    )
+    .await;
+    let mut voided = timed_leases(
+        &mut world,
+        &dispatcher,
+        200,
+        Before::Voided,
+        Table::Vacuumed,
+    )
+    .await;
+    // Churn: 2,500 leases and as many ended jobs, with no vacuum after.
+    timed_leases(
+        &mut world,
+        &dispatcher,
+        2500,
+        Before::Nothing,
+        Table::AsLeft,
+    )
+    .await;
+    let mut churned =
+        timed_leases(&mut world, &dispatcher, 500, Before::Arrival, Table::AsLeft).await;
     println!(
         "== latency ({}): 10,000 waiting, 100 accounts, 300 tokens, {SLOTS} slots",
         backend_name(&world)
     );
-    println!("groups: {}", world.groups().await.len());
+    println!(
+        "groups left after the series: {}",
+        world.groups().await.len()
+    );
     println!("2,000 leases: {}", summary(&mut steady.times));
     for (what, timed) in [
-        ("a new request announced by this process", &mut own),
-        ("a new request from another process", &mut other),
+        ("a new request", &mut arrival),
+        ("a new request, announced as a resume is", &mut announced),
     ] {
         println!(
             "500 leases, each after {what}: {} ({} arrivals opened a new group, {} arrivals leased)",
@@ -692,6 +762,10 @@ async fn latency(url: &str) {
     println!(
         "200 leases, each with the grouped read in the way: {}",
         summary(&mut voided.times)
+    );
+    println!(
+        "500 leases, each after a new request, with no vacuum since 2,500 leases before them (about 5,000 waiting then): {}",
+        summary(&mut churned.times)
     );
     let mut trip = world.time_sql("SELECT 1", 1000).await;
     println!(
@@ -744,27 +818,46 @@ async fn growth(url: &str) {
             .await;
         let groups = world.groups().await.len();
         let dispatcher = Dispatcher::new(environment(4));
-        timed_leases(&mut world, &dispatcher, 20, Before::Nothing).await;
+        timed_leases(
+            &mut world,
+            &dispatcher,
+            20,
+            Before::Nothing,
+            Table::Vacuumed,
+        )
+        .await;
         let before = rss_mib();
-        let mut steady = timed_leases(&mut world, &dispatcher, 200, Before::Nothing)
-            .await
-            .times;
-        let mut own = timed_leases(&mut world, &dispatcher, 200, Before::OwnArrival)
-            .await
-            .times;
-        let mut voided = timed_leases(&mut world, &dispatcher, 50, Before::Voided)
+        let mut steady = timed_leases(
+            &mut world,
+            &dispatcher,
+            200,
+            Before::Nothing,
+            Table::Vacuumed,
+        )
+        .await
+        .times;
+        let mut arrival = timed_leases(
+            &mut world,
+            &dispatcher,
+            200,
+            Before::Arrival,
+            Table::Vacuumed,
+        )
+        .await
+        .times;
+        let mut voided = timed_leases(&mut world, &dispatcher, 50, Before::Voided, Table::Vacuumed)
             .await
             .times;
         let after = rss_mib();
         steady.sort();
-        own.sort();
+        arrival.sort();
         voided.sort();
         println!(
             "| {size} | {groups} | {} | {} | {} | {} | {} | {before:.1} MiB | {after:.1} MiB |",
             ms(percentile(&steady, 0.5)),
             ms(percentile(&steady, 0.99)),
-            ms(percentile(&own, 0.5)),
-            ms(percentile(&own, 0.99)),
+            ms(percentile(&arrival, 0.5)),
+            ms(percentile(&arrival, 0.99)),
             ms(percentile(&voided, 0.5)),
         );
         world.drop_database().await;

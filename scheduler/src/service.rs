@@ -75,6 +75,13 @@ impl SchedulerService {
         self.notify(&Channel::Jobs).await;
     }
 
+    /// A new job was stored: the workers are woken. The next lease of any
+    /// process reads it with the arrivals (its id is above every job read
+    /// before), so the waiting groups need no early full read.
+    async fn job_created(&self) {
+        self.notify(&Channel::Jobs).await;
+    }
+
     async fn document(&self, row: &request::Model) -> Result<Response<RequestDocument>, Status> {
         let document = document::build(&self.db, row, &self.limits.queue).await?;
         Ok(Response::new(RequestDocument {
@@ -197,7 +204,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
         )
         .await?;
         if has_job {
-            self.work_added().await;
+            self.job_created().await;
         }
         // An import-only request ends at once: its final webhook is due.
         if answer
@@ -510,7 +517,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
         // workers when its job waits for one.
         self.notify(&Channel::request(&row.id)).await;
         if row.job_id.is_some() {
-            self.work_added().await;
+            self.job_created().await;
         }
         self.document(&row).await
     }

@@ -604,6 +604,36 @@ async fn a_job_another_process_added_is_leased_at_the_next_decision() {
 }
 
 #[tokio::test]
+async fn a_group_whose_last_job_started_comes_back_with_its_next_arrival() {
+    on_both(|f| async move {
+        let here = Dispatcher::new(f.limits.queue);
+        let template = template(&f).await;
+        let low = waiting(&f, &template, &f.account, None, Priority::Low, 1, 100).await;
+        let high = waiting(&f, &template, &f.account, None, Priority::High, 1, 50).await;
+        // The high group's only job starts: the group is dropped from the
+        // summary as it is taken.
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            high[0]
+        );
+        // A new job of that group, from another process: the next lease
+        // reads it with the arrivals, and its priority goes before the low
+        // job the summary still knows.
+        let again = waiting(&f, &template, &f.account, None, Priority::High, 1, 0).await;
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            again[0]
+        );
+        assert_eq!(
+            lease_by(&f, &here, "w1").await.expect("a job").job_id,
+            low[0]
+        );
+        assert!(lease_by(&f, &here, "w1").await.is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_job_put_back_in_line_is_read_behind_the_decisions() {
     on_both(|f| async move {
         let here = Dispatcher::new(f.limits.queue);

@@ -76,14 +76,19 @@ pub enum StartVerdict {
     Refused(Box<request::Model>),
 }
 
-/// Runs the checks on a job its worker just leased.
+/// Runs the checks on a job its worker just leased; `licence_counted` is
+/// whether its book is in the licence ledger already. `job` is left as the
+/// checks left the stored row (moved to a cheaper provider, estimated).
 pub async fn check(
     db: &DatabaseConnection,
-    job: &job::Model,
+    job: &mut job::Model,
     request: &request::Model,
+    licence_counted: bool,
     settings: &StartSettings,
 ) -> Result<StartVerdict, SchedulerError> {
-    if let Some(refusal) = count_older_book(db, job, request, &settings.licence).await? {
+    if !licence_counted
+        && let Some(refusal) = count_older_book(db, job, request, &settings.licence).await?
+    {
         let code = match refusal {
             SchedulerError::AllowanceInsufficient { .. } => ErrorCode::AllowanceInsufficient,
             _ => ErrorCode::LicenceQuotaInsufficient,
@@ -127,7 +132,7 @@ pub async fn check(
             let made = estimate_request(db, request, &current, settings).await?;
             let mut model: job::ActiveModel = job.clone().into();
             model.estimate = Set(Some(made.to_json()));
-            model.update(db).await?;
+            *job = model.update(db).await?;
             Some(EstimateCost {
                 cost: made.cost.map(|c| c.expected),
             })
@@ -278,13 +283,13 @@ pub async fn estimate_chapters(
 /// Moves a job to a cheaper provider before it starts.
 async fn move_to(
     db: &DatabaseConnection,
-    job: &job::Model,
+    job: &mut job::Model,
     cheaper: &provider::Model,
 ) -> Result<(), SchedulerError> {
     let mut model: job::ActiveModel = job.clone().into();
     model.provider_id = Set(Some(cheaper.id.clone()));
     model.provider_switches = Set(job.provider_switches + 1);
-    model.update(db).await?;
+    *job = model.update(db).await?;
     Ok(())
 }
 

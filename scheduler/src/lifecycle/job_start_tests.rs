@@ -8,7 +8,7 @@ use super::budget_stall::fail_stalled;
 use super::job_start::{OnEstimate, StartSettings, StartVerdict, check, check_resume};
 use crate::error::SchedulerError;
 use crate::testing::{Fixture, chapter};
-use dragoman_model::entities::{api_token, job, provider, provider_call, request};
+use dragoman_model::entities::{api_token, job, project, provider, provider_call, request};
 use dragoman_model::vocab::{BudgetPeriod, ErrorCode, JobStatus, RequestStatus};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, EntityTrait, Set};
@@ -21,6 +21,22 @@ async fn started(f: &Fixture) -> (request::Model, job::Model) {
         .await;
     let job = f.job(row.job_id.as_deref().expect("a job")).await;
     (row, job)
+}
+
+/// The job-start checks as a lease runs them: on a copy of the job, with
+/// its book's standing in the licence ledger as stored.
+async fn starts(
+    f: &Fixture,
+    job: &job::Model,
+    row: &request::Model,
+    settings: &StartSettings,
+) -> Result<StartVerdict, SchedulerError> {
+    let counted = project::Entity::find_by_id(job.project_id.clone())
+        .one(&f.db)
+        .await
+        .expect("book")
+        .is_some_and(|b| b.licence_counted);
+    check(&f.db, &mut job.clone(), row, counted, settings).await
 }
 
 async fn set_cap(f: &Fixture, amount: f64) {
@@ -67,7 +83,7 @@ async fn a_reached_cap_fails_the_request_at_job_start() {
     let (row, job) = started(&f).await;
     set_cap(&f, 1.0).await;
     spend(&f, &row.id, 1.5).await;
-    let verdict = check(&f.db, &job, &row, &StartSettings::default())
+    let verdict = starts(&f, &job, &row, &StartSettings::default())
         .await
         .expect("checks");
     let StartVerdict::Refused(ended) = verdict else {
@@ -92,7 +108,7 @@ async fn past_the_threshold_the_job_starts_on_the_cheaper_provider() {
     let (row, job) = started(&f).await;
     set_cap(&f, 10.0).await;
     spend(&f, &row.id, 9.5).await;
-    let verdict = check(&f.db, &job, &row, &StartSettings::default())
+    let verdict = starts(&f, &job, &row, &StartSettings::default())
         .await
         .expect("checks");
     assert!(matches!(verdict, StartVerdict::Go));
@@ -112,7 +128,7 @@ async fn without_a_cheaper_provider_the_threshold_refuses() {
     let (row, job) = started(&f).await;
     set_cap(&f, 10.0).await;
     spend(&f, &row.id, 9.5).await;
-    let verdict = check(&f.db, &job, &row, &StartSettings::default())
+    let verdict = starts(&f, &job, &row, &StartSettings::default())
         .await
         .expect("checks");
     assert!(matches!(verdict, StartVerdict::Refused(_)));
@@ -126,13 +142,13 @@ async fn the_estimate_is_made_once_and_can_refuse() {
     let (row, job) = started(&f).await;
     let allow = StartSettings::default();
     assert!(matches!(
-        check(&f.db, &job, &row, &allow).await.expect("checks"),
+        starts(&f, &job, &row, &allow).await.expect("checks"),
         StartVerdict::Go
     ));
     let first = f.job(&job.id).await.estimate.expect("an estimate");
     assert!(first["cost"]["expected"].as_f64().unwrap_or(0.0) > 1.0);
     assert!(matches!(
-        check(&f.db, &f.job(&job.id).await, &row, &allow)
+        starts(&f, &f.job(&job.id).await, &row, &allow)
             .await
             .expect("checks"),
         StartVerdict::Go
@@ -144,7 +160,7 @@ async fn the_estimate_is_made_once_and_can_refuse() {
         on_estimate: OnEstimate::Refuse,
         ..StartSettings::default()
     };
-    let verdict = check(&f.db, &f.job(&job.id).await, &row, &refuse)
+    let verdict = starts(&f, &f.job(&job.id).await, &row, &refuse)
         .await
         .expect("checks");
     let StartVerdict::Refused(ended) = verdict else {
@@ -219,7 +235,7 @@ async fn a_book_added_before_the_ledger_is_counted_when_its_job_starts() {
         ..StartSettings::default()
     };
     // Three words to translate, two allowed: refused, nothing counted.
-    let verdict = check(&f.db, &job, &row, &settings).await.expect("checks");
+    let verdict = starts(&f, &job, &row, &settings).await.expect("checks");
     let StartVerdict::Refused(ended) = verdict else {
         panic!("the quota should refuse the job");
     };
@@ -249,7 +265,7 @@ async fn a_book_added_before_the_ledger_is_counted_when_its_job_starts() {
         ..StartSettings::default()
     };
     assert!(matches!(
-        check(&f.db, &job, &row, &roomy).await.expect("checks"),
+        starts(&f, &job, &row, &roomy).await.expect("checks"),
         StartVerdict::Go
     ));
     assert!(f.volume(&row.project_id).await.licence_counted);

@@ -30,8 +30,9 @@
 //!    is total.
 //!
 //! The oldest job of the chosen group is taken in a write transaction that
-//! locks the account's row, reads the account's and the token's limits as
-//! they are now, and takes the job by a conditional update that counts
+//! reads it with its book while it locks the account's row and reads the
+//! account's and the token's limits as they are now (one statement), and
+//! takes the job by a conditional update that counts
 //! their running jobs (it is still waiting and unchanged since it was
 //! read, and both are under their limits). Two workers choosing at once,
 //! in one process or several, thus never take a token or an account past
@@ -64,8 +65,9 @@
 //!   is behind. It begins at the first lease `REREAD_AFTER` (2 s) after the
 //!   previous one began, or `REREAD_GAP` after it when this process says it
 //!   added work or changed a limit ([`Dispatcher::work_added`]: a resume, a
-//!   promoted volume, a series action, a queue setting, a new request) or
-//!   more than a page of jobs arrived at once.
+//!   promoted volume, a series action, a queue setting; a new request needs
+//!   none, its job's id shows it) or more than a page of jobs arrived at
+//!   once.
 //!
 //! The grouped query runs in the way of a lease only when the process has
 //! no summary yet (its first lease, or after [`Dispatcher::invalidate`]),
@@ -75,7 +77,9 @@
 //!
 //! A freed running slot does not make the summary stale (the running jobs
 //! are read at every decision), so a job ending only wakes the workers. A
-//! group found empty is dropped from the summary; the running counts and
+//! group is dropped from the summary when a lease takes its last job (the
+//! statement that reads the head job shows whether another one follows) or
+//! finds it empty; the running counts and
 //! the limits at the take are always read fresh, so a stale summary can
 //! only delay a group (a resumed job, a late commit) by up to
 //! `REREAD_AFTER`, or a limit raised outside the scheduler, never pass a
@@ -105,8 +109,8 @@ use sea_orm::sea_query::{
     Alias, Expr, ExprTrait, LockType, Order, Query, SelectStatement, UnionType,
 };
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
-    FromQueryResult, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
+    EntityTrait, FromQueryResult, Iterable, QueryFilter, QueryResult, QuerySelect, Set,
 };
 use serde_json::Value;
 use std::cmp::Reverse;
@@ -786,19 +790,29 @@ pub async fn lease(
             chosen = dispatcher.choose(&load, &passed);
         }
         let Some(group) = chosen else { break };
-        let (job_row, row) =
-            match take(db, &group, dispatcher, worker_id, lease_seconds, now).await? {
-                Take::Taken(taken) => *taken,
-                Take::Empty => {
-                    dispatcher.forget(&group);
-                    continue;
-                }
-                Take::Passed => {
-                    passed.insert(group);
-                    continue;
-                }
-            };
-        match job_start::check(db, &job_row, &row, start).await? {
+        let Taken {
+            job: mut job_row,
+            request: row,
+            book,
+            last,
+        } = match take(db, &group, dispatcher, worker_id, lease_seconds, now).await? {
+            Take::Taken(taken) => *taken,
+            Take::Empty => {
+                dispatcher.forget(&group);
+                continue;
+            }
+            Take::Passed => {
+                passed.insert(group);
+                continue;
+            }
+        };
+        if last {
+            // Dropped now rather than found empty at a later decision,
+            // which would cost that decision a transaction and a read of
+            // the running jobs.
+            dispatcher.forget(&group);
+        }
+        match job_start::check(db, &mut job_row, &row, book.licence_counted, start).await? {
             StartVerdict::Go => {
                 dispatcher.started(&group.account_id);
                 // The first lease ends the job's wait in the queue; a job
@@ -810,7 +824,7 @@ pub async fn lease(
                         Duration::from_secs(waited),
                     );
                 }
-                leased.ticket = ticket_of(db, &job_row, &row).await?;
+                leased.ticket = Some(ticket(&job_row, &row, book));
                 return Ok(leased);
             }
             StartVerdict::Refused(ended) => leased.ended.push(*ended),
@@ -848,8 +862,9 @@ fn running_statement() -> SelectStatement {
 /// `ARRIVALS_PAGE` jobs above `newest` (all of them without it) in id
 /// order: a range of the primary key, whatever their status (the highest
 /// id read moves the mark past the ones no longer waiting). The mark is
-/// written in the statement too, for the reason [`running_statement`]
-/// gives: it changes only when jobs arrive.
+/// bound, unlike the status: written in the statement, it would make every
+/// lease after an arrival a new statement, parsed and described again
+/// (a range of the primary key needs no plan of its own anyway).
 fn running_and_arrivals(newest: Option<&str>) -> SelectStatement {
     let page_of = Alias::new("arrivals");
     let mut page = Query::select()
@@ -859,7 +874,7 @@ fn running_and_arrivals(newest: Option<&str>) -> SelectStatement {
         .limit(ARRIVALS_PAGE)
         .to_owned();
     if let Some(newest) = newest {
-        page.and_where(Expr::col(job::Column::Id).gt(Expr::Constant(newest.into())));
+        page.and_where(Expr::col(job::Column::Id).gt(newest));
     }
     let arrivals = Query::select()
         .expr_as(Expr::cust("1"), Alias::new("arrived"))
@@ -1080,13 +1095,23 @@ async fn take_over(
 
 /// What became of the chosen group's job.
 enum Take {
-    /// Taken: the job and its request as they are now.
-    Taken(Box<(job::Model, request::Model)>),
+    /// Taken: the job, its request and its book as they are now.
+    Taken(Box<Taken>),
     /// The group has no waiting job left.
     Empty,
     /// Not taken: another worker took it first, or the account or the
     /// token, read again, has no free slot.
     Passed,
+}
+
+/// A job just taken, with what its ticket and its job-start checks need.
+#[derive(Debug)]
+struct Taken {
+    job: job::Model,
+    request: request::Model,
+    book: Book,
+    /// No other job of its group was waiting when it was taken.
+    last: bool,
 }
 
 /// The running limits of an account and a token as they are now, read
@@ -1108,40 +1133,31 @@ async fn take(
     lease_seconds: i64,
     now: i64,
 ) -> Result<Take, SchedulerError> {
-    let token = match &group.token_id {
-        Some(t) => job::Column::TokenId.eq(t.clone()),
-        None => job::Column::TokenId.is_null(),
-    };
     let txn = dragoman_model::db::begin_write(db).await?;
-    let Some(head) = job::Entity::find()
-        .filter(job::Column::Status.eq(JobStatus::Pending))
-        .filter(job::Column::Priority.eq(group.priority))
-        .filter(job::Column::AccountId.eq(group.account_id.clone()))
-        .filter(token)
-        .order_by_asc(job::Column::CreatedAt)
-        .order_by_asc(job::Column::Id)
-        .one(&txn)
-        .await?
-    else {
-        txn.rollback().await?;
-        return Ok(Take::Empty);
-    };
     // The account's row is the lock every start of the account (and of its
     // tokens) takes before the update counts its running jobs: whoever
     // comes second counts the first one's job (the update reads what was
     // committed before it began). The limits are read with it, so a limit
-    // lowered a moment ago holds.
-    let Some(locked) =
-        LockedLimits::find_by_statement(db.get_database_backend().build(&lock_with_limits(group)))
-            .one(&txn)
-            .await?
-    else {
+    // lowered a moment ago holds; the head job and its book come in the
+    // same statement. The head may be one another worker has just taken:
+    // the update below then matches nothing and the group is passed over.
+    let mut heads = Head::find_by_statement(db.get_database_backend().build(&head_locked(group)))
+        .all(&txn)
+        .await?
+        .into_iter();
+    let Some(head) = heads.next() else {
         txn.rollback().await?;
         return Ok(Take::Empty);
     };
-    let installation = dispatcher.environment().with_saved(locked.queue_setting);
-    let account_limit = installation.running_limit(locked.account_max);
-    let token_limit = locked.token_max.map(i64::from);
+    let last = heads.next().is_none();
+    let Head {
+        job: head,
+        book,
+        limits,
+    } = head;
+    let installation = dispatcher.environment().with_saved(limits.queue_setting);
+    let account_limit = installation.running_limit(limits.account_max);
+    let token_limit = limits.token_max.map(i64::from);
     dispatcher.note_limits(group, account_limit, token_limit);
     let started_at = head.started_at.unwrap_or(now);
     // Taken only while it still waits unchanged and its account and token
@@ -1190,14 +1206,42 @@ async fn take(
         updated_at: now,
         ..head
     };
-    Ok(Take::Taken(Box::new((job_row, row))))
+    Ok(Take::Taken(Box::new(Taken {
+        job: job_row,
+        request: row,
+        book,
+        last,
+    })))
 }
 
-/// `SELECT` of the group's account row `FOR UPDATE` (PostgreSQL; SQLite's
-/// write transaction holds the whole database already), with the running
-/// limits of the account and the token and the administrator's queue
-/// settings.
-fn lock_with_limits(group: &Group) -> SelectStatement {
+/// The head job of a group as [`head_locked`] reads it: the job, what the
+/// ticket and the job-start checks take from its book, and the running
+/// limits read with the lock.
+#[derive(Debug)]
+struct Head {
+    job: job::Model,
+    book: Book,
+    limits: LockedLimits,
+}
+
+impl FromQueryResult for Head {
+    fn from_query_result(row: &QueryResult, pre: &str) -> Result<Self, DbErr> {
+        Ok(Head {
+            job: job::Model::from_query_result(row, pre)?,
+            book: Book::from_query_result(row, pre)?,
+            limits: LockedLimits::from_query_result(row, pre)?,
+        })
+    }
+}
+
+/// The two oldest waiting jobs of `group` (the second only shows whether
+/// the first is the last), each with its book's languages, threads and
+/// licence standing, and the account's row locked `FOR UPDATE`
+/// (PostgreSQL; SQLite's write transaction holds the whole database
+/// already) with the running limits of the account and the token and the
+/// administrator's queue settings. No row when the group has no waiting
+/// job (or its account is gone).
+fn head_locked(group: &Group) -> SelectStatement {
     let token_max = Query::select()
         .column(api_token::Column::MaxRunning)
         .from(api_token::Entity)
@@ -1208,7 +1252,13 @@ fn lock_with_limits(group: &Group) -> SelectStatement {
         .from(setting::Entity)
         .and_where(setting::Column::Key.eq(queue::SETTINGS_KEY))
         .to_owned();
-    Query::select()
+    let token = match &group.token_id {
+        Some(t) => Expr::col((job::Entity, job::Column::TokenId)).eq(t.clone()),
+        None => Expr::col((job::Entity, job::Column::TokenId)).is_null(),
+    };
+    let mut query = Query::select();
+    query
+        .columns(job::Column::iter().map(|c| (job::Entity, c)))
         .expr_as(
             Expr::col((account::Entity, account::Column::MaxRunning)),
             Alias::new("account_max"),
@@ -1220,10 +1270,27 @@ fn lock_with_limits(group: &Group) -> SelectStatement {
         .expr_as(
             Expr::SubQuery(None, Box::new(saved.into())),
             Alias::new("queue_setting"),
+        );
+    book_columns(&mut query)
+        .from(job::Entity)
+        .inner_join(
+            project::Entity,
+            Expr::col((project::Entity, project::Column::Id))
+                .equals((job::Entity, job::Column::ProjectId)),
         )
-        .from(account::Entity)
-        .and_where(account::Column::Id.eq(group.account_id.clone()))
-        .lock(LockType::Update)
+        .inner_join(
+            account::Entity,
+            Expr::col((account::Entity, account::Column::Id))
+                .equals((job::Entity, job::Column::AccountId)),
+        )
+        .and_where(Expr::col((job::Entity, job::Column::Status)).eq(JobStatus::Pending))
+        .and_where(Expr::col((job::Entity, job::Column::Priority)).eq(group.priority))
+        .and_where(Expr::col((job::Entity, job::Column::AccountId)).eq(group.account_id.clone()))
+        .and_where(token)
+        .order_by((job::Entity, job::Column::CreatedAt), Order::Asc)
+        .order_by((job::Entity, job::Column::Id), Order::Asc)
+        .limit(2)
+        .lock_with_tables(LockType::Update, [account::Entity])
         .to_owned()
 }
 
@@ -1262,53 +1329,56 @@ async fn mark_running(
         .await?)
 }
 
-/// What a ticket takes from the volume, and the job's provider as it is
-/// now (the job-start checks may have moved the job to a cheaper one, a
-/// worker that took it over may have moved it before).
+/// What a ticket and the job-start checks take from a job's book (its
+/// volume).
 #[derive(Debug, FromQueryResult)]
-struct TicketVolume {
+struct Book {
     source_language: String,
     target_language: String,
     threads: Option<i32>,
-    provider_id: Option<String>,
-    provider_switches: i32,
+    licence_counted: bool,
 }
 
-/// The ticket of a job taken; none when its volume is gone.
+/// Adds the [`Book`] columns of `projects` to `query`.
+fn book_columns(query: &mut SelectStatement) -> &mut SelectStatement {
+    query.columns([
+        (project::Entity, project::Column::SourceLanguage),
+        (project::Entity, project::Column::TargetLanguage),
+        (project::Entity, project::Column::Threads),
+        (project::Entity, project::Column::LicenceCounted),
+    ])
+}
+
+/// The ticket of a job taken over, as it is now; none when its volume is
+/// gone.
 async fn ticket_of(
     db: &DatabaseConnection,
     job_row: &job::Model,
     row: &request::Model,
 ) -> Result<Option<JobTicket>, SchedulerError> {
-    let query = Query::select()
-        .column((project::Entity, project::Column::SourceLanguage))
-        .column((project::Entity, project::Column::TargetLanguage))
-        .column((project::Entity, project::Column::Threads))
-        .column((job::Entity, job::Column::ProviderId))
-        .column((job::Entity, job::Column::ProviderSwitches))
-        .from(job::Entity)
-        .inner_join(
-            project::Entity,
-            Expr::col((project::Entity, project::Column::Id))
-                .equals((job::Entity, job::Column::ProjectId)),
-        )
-        .and_where(Expr::col((job::Entity, job::Column::Id)).eq(job_row.id.clone()))
-        .to_owned();
-    let Some(volume) = TicketVolume::find_by_statement(db.get_database_backend().build(&query))
+    let mut query = Query::select();
+    book_columns(&mut query).from(project::Entity).and_where(
+        Expr::col((project::Entity, project::Column::Id)).eq(job_row.project_id.clone()),
+    );
+    let book = Book::find_by_statement(db.get_database_backend().build(&query))
         .one(db)
-        .await?
-    else {
-        return Ok(None);
-    };
+        .await?;
+    Ok(book.map(|book| ticket(job_row, row, book)))
+}
+
+/// The ticket of a job taken: `job_row` is the job as it is now (the
+/// job-start checks may have moved it to a cheaper provider, a worker that
+/// took it over may have moved it before).
+fn ticket(job_row: &job::Model, row: &request::Model, book: Book) -> JobTicket {
     let requested = row.options.get("threads").and_then(Value::as_i64);
-    Ok(Some(JobTicket {
+    JobTicket {
         job_id: job_row.id.clone(),
         request_id: job_row.request_id.clone(),
         project_id: job_row.project_id.clone(),
-        provider_id: volume.provider_id.unwrap_or_default(),
-        source_language: volume.source_language,
-        target_language: volume.target_language,
-        threads: ticket_threads(requested, volume.threads),
+        provider_id: job_row.provider_id.clone().unwrap_or_default(),
+        source_language: book.source_language,
+        target_language: book.target_language,
+        threads: ticket_threads(requested, book.threads),
         account_id: job_row.account_id.clone(),
         token_id: job_row.token_id.clone(),
         chapter_ids: row.chapter_ids(),
@@ -1321,11 +1391,11 @@ async fn ticket_of(
             .and_then(Value::as_bool)
             .unwrap_or(true),
         review_below: review_below(row),
-        provider_switches: volume.provider_switches,
+        provider_switches: job_row.provider_switches,
         deliver_epub: row.input == InputKind::Epub
             && row.options.get("output_format").and_then(|f| f.as_str())
                 == Some(ResultFormat::Epub.as_str()),
-    }))
+    }
 }
 
 /// Fails the jobs whose lease expired after [`MAX_JOB_LEASES`] leases;
