@@ -7,6 +7,9 @@
 # Usage: bash bench/rate_limit.sh [LIMIT_PER_MINUTE] [SECONDS] [RATE]
 #   (needs python3, curl, createdb/dropdb on 127.0.0.1:5432 as postgres,
 #   Redis on 127.0.0.1:6379)
+# RATE_BENCH_TOOL=wrk offers the calls with wrk instead (Debian package wrk):
+# as fast as the gateways answer, 32 connections to each, RATE unused; the
+# rate offered is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit="${1:-6000}"
@@ -57,6 +60,38 @@ curl -sf -c "$work/jar" -H 'content-type: application/json' \
 token=$(curl -sf -b "$work/jar" -H 'content-type: application/json' \
   -d '{"name":"bench","scopes":["content:write"]}' \
   http://127.0.0.1:18680/api/tokens | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
-echo "limit $limit/min, $seconds s at $rate calls/s offered, split over two gateways sharing Redis"
-python3 bench/rate_limit_run.py "$token" "$limit" "$seconds" "$rate" \
-  http://127.0.0.1:18680 http://127.0.0.1:18682
+if [ "${RATE_BENCH_TOOL:-python}" = wrk ]; then
+  echo "limit $limit/min, $seconds s, wrk as fast as answered, over two gateways sharing Redis"
+  loads=()
+  for port in 18680 18682; do
+    wrk -t1 -c32 -d"${seconds}s" -s bench/rate_limit.lua -H "Authorization: Bearer $token" \
+      "http://127.0.0.1:$port/api/v1/providers" >"$work/wrk-$port.txt" &
+    loads+=("$!")
+  done
+  wait "${loads[@]}"
+  python3 - "$limit" "$work/wrk-18680.txt" "$work/wrk-18682.txt" <<'PY'
+import sys
+limit = int(sys.argv[1])
+runs = []
+for path in sys.argv[2:]:
+    line = next(l for l in open(path) if l.startswith("RESULT"))
+    runs.append([int(x) for x in line.split()[1:]])
+    print(f"{path.rsplit('/', 1)[-1]}: 200: {runs[-1][0]}, 429: {runs[-1][1]}, other: {runs[-1][2]}")
+window = max(r[3] for r in runs) / 1e6
+admitted = sum(r[0] for r in runs)
+limited = sum(r[1] for r in runs)
+other = sum(r[2] for r in runs)
+sent = admitted + limited + other
+expected = limit * window / 60 + limit
+beyond = limit * window / 60
+print(f"limit {limit}/min, window {window:.2f} s (the longer wrk run)")
+print(f"offered {sent} calls, {sent / window:.0f} a second")
+print(f"admitted {admitted}, refused (429) {limited}, other {other}")
+print(f"expected {expected:.0f} (limit x window / 60 + burst): relative error {100 * (admitted - expected) / expected:+.2f} %")
+print(f"beyond the burst: admitted {admitted - limit}, expected {beyond:.0f}: relative error {100 * (admitted - limit - beyond) / beyond:+.2f} %")
+PY
+else
+  echo "limit $limit/min, $seconds s at $rate calls/s offered, split over two gateways sharing Redis"
+  python3 bench/rate_limit_run.py "$token" "$limit" "$seconds" "$rate" \
+    http://127.0.0.1:18680 http://127.0.0.1:18682
+fi
