@@ -26,10 +26,15 @@
 //! When the stop is forced (`force`: a second signal, or the drain past its
 //! deadline) the jobs still running are cut short, their calls in flight
 //! dropped, and handed back too; [`Worker::run`] says how many.
+//!
+//! A job drains the same way, alone, when its lease is not renewed (the
+//! scheduler unreachable) until a margin before it may pass to another
+//! worker, and is let go when it may ([`lease_hold`]).
 
 mod analysis_stage;
 mod autopilot;
 mod budget_guard;
+mod lease_hold;
 mod recall;
 mod review_stage;
 mod scoring;
@@ -237,9 +242,18 @@ impl Worker {
         stop: &watch::Receiver<bool>,
         mut force: watch::Receiver<bool>,
     ) -> JobEnd {
-        let purse = Purse::new(&ticket, worker_id).drained_by(stop.clone());
+        // The job drains when the process stops or its lease is about to
+        // run out unrenewed.
+        let (fence_tx, fence_rx) = watch::channel(false);
+        let purse = Purse::new(&ticket, worker_id).drained_by(fence_rx);
         let (lost_tx, lost_rx) = watch::channel(false);
-        let heartbeat = self.heartbeat(worker_id.to_owned(), ticket.job_id.clone(), lost_tx);
+        let heartbeat = self.heartbeat(
+            worker_id.to_owned(),
+            ticket.job_id.clone(),
+            lost_tx,
+            fence_tx,
+            stop.clone(),
+        );
         let mut finish = FinishJobRequest {
             job_id: ticket.job_id.clone(),
             worker_id: worker_id.to_owned(),
@@ -368,34 +382,76 @@ impl Worker {
         }
     }
 
-    /// Renews the lease until told to stop; returns when the worker must
-    /// let the job go.
-    async fn heartbeat(&self, worker_id: String, job_id: String, lost: watch::Sender<bool>) {
-        let every = Duration::from_secs(
-            u64::try_from(self.config.lease_seconds / 3)
-                .unwrap_or(1)
-                .max(1),
-        );
+    /// Renews the lease until the job ends; returns when the worker must
+    /// let the job go (the scheduler says so, or the lease ran out without
+    /// a renewal). Turns `fence` true when the job must start no provider
+    /// call any more: the process stops, or renewals failed until the
+    /// margin before the lease runs out ([`lease_hold`]).
+    async fn heartbeat(
+        &self,
+        worker_id: String,
+        job_id: String,
+        lost: watch::Sender<bool>,
+        fence: watch::Sender<bool>,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let lease = Duration::from_secs(u64::try_from(self.config.lease_seconds).unwrap_or(30));
+        let every = lease_hold::beat_every(lease);
+        let mut hold = lease_hold::LeaseHold::new(lease, tokio::time::Instant::now());
+        let mut next_beat = tokio::time::Instant::now() + every;
+        let mut stopping = false;
         loop {
-            tokio::time::sleep(every).await;
+            if !stopping && *stop.borrow() {
+                stopping = true;
+                fence.send_replace(true);
+            }
+            let fenced = *fence.borrow();
+            let mut wake = next_beat.min(hold.lost_at());
+            if !fenced {
+                wake = wake.min(hold.fence_at());
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(wake) => {}
+                changed = stop.changed(), if !stopping => {
+                    if changed.is_err() {
+                        stopping = true;
+                    }
+                    continue;
+                }
+            }
+            let now = tokio::time::Instant::now();
+            if now >= hold.lost_at() {
+                tracing::warn!(job = %job_id, "no renewal of the lease before it ran out: the job is let go");
+                let _ = lost.send(true);
+                return;
+            }
+            if !fenced && now >= hold.fence_at() {
+                tracing::warn!(job = %job_id, "the lease is not renewed and runs out soon: no provider call starts any more");
+                fence.send_replace(true);
+            }
+            if now < next_beat {
+                continue;
+            }
             let beat = HeartbeatRequest {
                 job_id: job_id.clone(),
                 worker_id: worker_id.clone(),
                 lease_seconds: i32::try_from(self.config.lease_seconds).unwrap_or(30),
             };
+            let sent = tokio::time::Instant::now();
             match self
                 .scheduler
                 .heartbeat(self.credential.system_request(beat))
                 .await
             {
-                Ok(answer) if answer.get_ref().keep_going => {}
+                Ok(answer) if answer.get_ref().keep_going => hold.renewed(sent),
                 Ok(_) => {
                     let _ = lost.send(true);
                     return;
                 }
-                // A missed beat is not fatal: the lease outlives a few.
+                // A missed beat is not fatal: the lease outlives two.
                 Err(status) => tracing::warn!(job = %job_id, error = %status, "heartbeat failed"),
             }
+            next_beat = tokio::time::Instant::now() + every;
         }
     }
 

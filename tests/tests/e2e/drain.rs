@@ -9,6 +9,9 @@
 //! none is lost or made twice, and no passage is paid for twice. On one
 //! process, a long poll answers at SIGTERM, and a second SIGTERM stops a
 //! drain held up by a hanging call at once, with an exit code that says so.
+//! A pipeline process cut off from the scheduler (not from the provider)
+//! starts no call once its lease may pass to another worker, so the worker
+//! that takes the job over sends no passage a second time.
 
 use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::server::ServerBuilder;
@@ -17,8 +20,10 @@ use dragoman_e2e::{Api, Backend, Installation, SCOPES, Server, Session, Simulato
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 /// Three processes of one installation, their simulated provider and a
@@ -578,4 +583,104 @@ async fn a_long_poll_answers_at_sigterm_and_a_second_sigterm_cuts_a_hanging_call
         (hangs >= 2).then_some(())
     })
     .await;
+}
+
+/// A TCP relay to one address that can be cut as a network partition
+/// would: the connections through it dropped, new ones closed at once.
+struct Relay {
+    addr: SocketAddr,
+    cut: watch::Sender<bool>,
+}
+
+impl Relay {
+    async fn start(target: SocketAddr) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("relay");
+        let addr = listener.local_addr().expect("relay address");
+        let (cut, cut_rx) = watch::channel(false);
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if *cut_rx.borrow() {
+                    continue;
+                }
+                let mut cut = cut_rx.clone();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = TcpStream::connect(target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cut.wait_for(|c| *c) => {}
+                    }
+                });
+            }
+        });
+        Relay { addr, cut }
+    }
+
+    fn cut(&self) {
+        self.cut.send_replace(true);
+    }
+}
+
+#[tokio::test]
+async fn a_worker_cut_off_from_the_scheduler_stops_its_calls_before_its_lease_can_pass() {
+    const LEASE: u64 = 6;
+    const CHAPTERS: u32 = 4;
+    const PARAGRAPHS: usize = 30;
+    let Some(mut cluster) = Cluster::start(
+        "drain::a_worker_cut_off_from_the_scheduler_stops_its_calls_before_its_lease_can_pass",
+        LEASE,
+        300,
+    )
+    .await
+    else {
+        return;
+    };
+    // The cluster's pipeline gives way to one that reaches the scheduler
+    // through the relay, the memory and delivery roles directly.
+    Cluster::stop(&mut cluster.pipeline, "the pipeline", LEASE).await;
+    let relay = Relay::start(cluster.services.grpc_addr()).await;
+    cluster.pipeline = pipeline_builder(&cluster.installation, &cluster.services, LEASE)
+        .env("DRAGOMAN_SCHEDULER_URL", &format!("http://{}", relay.addr))
+        .listen_as(&cluster.pipeline)
+        .start()
+        .await;
+    let client = cluster.client();
+    let body = cluster.payload("Partitioned", CHAPTERS, PARAGRAPHS);
+    let id = client.submit(&body, "partitioned-1").await;
+    let passages = u64::from(CHAPTERS) * PARAGRAPHS as u64;
+    under_load(&cluster.simulator, 0).await;
+
+    // The partition: the worker keeps its provider and its database, loses
+    // the scheduler. Another pipeline process, which reaches it, takes the
+    // job over once the lease runs out unrenewed.
+    relay.cut();
+    let taker = pipeline_builder(&cluster.installation, &cluster.services, LEASE)
+        .start()
+        .await;
+    let doc = client.wait_final(&id, Duration::from_secs(120)).await;
+    assert_eq!(
+        doc["status"],
+        "completed",
+        "{doc}\ntaker stderr (end):\n{}",
+        tail(&taker.stderr(), 4000)
+    );
+    assert_eq!(doc["report"]["passages"]["translated"], passages);
+    let cut_off = cluster.pipeline.stderr();
+    assert!(
+        cut_off.contains("no provider call starts any more"),
+        "the cut-off worker never stopped its calls:\n{}",
+        tail(&cut_off, 4000)
+    );
+    // Its calls in flight came back within the margin (four times a
+    // call's latency) and were stored before the lease could pass: the
+    // worker that took over sent none of them again.
+    let sent = cluster.passages_sent().await;
+    let twice: Vec<(&String, &u32)> = sent.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        twice.is_empty(),
+        "passages sent more than once after the takeover: {twice:?}"
+    );
+    assert_eq!(sent.len() as u64, passages, "every passage sent");
+    drop(taker);
 }
