@@ -69,27 +69,7 @@ if [ "${RATE_BENCH_TOOL:-python}" = wrk ]; then
     loads+=("$!")
   done
   wait "${loads[@]}"
-  python3 - "$limit" "$work/wrk-18680.txt" "$work/wrk-18682.txt" <<'PY'
-import sys
-limit = int(sys.argv[1])
-runs = []
-for path in sys.argv[2:]:
-    line = next(l for l in open(path) if l.startswith("RESULT"))
-    runs.append([int(x) for x in line.split()[1:]])
-    print(f"{path.rsplit('/', 1)[-1]}: 200: {runs[-1][0]}, 429: {runs[-1][1]}, other: {runs[-1][2]}")
-window = max(r[3] for r in runs) / 1e6
-admitted = sum(r[0] for r in runs)
-limited = sum(r[1] for r in runs)
-other = sum(r[2] for r in runs)
-sent = admitted + limited + other
-expected = limit * window / 60 + limit
-beyond = limit * window / 60
-print(f"limit {limit}/min, window {window:.2f} s (the longer wrk run)")
-print(f"offered {sent} calls, {sent / window:.0f} a second")
-print(f"admitted {admitted}, refused (429) {limited}, other {other}")
-print(f"expected {expected:.0f} (limit x window / 60 + burst): relative error {100 * (admitted - expected) / expected:+.2f} %")
-print(f"beyond the burst: admitted {admitted - limit}, expected {beyond:.0f}: relative error {100 * (admitted - limit - beyond) / beyond:+.2f} %")
-PY
+  python3 bench/rate_limit_run.py --wrk-results "$limit" "$work/wrk-18680.txt" "$work/wrk-18682.txt"
 else
   echo "limit $limit/min, $seconds s at $rate calls/s offered, split over two gateways sharing Redis"
   python3 bench/rate_limit_run.py "$token" "$limit" "$seconds" "$rate" \

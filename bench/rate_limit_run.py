@@ -3,6 +3,8 @@ gateways at a fixed total rate for a fixed time, then compares the calls the
 shared rate limit admitted with what a GCRA of that limit should admit.
 
 Usage: python3 rate_limit_run.py TOKEN LIMIT_PER_MINUTE SECONDS RATE URL [URL ...]
+   or: python3 rate_limit_run.py --wrk-results LIMIT_PER_MINUTE FILE [FILE ...]
+       (the same report from wrk runs of bench/rate_limit.lua)
 
 One process per gateway URL, each running asyncio over keep-alive HTTP/1.1
 connections (stdlib only). Each connection paces its own calls so that the
@@ -86,6 +88,9 @@ def worker(url, token, start, rate, stop_at, out):
 
 
 def main():
+    if sys.argv[1] == "--wrk-results":
+        wrk_results(int(sys.argv[2]), sys.argv[3:])
+        return
     token, limit, seconds, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
     urls = sys.argv[5:]
     start = time.time() + 1.0
@@ -105,19 +110,25 @@ def main():
 
     first = min(r[1][1] for r in results)
     last = max(r[1][2] for r in results)
-    window = last - first
+    report(limit, last - first, "first to last call sent", sorted((url, counts) for url, (counts, _, _) in results))
+
+
+def report(limit, window, window_is, per_gateway):
+    """Prints the calls by status per gateway and in all, and compares the
+    calls admitted over `window` seconds with what a GCRA of `limit` a
+    minute admits."""
     total = {}
-    for url, (counts, _, _) in sorted(results):
+    for name, counts in per_gateway:
         for status, n in counts.items():
             total[status] = total.get(status, 0) + n
-        print(f"{url}: " + ", ".join(f"{s}: {n}" for s, n in sorted(counts.items())))
+        print(f"{name}: " + ", ".join(f"{s}: {n}" for s, n in sorted(counts.items(), key=lambda kv: str(kv[0]))))
     sent = sum(total.values())
     admitted = total.get(200, 0)
     other = {s: n for s, n in total.items() if s not in (200, 429)}
     # GCRA: the burst (one minute's worth) at once, then one call per 60 s / limit.
     expected = limit * window / 60 + limit
     beyond_burst = limit * window / 60
-    print(f"limit {limit}/min, window {window:.2f} s (first to last call sent)")
+    print(f"limit {limit}/min, window {window:.2f} s ({window_is})")
     print(f"offered {sent} calls, {sent / window:.0f} a second")
     print(f"admitted {admitted}, refused (429) {total.get(429, 0)}, other {other or 'none'}")
     print(
@@ -128,6 +139,21 @@ def main():
         f"beyond the burst: admitted {admitted - limit}, expected {beyond_burst:.0f}: "
         f"relative error {100 * (admitted - limit - beyond_burst) / beyond_burst:+.2f} %"
     )
+
+
+def wrk_results(limit, paths):
+    """The report of wrk runs (bench/rate_limit.lua's RESULT lines), the
+    window being the longer run."""
+    runs = []
+    for path in paths:
+        line = next(l for l in open(path) if l.startswith("RESULT"))
+        admitted, limited, other, micros = (int(x) for x in line.split()[1:])
+        counts = {200: admitted, 429: limited}
+        if other:
+            counts["other"] = other
+        runs.append((path.rsplit("/", 1)[-1], counts, micros / 1e6))
+    window = max(r[2] for r in runs)
+    report(limit, window, "the longer wrk run", [(name, counts) for name, counts, _ in runs])
 
 
 if __name__ == "__main__":
