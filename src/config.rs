@@ -141,7 +141,8 @@ pub struct Config {
     /// last round uses; none by default.
     pub autopilot_provider: Option<String>,
     /// `BUDGET_SWITCH_PERCENT`: share of a token or book cap (1 to 100)
-    /// past which a running job moves to a cheaper provider, or pauses.
+    /// past which a running job moves to a cheaper provider; with none, or
+    /// once moved, it goes on up to the cap.
     pub budget_switch_percent: u8,
     /// Spec `BUDGET_ON_ESTIMATE`: `refuse` ends a job whose estimate costs
     /// more than its caps leave before it starts; `allow` (default) lets

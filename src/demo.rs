@@ -1,9 +1,12 @@
-//! `dragoman demo`: every role on embedded defaults with the provider
-//! simulator, a demo account and token, a sample book translated end to end
-//! through the real HTTP API, results written to ./demo-out, then the service
-//! keeps serving until Ctrl-C so the printed curl lines can be tried.
+//! `dragoman demo`: every role with the provider simulator, a demo account
+//! and token, a sample book translated end to end through the real HTTP
+//! API, results written to ./demo-out, then the service keeps serving until
+//! Ctrl-C so the printed curl lines can be tried. Everything it stores goes
+//! to a data folder of its own ([`crate::demo_data`]), never into the
+//! installation the configuration names.
 
 use crate::config::Config;
+use crate::demo_data::{self, DemoData};
 use crate::serve::{self, ServeArgs};
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::provider;
@@ -13,7 +16,7 @@ use dragoman_pipeline::simulator::{self, SimulatorConfig};
 use rand::Rng;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const OUT_DIR: &str = "demo-out";
@@ -23,7 +26,24 @@ fn fail(context: &str) -> impl Fn(reqwest::Error) -> String + '_ {
     move |e| format!("{context}: {e}")
 }
 
-pub async fn run(config: &mut Config) -> Result<(), String> {
+#[derive(clap::Args, Default)]
+pub struct DemoArgs {
+    /// Keep the demo's data (its own database, blobs and key) in this folder,
+    /// created when missing; a folder holding anything an earlier demo did not
+    /// make is refused. Default: a fresh temporary folder, removed when the
+    /// demo stops. The configuration's database, blob store, Redis and key are
+    /// never used.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
+    // Dropped when the demo returns: a temporary folder goes with it.
+    let data = DemoData::open(args.data_dir.as_deref())?;
+    println!("{}", data.describe());
+    let mut config = demo_data::isolate(config, data.path());
+    config.listen = free_address(&config.listen).await?;
+
     // The simulator, in this process, on a free port.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -100,16 +120,11 @@ pub async fn run(config: &mut Config) -> Result<(), String> {
     }
     db.close().await.map_err(|e| e.to_string())?;
 
-    // Every role, gRPC off: this demo talks HTTP to itself.
+    // Every role, gRPC off (see `isolate`): this demo talks HTTP to itself.
     let listen = config.listen.clone();
     let mut serve_config = config.clone();
-    let server = tokio::spawn(async move {
-        let args = ServeArgs {
-            grpc_listen: Some("off".into()),
-            ..ServeArgs::default()
-        };
-        serve::run(&mut serve_config, args).await
-    });
+    let server =
+        tokio::spawn(async move { serve::run(&mut serve_config, ServeArgs::default()).await });
     let base = format!("http://{listen}");
     let http = reqwest::Client::builder()
         .cookie_store(true)
@@ -141,10 +156,22 @@ pub async fn run(config: &mut Config) -> Result<(), String> {
     let summary = drive(&http, &base, &password, &provider_id).await?;
     println!("{summary}");
     println!("The service keeps running on {base}; press Ctrl-C to stop.");
-    match server.await {
+    let served = match server.await {
         Ok(result) => result,
         Err(e) => Err(e.to_string()),
-    }
+    };
+    drop(data);
+    served
+}
+
+/// `listen` with a concrete port: the demo calls the address it serves on,
+/// so a port of 0 (any free one) is chosen here, before the service binds.
+async fn free_address(listen: &str) -> Result<String, String> {
+    let probe = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    let address = probe.local_addr().map_err(|e| e.to_string())?;
+    Ok(address.to_string())
 }
 
 /// Signs in, creates a token, submits the sample book, follows it and

@@ -4,6 +4,7 @@ mod commands;
 mod config;
 mod demo;
 mod demo_book;
+mod demo_data;
 mod healthcheck;
 mod serve;
 mod shutdown;
@@ -55,8 +56,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Apply the database migrations and exit.
     Migrate,
-    /// Translate a sample book end to end with the provider simulator, then keep serving.
-    Demo,
+    /// Translate a sample book end to end with the provider simulator, then keep
+    /// serving; in a data folder of its own, never the configured installation.
+    Demo(demo::DemoArgs),
     /// Run the provider simulator (OpenAI and Anthropic protocols) for tests and trials.
     SimulateProvider(SimulateArgs),
     /// Show how a book will be read: chapter map, passages and words, warnings.
@@ -123,7 +125,7 @@ fn traced_service(cli: &Cli) -> Option<String> {
     let config = config::Config::load(cli.config.as_deref()).ok()?;
     let roles = match &cli.command {
         Command::Serve(args) => args.roles.clone().unwrap_or_else(|| config.roles.clone()),
-        Command::Demo => "all".to_owned(),
+        Command::Demo(_) => "all".to_owned(),
         _ => return None,
     };
     telemetry::traces::service_name(&config, &roles)
@@ -153,7 +155,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve::run(&mut config, args).await,
             Command::Migrate => commands::migrate(&config).await,
-            Command::Demo => demo::run(&mut config).await,
+            Command::Demo(args) => demo::run(&config, args).await,
             Command::SimulateProvider(args) => simulate(args).await,
             Command::Inspect(args) => inspect(&args),
             Command::Admin(command) => commands::admin(&config, command).await,

@@ -300,6 +300,18 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         });
     }
 
+    if let Some(scheduler) = &scheduler_local {
+        // Every scheduler process keeps the clock: a budget pause ends on
+        // time even when no worker asks for work.
+        let (scheduler, stop) = (scheduler.clone(), stop_rx.clone());
+        tasks.spawn(async move {
+            scheduler
+                .run_timers(stop, dragoman_scheduler::service::STALL_SWEEP_EVERY)
+                .await;
+            Ok(())
+        });
+    }
+
     if delivery_local.is_some() {
         let dispatcher = Arc::new(Dispatcher::new(
             db.clone(),

@@ -525,21 +525,10 @@ fn split_docx(
 mod tests {
     use super::*;
 
+    /// CI has the corpus beside the checkout: a test must not pass there
+    /// without reading it, so its absence fails under CI.
     fn corpus(name: &str) -> Option<Vec<u8>> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/corpus")
-            .join(name);
-        std::fs::read(&p).ok().or_else(|| {
-            // CI has the corpus beside the checkout: a test must not pass
-            // there without reading it.
-            assert!(
-                !std::env::var("CI").is_ok_and(|v| v == "true"),
-                "corpus file {} is required when CI=true",
-                p.display()
-            );
-            eprintln!("corpus file {} absent; skipping", p.display());
-            None
-        })
+        dragoman_model::test_env::corpus_file(name)
     }
 
     #[test]

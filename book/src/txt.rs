@@ -618,24 +618,10 @@ mod tests {
         assert_eq!(book.warnings[0].code, "no_headings");
     }
 
+    /// CI has the corpus beside the checkout: a test must not pass there
+    /// without reading it, so its absence fails under CI.
     fn corpus(name: &str) -> Option<Vec<u8>> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/corpus")
-            .join(name);
-        match std::fs::read(&p) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                // CI has the corpus beside the checkout: a test must not
-                // pass there without reading it.
-                assert!(
-                    !std::env::var("CI").is_ok_and(|v| v == "true"),
-                    "corpus file {} is required when CI=true ({e})",
-                    p.display()
-                );
-                eprintln!("corpus file {} absent; skipping", p.display());
-                None
-            }
-        }
+        dragoman_model::test_env::corpus_file(name)
     }
 
     #[test]

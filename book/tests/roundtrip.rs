@@ -4,10 +4,13 @@
 mod common;
 
 use common::*;
+use dragoman_book::text::{count_words, normalized_text, sha256_hex};
 use dragoman_book::{
-    EpubWriteOptions, ResidualReason, Split, Translations, read_epub, read_txt, write_epub,
+    Book, EpubWriteOptions, ResidualReason, Split, Translations, read_epub, read_txt, write_epub,
 };
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use unicode_normalization::UnicodeNormalization;
 
 fn text_piece() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -99,10 +102,82 @@ proptest! {
 
     #[test]
     fn txt_reading_never_panics_and_counts_consistently(s in "(?s).{0,400}") {
-        if let Ok(book) = read_txt("ch-1.txt", s.as_bytes(), Split::Headings) {
-            for c in &book.chapters {
-                prop_assert!(c.source_sha256.len() == 64);
+        check_txt_counts(&s)?;
+    }
+
+    #[test]
+    fn txt_reading_counts_every_word_of_a_book_like_text(s in book_like_text()) {
+        let words = check_txt_counts(&s)?;
+        // Headings, front matter and Gutenberg lines are passages too: the
+        // licence counts every word of the file, once.
+        prop_assert_eq!(words, Some(count_words(&s)));
+    }
+}
+
+/// Paragraphs, chapter headings, table-of-contents lines, Gutenberg
+/// markers and hard-wrapped lines, with CR LF or LF line ends.
+fn book_like_text() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        "[A-Z][a-z]{0,8}( [a-z'é-]{1,9}){0,12}[.,;!?]?",
+        Just("Chapter 1".to_string()),
+        Just("CHAPTER XII".to_string()),
+        Just("Chapter 3: The Well-Known Road".to_string()),
+        Just("Prologue".to_string()),
+        Just("Part Two".to_string()),
+        Just("7".to_string()),
+        Just("Contents".to_string()),
+        Just("*** START OF THE PROJECT GUTENBERG EBOOK X ***".to_string()),
+        Just("*** END OF THE PROJECT GUTENBERG EBOOK X ***".to_string()),
+        Just("Don't stop \u{2014} l'été, 日本 ⟦1⟧ well-\u{2019}known".to_string()),
+        Just("   ".to_string()),
+    ];
+    let paragraph = prop::collection::vec(line, 1..4);
+    (prop::collection::vec(paragraph, 0..14), any::<bool>()).prop_map(|(paragraphs, crlf)| {
+        let end = if crlf { "\r\n" } else { "\n" };
+        paragraphs
+            .iter()
+            .map(|p| p.join(end))
+            .collect::<Vec<_>>()
+            .join(&format!("{end}{end}"))
+    })
+}
+
+/// Reads `s` whole and cut at its headings, and checks what the two readings
+/// count: each chapter's words and hash are those of its own normalized text,
+/// passages are numbered in order, every chapter has its intake decision, and
+/// cutting at headings moves paragraphs between chapters without dropping,
+/// adding or recounting any. The book's words, when `s` is readable.
+fn check_txt_counts(s: &str) -> Result<Option<u64>, TestCaseError> {
+    let Ok(whole) = read_txt("ch-1.txt", s.as_bytes(), Split::None) else {
+        // Only a NUL byte makes UTF-8 text unreadable.
+        prop_assert!(s.contains('\0'), "refused: {:?}", s);
+        prop_assert!(read_txt("ch-1.txt", s.as_bytes(), Split::Headings).is_err());
+        return Ok(None);
+    };
+    let split = read_txt("ch-1.txt", s.as_bytes(), Split::Headings).expect("read whole, read cut");
+    prop_assert_eq!(whole.chapters.len(), 1);
+    for book in [&whole, &split] {
+        prop_assert!(!book.chapters.is_empty());
+        prop_assert_eq!(book.intake.len(), book.chapters.len());
+        for (i, c) in book.chapters.iter().enumerate() {
+            prop_assert_eq!(c.position as usize, i + 1);
+            let text = normalized_text(&c.passages);
+            prop_assert_eq!(c.words, count_words(&text));
+            prop_assert_eq!(&c.source_sha256, &sha256_hex(text.as_bytes()));
+            for (k, p) in c.passages.iter().enumerate() {
+                prop_assert_eq!(&p.id, &format!("c{}.p{}", c.position, k + 1));
             }
         }
+        prop_assert_eq!(
+            book.words(),
+            book.chapters.iter().map(|c| c.words).sum::<u64>()
+        );
     }
+    let texts = |b: &Book| b.passages().map(|p| p.plain_text()).collect::<Vec<_>>();
+    prop_assert_eq!(texts(&whole), texts(&split));
+    prop_assert_eq!(whole.words(), split.words());
+    // Nothing of the file is lost: its words are the passages' words.
+    let nfc: String = s.nfc().collect();
+    prop_assert_eq!(whole.words(), count_words(&nfc));
+    Ok(Some(whole.words()))
 }

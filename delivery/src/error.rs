@@ -13,6 +13,9 @@ const NOT_READY_RETRY_AFTER: u64 = 5;
 pub enum DeliveryError {
     #[error("request not found")]
     RequestNotFound,
+    /// The request's volume was deleted, and its result with it.
+    #[error("the volume of this request was deleted")]
+    VolumeNotFound,
     #[error("the request failed")]
     RequestFailed(String),
     #[error("the request was cancelled")]
@@ -51,6 +54,7 @@ impl From<DeliveryError> for ServiceError {
             DeliveryError::RequestNotFound => {
                 ServiceError::new(ErrorCode::RequestNotFound, message)
             }
+            DeliveryError::VolumeNotFound => ServiceError::new(ErrorCode::VolumeNotFound, message),
             DeliveryError::RequestFailed(reason) => {
                 ServiceError::new(ErrorCode::RequestFailed, message).with("reason", reason)
             }

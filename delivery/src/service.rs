@@ -8,7 +8,7 @@ use crate::stored::{self, ResultStore};
 use crate::webhooks::{admin, events};
 use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
-use dragoman_model::entities::{request, result};
+use dragoman_model::entities::{deleted_request, request, result};
 use dragoman_model::vocab::{
     Channel, Issue, IssueKind, Layout, RequestStatus, ResultFormat, ResultScope,
 };
@@ -44,6 +44,20 @@ impl DeliveryService {
             coordination,
             credential,
             webhooks,
+        }
+    }
+
+    /// Why a request of `account_id` is not there: its volume was deleted
+    /// (what is kept of it says so), or it never was the account's.
+    async fn absent(&self, account_id: &str, request_id: &str) -> DeliveryError {
+        let kept = deleted_request::Entity::find_by_id(request_id.to_owned())
+            .filter(deleted_request::Column::AccountId.eq(account_id))
+            .one(&self.db)
+            .await;
+        match kept {
+            Ok(Some(_)) => DeliveryError::VolumeNotFound,
+            Ok(None) => DeliveryError::RequestNotFound,
+            Err(e) => DeliveryError::Db(e),
         }
     }
 
@@ -142,8 +156,10 @@ impl dragoman_proto::Delivery for DeliveryService {
             .filter(request::Column::AccountId.eq(who.account_id.clone()))
             .one(&self.db)
             .await
-            .map_err(DeliveryError::from)?
-            .ok_or(DeliveryError::RequestNotFound)?;
+            .map_err(DeliveryError::from)?;
+        let Some(row) = row else {
+            return Err(self.absent(&who.account_id, &m.request_id).await.into());
+        };
         let query = ResultQuery {
             format: format.unwrap_or_else(|| results::default_format(&row)),
             scope,

@@ -3,39 +3,15 @@
 //! errors are inherited, and what real epubcheck says of a translated corpus
 //! book. Corpus books come from `shared/corpus` beside the workspace; without
 //! it (or without epubcheck for the tests that need it) a test fails under
-//! CI (`CI=true`) and is skipped, with a note, elsewhere.
-
-use std::path::PathBuf;
+//! CI and is skipped, with a note, elsewhere ([`dragoman_model::test_env`]).
 
 use dragoman_book::{Book, EpubWriteOptions, ResidualReason, Translations, epub_layout, read_epub};
 use dragoman_delivery::epub_check::{
     EpubValidator, Epubcheck, RejectFiles, ValidationError, ValidatorFailure, deliver_epub,
 };
+use dragoman_model::test_env::{corpus_file as corpus, missing};
 
 const PREFIX: &str = "[fr] ";
-
-/// Under CI a missing prerequisite fails the test; elsewhere it is skipped.
-fn missing(what: &str, why: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what} is required when CI=true ({why})");
-    }
-    eprintln!("{what} is missing ({why}); skipping");
-}
-
-fn corpus(name: &str) -> Option<Vec<u8>> {
-    let dir = match std::env::var_os("DRAGOMAN_TEST_CORPUS") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
-    };
-    let path = dir.join(name);
-    match std::fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) => {
-            missing(&format!("corpus file {}", path.display()), &e.to_string());
-            None
-        }
-    }
-}
 
 /// A pseudo-translation that keeps every placeholder: each passage's own
 /// text behind a marker a reader would see.

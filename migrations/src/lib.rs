@@ -18,6 +18,7 @@ mod m0005_limits;
 mod m0006_passage_versions;
 mod m0007_prompt_cache;
 mod m0008_external_memory;
+mod m0009_deleted_requests;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0006_passage_versions::Migration),
             Box::new(m0007_prompt_cache::Migration),
             Box::new(m0008_external_memory::Migration),
+            Box::new(m0009_deleted_requests::Migration),
         ]
     }
 }

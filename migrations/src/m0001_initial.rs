@@ -1,4 +1,4 @@
-//! `m0001_initial`: the fifteen tables of `notes/schema.md`, their indexes and foreign keys.
+//! `m0001_initial`: the fifteen tables of the first schema, their indexes and foreign keys.
 //!
 //! Column types: ids and other strings are `varchar` (unbounded), long texts `text`,
 //! times and counters `bigint`/`integer`, money `double`, JSON `json` (`json_text` on
@@ -668,7 +668,7 @@ fn tables() -> Vec<TableCreateStatement> {
     ]
 }
 
-/// Every index. Those of `notes/schema.md` first, then the extra ones (marked), which
+/// Every index. Those of the first schema first, then the extra ones (marked), which
 /// serve foreign-key checks on delete and periodic clean-ups.
 fn indexes() -> Vec<IndexCreateStatement> {
     vec![

@@ -346,7 +346,13 @@ async fn exercise(db: &DatabaseConnection) {
             .len(),
         last
     );
-    Migrator::down(db, Some(1)).await.expect("down");
+    // Back to before the external memory's migration, whatever came after.
+    let external = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == "m0008_external_memory")
+        .expect("the external memory's migration");
+    let after = u32::try_from(last - external).expect("a few migrations");
+    Migrator::down(db, Some(after)).await.expect("down");
     let manager = SchemaManager::new(db);
     for table in [
         "memory_outbox",
@@ -385,21 +391,11 @@ async fn sqlite_outbox_triggers() {
     db.close().await.expect("close");
 }
 
-/// `TEST_DATABASE_URL`; when it is not set, a CI run (`CI=true`) fails, naming
-/// it, and elsewhere the caller is told to skip (`None`, with a note on stderr).
+/// `TEST_DATABASE_URL`; when it is not set, a CI run fails, naming it, and
+/// elsewhere the caller is told to skip (`None`, with a note on stderr), as
+/// every crate's tests do ([`dragoman_model::test_env`]).
 fn test_database_url() -> Option<String> {
-    match std::env::var_os("TEST_DATABASE_URL") {
-        Some(url) if !url.is_empty() => {
-            Some(url.into_string().expect("TEST_DATABASE_URL is not UTF-8"))
-        }
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("TEST_DATABASE_URL is required when CI=true")
-        }
-        _ => {
-            eprintln!("TEST_DATABASE_URL not set: PostgreSQL outbox trigger test skipped");
-            None
-        }
-    }
+    dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL outbox trigger test")
 }
 
 #[tokio::test]

@@ -15,9 +15,9 @@ use std::time::Duration;
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::db::{self, backend_name, begin_write, ping};
 use dragoman_model::entities::{
-    account, api_token, audit_log, autopilot_decision, autopilot_run, chapter, job, passage,
-    passage_version, project, provider, provider_call, request, result, series, session, setting,
-    webhook_delivery,
+    account, api_token, audit_log, autopilot_decision, autopilot_run, chapter, deleted_request,
+    job, passage, passage_version, project, provider, provider_call, request, result, series,
+    session, setting, webhook_delivery,
 };
 use dragoman_model::ids::new_id;
 use dragoman_model::vocab::{
@@ -32,7 +32,7 @@ use sea_orm::{
 use sea_orm_migration::SchemaManager;
 use serde_json::json;
 
-const TABLES: [&str; 25] = [
+const TABLES: [&str; 26] = [
     "accounts",
     "sessions",
     "api_tokens",
@@ -58,6 +58,7 @@ const TABLES: [&str; 25] = [
     "autopilot_decisions",
     "licence_words",
     "passage_versions",
+    "deleted_requests",
 ];
 
 /// A timestamp beyond 32 bits, to prove the columns are 64-bit.
@@ -446,6 +447,19 @@ async fn exercise(db: &DatabaseConnection) {
     );
     round_trip!(
         db,
+        deleted_request,
+        deleted_request::Model {
+            id: new_id(),
+            account_id: account.id.clone(),
+            series_id: new_id(),
+            project_id: new_id(),
+            document: json!({"status": "completed", "volume_deleted_at": T}),
+            deleted_at: T,
+        },
+        id
+    );
+    round_trip!(
+        db,
         provider_call,
         provider_call::Model {
             id: new_id(),
@@ -571,6 +585,7 @@ async fn exercise(db: &DatabaseConnection) {
     assert_eq!(result::Entity::find().count(db).await.unwrap(), 0);
     assert_eq!(webhook_delivery::Entity::find().count(db).await.unwrap(), 0);
     assert_eq!(provider_call::Entity::find().count(db).await.unwrap(), 0);
+    assert_eq!(deleted_request::Entity::find().count(db).await.unwrap(), 0);
     // Unowned rows stay.
     assert_eq!(audit_log::Entity::find().count(db).await.unwrap(), 1);
     assert_eq!(setting::Entity::find().count(db).await.unwrap(), 1);
@@ -669,21 +684,11 @@ async fn sqlite_concurrent_writers_wait() {
     first.close().await.unwrap();
 }
 
-/// `TEST_DATABASE_URL`; when it is not set, a CI run (`CI=true`) fails, naming
-/// it, and elsewhere the caller is told to skip (`None`, with a note on stderr).
+/// `TEST_DATABASE_URL`; when it is not set, a CI run fails, naming it, and
+/// elsewhere the caller is told to skip (`None`, with a note on stderr), as
+/// every crate's tests do ([`dragoman_model::test_env`]).
 fn test_database_url() -> Option<String> {
-    match std::env::var_os("TEST_DATABASE_URL") {
-        Some(url) if !url.is_empty() => {
-            Some(url.into_string().expect("TEST_DATABASE_URL is not UTF-8"))
-        }
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("TEST_DATABASE_URL is required when CI=true")
-        }
-        _ => {
-            eprintln!("TEST_DATABASE_URL not set: PostgreSQL migration test skipped");
-            None
-        }
-    }
+    dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL migration test")
 }
 
 #[tokio::test]

@@ -10,9 +10,11 @@
 //! made. A book's spending is every call made for it.
 //!
 //! Near a cap — past [`DEFAULT_SWITCH_PERCENT`] of it — a job on its
-//! original provider moves to a cheaper fallback provider when one exists,
-//! or stops. A job that already moved goes on up to the cap itself: the
-//! rest of the cap is the room the cheaper provider is given.
+//! original provider moves to a cheaper fallback provider when one exists.
+//! A job that moved, or that runs with nowhere cheaper to go, goes on up to
+//! the cap itself: the rest of the cap is the room the cheaper provider is
+//! given. A job that has not run yet is refused at its start past a
+//! threshold with nowhere cheaper to go (spec 8.4, [`standing`]).
 
 use crate::entities::{api_token, project, provider_call, request};
 use crate::vocab::BudgetPeriod;
@@ -23,7 +25,7 @@ use sea_orm::{
 use serde_json::{Value, json};
 
 /// Share of a cap (in percent) past which a job moves to a cheaper provider
-/// or stops (`BUDGET_SWITCH_PERCENT`).
+/// (`BUDGET_SWITCH_PERCENT`).
 pub const DEFAULT_SWITCH_PERCENT: u8 = 90;
 
 /// Start of the budget window and when it resets: the calendar month in UTC,
@@ -246,8 +248,9 @@ pub enum Standing {
     Exhausted(Cap),
 }
 
-/// Where a job stands: `switched` says whether it already moved to a
-/// cheaper provider, `cheaper` whether one is there to move to.
+/// Where a job stands: `switched` says whether it goes on up to the caps
+/// past their thresholds (it moved to a cheaper provider, or ran with
+/// nowhere cheaper to go), `cheaper` whether a provider is there to move to.
 pub fn standing(caps: &[Cap], switch_percent: u8, switched: bool, cheaper: bool) -> Standing {
     if let Some(reached) = caps.iter().find(|c| c.reached()) {
         return Standing::Exhausted(reached.clone());

@@ -4,42 +4,44 @@
 //! calls. Made when a job starts; the same function answers a client that
 //! asks before starting one.
 //!
-//! The translation stage is counted as the pipeline plans it: passages
-//! packed in order into batches of at most `batch_tokens` prompt tokens,
-//! each call also carrying its instructions and its context. The analysis
-//! and review stages read the text again; the autopilot's retranslations
-//! and retried calls are the margin between the expected and the high
-//! figures. The low figures are the translation stage alone.
+//! The translation stage is counted with the pipeline's own batching
+//! ([`crate::batching`]): passages packed in order into calls of at most
+//! `batch_tokens` prompt tokens, each call also carrying its instructions,
+//! its languages and its context. The analysis and review stages read the
+//! text again; the autopilot's retranslations and retried calls are the
+//! margin between the expected and the high figures. The low figures are
+//! the translation stage alone.
 
+use crate::batching;
 use crate::entities::{provider, provider_call};
-use crate::tokens::estimate_tokens;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use serde::Serialize;
 
-/// Prompt tokens of a call's instructions and languages.
+/// Prompt tokens of an analysis or review call's instructions.
 const CALL_OVERHEAD_TOKENS: u64 = 200;
-/// Prompt tokens of one passage's wrapping in a batch.
-const PASSAGE_OVERHEAD_TOKENS: u64 = 8;
 /// Completion tokens per source token when the provider has no history.
-const DEFAULT_COMPLETION_RATIO: f64 = 1.2;
+pub const DEFAULT_COMPLETION_RATIO: f64 = 1.2;
 /// Seconds per call when the provider has no history.
 const DEFAULT_SECONDS_PER_CALL: f64 = 10.0;
 /// Calls of the provider the throughput is measured on.
 const MEASURED_CALLS: u64 = 200;
 /// The analysis stage reads the source once and answers briefly.
-const ANALYSIS_COMPLETION_SHARE: f64 = 0.3;
+pub const ANALYSIS_COMPLETION_SHARE: f64 = 0.3;
 /// The review stage reads source and translation and answers briefly.
-const REVIEW_COMPLETION_SHARE: f64 = 0.2;
+pub const REVIEW_COMPLETION_SHARE: f64 = 0.2;
 /// Retried calls and the autopilot's rounds, on top of the expected work.
 const HIGH_MARGIN: f64 = 1.25;
 
 /// What the work covers and how the pipeline runs it.
 #[derive(Debug, Clone)]
 pub struct Work<'a> {
-    /// Source text of each passage left to translate, in order.
-    pub passages: Vec<&'a str>,
+    /// Id and source text of each passage left to translate, in order.
+    pub passages: Vec<(&'a str, &'a str)>,
+    /// The languages the job translates between.
+    pub source_language: &'a str,
+    pub target_language: &'a str,
     /// Whether the analysis stage runs (every quality but `fast`).
     pub analysis: bool,
     /// Whether the review stage runs.
@@ -151,18 +153,21 @@ pub fn estimate(
     throughput: Throughput,
     now: i64,
 ) -> Estimate {
-    let passage_tokens: Vec<u64> = work
+    let passage_tokens: Vec<usize> = work
         .passages
         .iter()
-        .map(|text| estimate_tokens(text) as u64 + PASSAGE_OVERHEAD_TOKENS)
+        .map(|(id, text)| batching::passage_tokens(id, text))
         .collect();
-    let room = work
-        .batch_tokens
-        .saturating_sub(CALL_OVERHEAD_TOKENS)
-        .max(64);
-    let translation_calls = batches(&passage_tokens, room);
-    let source: u64 = passage_tokens.iter().sum();
-    let per_call = CALL_OVERHEAD_TOKENS + work.context_tokens;
+    let room = batching::passage_room(
+        usize::try_from(work.batch_tokens).unwrap_or(usize::MAX),
+        work.source_language,
+        work.target_language,
+    );
+    let translation_calls = batching::pack(&passage_tokens, room).len() as u64;
+    let source = passage_tokens.iter().sum::<usize>() as u64;
+    let fixed =
+        batching::call_overhead_tokens(work.source_language, work.target_language, None) as u64;
+    let per_call = fixed + work.context_tokens;
     let translation_prompt = source + translation_calls * per_call;
     let translated = (source as f64 * throughput.completion_ratio).ceil();
     let mut calls = translation_calls;
@@ -203,20 +208,6 @@ pub fn estimate(
     }
 }
 
-/// Batches the passages take, packed in order as the pipeline packs them.
-fn batches(tokens: &[u64], room: u64) -> u64 {
-    let mut count = 0;
-    let mut used = 0;
-    for &t in tokens {
-        if count == 0 || used + t > room {
-            count += 1;
-            used = 0;
-        }
-        used += t;
-    }
-    count
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,12 +230,20 @@ mod tests {
         }
     }
 
-    fn work(passages: Vec<&str>, analysis: bool, review: bool) -> Work<'_> {
+    /// The fixed part of a translation call between the test's languages.
+    fn fixed() -> u64 {
+        batching::call_overhead_tokens("en", "fr", None) as u64
+    }
+
+    /// `passages` with room for 800 tokens of passages per call.
+    fn work<'a>(passages: Vec<(&'a str, &'a str)>, analysis: bool, review: bool) -> Work<'a> {
         Work {
             passages,
+            source_language: "en",
+            target_language: "fr",
             analysis,
             review,
-            batch_tokens: 1000,
+            batch_tokens: fixed() + 800,
             context_tokens: 0,
             threads: 4,
         }
@@ -257,36 +256,29 @@ mod tests {
     };
 
     #[test]
-    fn batches_pack_in_order_like_the_pipeline() {
-        assert_eq!(batches(&[], 100), 0);
-        assert_eq!(batches(&[60, 60, 60], 100), 3);
-        assert_eq!(batches(&[40, 40, 40], 100), 2);
-        // A passage larger than the room goes alone.
-        assert_eq!(batches(&[500, 10], 100), 2);
-    }
-
-    #[test]
     fn cost_follows_prices_and_stages() {
-        let text = "a".repeat(300); // 100 tokens + 8
+        let text = "a".repeat(300); // 100 tokens, + 1 of id + 8 of wrapping
+        let passages = vec![("p", text.as_str()); 10];
         let fast = estimate(
-            &work(vec![&text; 10], false, false),
+            &work(passages.clone(), false, false),
             &provider(Some((1.0, 2.0)), 2),
             STEADY,
             0,
         );
-        // 10 passages of 108 tokens in batches of 800: 8 + 2.
+        // 10 passages of 109 tokens in calls of 800: 7 + 3.
         assert_eq!(fast.calls, 2);
-        assert_eq!(fast.prompt_tokens, 1080 + 2 * 200);
-        assert_eq!(fast.completion_tokens, 1080);
+        assert_eq!(fast.prompt_tokens, 1090 + 2 * fixed());
+        assert_eq!(fast.completion_tokens, 1090);
         let cost = fast.cost.expect("priced");
-        assert!((cost.expected - (1480.0 + 2.0 * 1080.0) / 1e6).abs() < 1e-12);
+        let prompt = (1090 + 2 * fixed()) as f64;
+        assert!((cost.expected - (prompt + 2.0 * 1090.0) / 1e6).abs() < 1e-12);
         assert_eq!(cost.low, cost.expected);
         assert!(cost.high > cost.expected);
         // Two calls at two at once take one round of 2 s.
         assert_eq!(fast.duration_seconds.expected, 2.0);
 
         let full = estimate(
-            &work(vec![&text; 10], true, true),
+            &work(passages, true, true),
             &provider(Some((1.0, 2.0)), 2),
             STEADY,
             0,
@@ -300,7 +292,7 @@ mod tests {
     #[test]
     fn an_unpriced_provider_has_no_cost() {
         let e = estimate(
-            &work(vec!["hello"], true, true),
+            &work(vec![("c1.p1", "hello")], true, true),
             &provider(None, 1),
             STEADY,
             0,

@@ -1,7 +1,7 @@
 //! Dragoman storage layer.
 //!
-//! * [`entities`]: SeaORM entities, one module per table (the contract is
-//!   `notes/schema.md`); the schema itself is created by the `dragoman-migrations` crate.
+//! * [`entities`]: SeaORM entities, one module per table of the schema the
+//!   `dragoman-migrations` crate creates.
 //! * [`db`]: opening SQLite or PostgreSQL with the right settings.
 //! * [`coordination`]: short-lived shared state (wake-ups, expiring leases), local or Redis.
 //! * [`error`]: [`error::ModelError`], the crate's single error type.
@@ -15,8 +15,12 @@
 //! * [`analysis`]: what the analysis of a passage finds.
 //! * [`licence`]: the installation's licence: plans, word quota, ledger.
 //! * [`telemetry`]: metric points and the trace context carried between processes.
+//! * [`batching`]: how the translation stage packs passages into provider calls.
+//! * [`test_env`]: what every crate's tests do when a server, the corpus or a
+//!   tool is missing, and how `CI` is read.
 
 pub mod analysis;
+pub mod batching;
 pub mod blob;
 pub mod budget;
 pub mod clock;
@@ -36,8 +40,7 @@ pub mod quality;
 pub mod reading_order;
 pub mod server_key;
 pub mod telemetry;
-#[cfg(test)]
-mod test_env;
+pub mod test_env;
 pub mod tokens;
 pub mod upload;
 pub mod vocab;

@@ -225,6 +225,40 @@ pub fn valid_language(tag: &str) -> bool {
         && parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()))
 }
 
+/// Whether two BCP 47 tags name the same language: tags compare without
+/// regard to case (`pt-BR` is `pt-br`), and nothing else is equated (`en`
+/// and `en-GB` are two languages to a volume).
+pub fn same_language(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+/// A source and a target language, as a volume or a request holds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LanguagePair {
+    pub source: String,
+    pub target: String,
+}
+
+impl LanguagePair {
+    pub fn new(source: &str, target: &str) -> Self {
+        LanguagePair {
+            source: source.to_owned(),
+            target: target.to_owned(),
+        }
+    }
+
+    /// Whether both languages are the same as `other`'s.
+    pub fn matches(&self, other: &LanguagePair) -> bool {
+        same_language(&self.source, &other.source) && same_language(&self.target, &other.target)
+    }
+}
+
+impl std::fmt::Display for LanguagePair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}→{}", self.source, self.target)
+    }
+}
+
 impl TranslationPayload {
     /// Every rule of 2.4 that the types alone do not enforce. For an upload
     /// (`input` other than JSON) the chapters come from its files and are

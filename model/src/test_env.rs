@@ -1,12 +1,15 @@
-//! Whether a test that needs a real server (Redis via `TEST_REDIS_URL`, a database
-//! via `TEST_DATABASE_URL`) runs, skips or fails.
+//! Whether a test that needs something from the machine (a server named by
+//! `TEST_REDIS_URL` or `TEST_DATABASE_URL`, the shared corpus, a tool such as
+//! epubcheck or Python) runs, skips or fails; every crate's tests decide it
+//! here, so `CI` is read one way everywhere.
 //!
-//! The rule: when the variable is set, the test runs and an unreachable server fails
-//! it. When it is not set, the test skips with a note on a developer's machine, but
-//! fails under CI (`CI=true`), because a CI run that silently skipped the real-server
-//! variants would report a pass for code it never ran.
+//! The rule: when the thing is there, the test runs, and a server that is
+//! named but unreachable fails it. When it is missing, the test skips with a
+//! note on a developer's machine, but fails under CI ([`ci`]), because a CI
+//! run that silently skipped would report a pass for code it never ran.
 
 use std::env::{self, VarError};
+use std::path::PathBuf;
 
 /// What a server-backed test must do, decided from the environment.
 #[derive(Debug, PartialEq, Eq)]
@@ -16,12 +19,54 @@ enum Precondition {
     Fail(String),
 }
 
-/// `CI` as CI services set it (`true`; `1` is accepted too).
+/// `CI` as CI services set it: `true`, `1` or `yes`, in any case.
 fn is_ci(ci: Option<&str>) -> bool {
     ci.is_some_and(|v| {
         let v = v.trim();
-        v.eq_ignore_ascii_case("true") || v == "1"
+        ["true", "1", "yes"]
+            .iter()
+            .any(|truthy| v.eq_ignore_ascii_case(truthy))
     })
+}
+
+/// Whether the tests run under CI (`CI` is `true`, `1` or `yes`, in any
+/// case): then a missing precondition fails the test instead of skipping it.
+pub fn ci() -> bool {
+    is_ci(env::var("CI").ok().as_deref())
+}
+
+/// What a test does when `what`, which it needs, is missing (`why` says how
+/// it was looked for): under CI it fails naming `what`; elsewhere it notes
+/// on stderr that it is skipped and returns, so the caller skips.
+///
+/// # Panics
+///
+/// Under CI ([`ci`]).
+pub fn missing(what: &str, why: &str) {
+    assert!(!ci(), "{what} is required under CI ({why})");
+    eprintln!("{what} is missing ({why}); skipped");
+}
+
+/// The shared corpus of real-world files: `DRAGOMAN_TEST_CORPUS` when set,
+/// else `shared/corpus` beside the workspace folder.
+pub fn corpus_dir() -> PathBuf {
+    match env::var_os("DRAGOMAN_TEST_CORPUS") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus")),
+    }
+}
+
+/// A corpus file's bytes, or `None` (see [`missing`]: a failure under CI)
+/// when it cannot be read.
+pub fn corpus_file(name: &str) -> Option<Vec<u8>> {
+    let path = corpus_dir().join(name);
+    match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            missing(&format!("corpus file {}", path.display()), &e.to_string());
+            None
+        }
+    }
 }
 
 fn decide(var: &str, value: Result<String, VarError>, ci: Option<&str>) -> Precondition {
@@ -29,7 +74,7 @@ fn decide(var: &str, value: Result<String, VarError>, ci: Option<&str>) -> Preco
         Ok(url) if !url.trim().is_empty() => Precondition::Run(url),
         Err(VarError::NotUnicode(_)) => Precondition::Fail(format!("{var} is not UTF-8")),
         _ if is_ci(ci) => Precondition::Fail(format!(
-            "{var} is required under CI (CI=true): the tests against a real server must run, \
+            "{var} is required under CI: the tests against a real server must run, \
              not skip"
         )),
         _ => Precondition::Skip,
@@ -38,8 +83,11 @@ fn decide(var: &str, value: Result<String, VarError>, ci: Option<&str>) -> Preco
 
 /// The URL in `var` when the test should run against it; `None` (after printing a
 /// note naming `what` was not tested) when a developer without that server may skip.
-/// Panics under CI when `var` is missing, so the test fails instead of passing empty.
-pub(crate) fn server_url(var: &str, what: &str) -> Option<String> {
+///
+/// # Panics
+///
+/// Under CI when `var` is missing, so the test fails instead of passing empty.
+pub fn server_url(var: &str, what: &str) -> Option<String> {
     let ci = env::var("CI").ok();
     match decide(var, env::var(var), ci.as_deref()) {
         Precondition::Run(url) => Some(url),
@@ -83,7 +131,7 @@ mod tests {
 
     #[test]
     fn a_missing_or_empty_variable_fails_under_ci() {
-        for ci in ["true", "TRUE", "1"] {
+        for ci in ["true", "TRUE", "1", "yes", "Yes"] {
             for value in [Err(VarError::NotPresent), Ok(String::new())] {
                 match decide(VAR, value, Some(ci)) {
                     Precondition::Fail(message) => {
@@ -93,6 +141,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn ci_reads_the_usual_truthy_values_only() {
+        for on in ["true", "True", "TRUE", "1", "yes", "YES", " true\n"] {
+            assert!(is_ci(Some(on)), "CI={on:?}");
+        }
+        for off in ["false", "0", "no", "", "off", "truthy"] {
+            assert!(!is_ci(Some(off)), "CI={off:?}");
+        }
+        assert!(!is_ci(None));
     }
 
     #[test]

@@ -24,11 +24,18 @@ pub struct ServiceError {
 }
 
 impl ServiceError {
+    /// A refusal with `code`. A code that answers with another's spec code
+    /// (`not_own_job` answers `conflict`) states what it is in `reason`,
+    /// which a later [`ServiceError::with`] may replace.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        let mut extra = Map::new();
+        if let Some(reason) = code.reason() {
+            extra.insert("reason".to_owned(), Value::from(reason));
+        }
         Self {
             code,
             message: message.into(),
-            extra: Map::new(),
+            extra,
             issues: Vec::new(),
         }
     }

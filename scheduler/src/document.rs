@@ -13,7 +13,8 @@ use dragoman_model::entities::{
     autopilot_run, chapter, job, passage, request, result, webhook_delivery,
 };
 use dragoman_model::vocab::{
-    CallbackEvent, PassageStatus, Quality, RequestStatus, ResultFormat, Stage, WebhookState,
+    CallbackEvent, PassageStatus, Quality, RequestStatus, RequestWebhookState, ResultFormat, Stage,
+    WebhookState,
 };
 use dragoman_model::webhook::announced_in;
 use sea_orm::sea_query::Expr;
@@ -274,10 +275,12 @@ pub async fn build(
     let deliveries = deliveries(db, row).await?;
     let finals: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_none()).collect();
     let batches: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_some()).collect();
-    let webhook = match finals.first() {
-        Some(d) => json!({"state": d.state, "attempts": d.attempts, "error": d.last_error}),
-        None => json!({"state": WebhookState::Pending, "attempts": 0, "error": ""}),
-    };
+    let final_event = finals.first();
+    let webhook = json!({
+        "state": RequestWebhookState::of(row.callback_url.is_some(), final_event.map(|d| d.state)),
+        "attempts": final_event.map_or(0, |d| d.attempts),
+        "error": final_event.map(|d| d.last_error.as_str()).unwrap_or_default(),
+    });
     let state_count = |state: WebhookState| batches.iter().filter(|d| d.state == state).count();
     let waiting_chapters = waiting_chapters(row, &batches);
     let options = &row.options;
@@ -309,6 +312,9 @@ pub async fn build(
         "created_at": row.created_at,
         "updated_at": row.updated_at,
         "finished_at": row.finished_at,
+        // Set only in what is kept of a request whose volume was deleted
+        // (crate::deleted_requests).
+        "volume_deleted_at": Value::Null,
         "stage": stage,
         "step": step,
         "progress": {
@@ -322,6 +328,7 @@ pub async fn build(
         "estimate": job_row.as_ref().and_then(|j| j.estimate.clone()),
         "error": row.error,
         "stop_reason": row.stop_reason,
+        // Kept by the webhook outbox, which schedules the retries.
         "next_attempt": row.next_attempt,
         "chapters": chapters_obj,
         "options": {
@@ -663,6 +670,58 @@ mod tests {
         .await;
     }
 
+    #[tokio::test]
+    async fn a_request_without_callback_has_no_webhook_pending_ever() {
+        use crate::lifecycle::{JobEnd, finish};
+        use crate::testing::CALLBACK;
+        use dragoman_model::entities::webhook_delivery;
+        use sea_orm::{ColumnTrait, IntoActiveModel, QueryFilter};
+
+        let f = Fixture::new().await;
+        let silent = f
+            .accepted(&f.body("Silent", 1, json!([chapter(1, "a")])))
+            .await;
+        let mut body = f.body("Called", 1, json!([chapter(1, "b")]));
+        body["callback_url"] = json!(CALLBACK);
+        let called = f.accepted(&body).await;
+        let none = json!({"state": "none", "attempts": 0, "error": ""});
+        let pending = json!({"state": "pending", "attempts": 0, "error": ""});
+        assert_eq!(document(&f, &silent).await["webhook"], none);
+        assert_eq!(document(&f, &called).await["webhook"], pending);
+
+        // Both run and end: the one without callback still has nothing due.
+        for _ in 0..2 {
+            let ticket = f
+                .lease("w1", 60)
+                .await
+                .expect("lease")
+                .ticket
+                .expect("a job");
+            finish(&f.db, &ticket.job_id, "w1", JobEnd::done())
+                .await
+                .expect("finish");
+        }
+        let doc = document(&f, &silent).await;
+        assert!(doc["finished_at"].is_i64(), "{doc}");
+        assert_eq!(doc["webhook"], none);
+        // The other's final event is queued, then delivered.
+        assert_eq!(document(&f, &called).await["webhook"], pending);
+        let final_event = webhook_delivery::Entity::find()
+            .filter(webhook_delivery::Column::RequestId.eq(called.id.clone()))
+            .one(&f.db)
+            .await
+            .expect("select")
+            .expect("the final event");
+        let mut delivered = final_event.into_active_model();
+        delivered.state = sea_orm::Set(WebhookState::Delivered);
+        delivered.attempts = sea_orm::Set(1);
+        delivered.update(&f.db).await.expect("update");
+        assert_eq!(
+            document(&f, &called).await["webhook"],
+            json!({"state": "delivered", "attempts": 1, "error": ""})
+        );
+    }
+
     fn stage<'a>(doc: &'a Value, key: &str) -> &'a Value {
         doc["progress"]["stages"]
             .as_array()
@@ -711,7 +770,7 @@ mod tests {
         assert_eq!(doc["status"], "pending");
         assert_eq!(doc["priority"], "normal");
         assert_eq!(doc["options"]["output_format"], "json");
-        assert_eq!(doc["webhook"]["state"], "pending");
+        assert_eq!(doc["webhook"]["state"], "none");
         assert_eq!(doc["chapter_events"]["event"], "chapters.translated");
         assert_eq!(doc["chapters"]["items"].as_array().map(Vec::len), Some(1));
     }

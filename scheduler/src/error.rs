@@ -2,6 +2,7 @@
 //! crosses gRPC: each variant chooses its [`ErrorCode`] and the extra fields
 //! of the envelope here, and nowhere else.
 
+use dragoman_model::payload::LanguagePair;
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, Priority};
 use dragoman_model::webhook::Refusal;
 use dragoman_proto::api_status::ServiceError;
@@ -92,6 +93,20 @@ pub enum SchedulerError {
     VolumeArchived,
     #[error("the volume external id names another volume ({})", .0.as_str())]
     VolumeConflict(VolumeClash),
+    /// The volume a request names is translated in another language pair
+    /// than the request asks for.
+    #[error("the volume is translated {volume}, the request asks {request}")]
+    VolumeLanguages {
+        volume: LanguagePair,
+        request: LanguagePair,
+    },
+    /// Chapters of a request that cannot go where they say they belong in
+    /// their volume (`chapters`: their external ids, else their labels).
+    #[error("chapters cannot be placed as asked: {reason}")]
+    ChaptersNotPlaced {
+        reason: &'static str,
+        chapters: Vec<String>,
+    },
     #[error("chapters already imported have another text")]
     ChapterConflict(Vec<String>),
     #[error("the change would drop passages a person edited or validated")]
@@ -205,6 +220,25 @@ impl From<SchedulerError> for ServiceError {
             SchedulerError::VolumeConflict(clash) => {
                 refusal(ErrorCode::VolumeConflict).with("reason", clash.as_str())
             }
+            SchedulerError::VolumeLanguages { volume, request } => {
+                refusal(ErrorCode::VolumeConflict)
+                    .with(
+                        "reason",
+                        format!("the volume is {volume}, the request asks {request}"),
+                    )
+                    .with(
+                        "volume_languages",
+                        serde_json::json!({
+                            "source_language": volume.source,
+                            "target_language": volume.target,
+                        }),
+                    )
+            }
+            SchedulerError::ChaptersNotPlaced { reason, chapters } => {
+                refusal(ErrorCode::InvalidPlacement)
+                    .with("reason", reason)
+                    .with("chapters", chapters)
+            }
             SchedulerError::ChapterConflict(chapters) => {
                 refusal(ErrorCode::ChapterConflict).with("chapters", chapters)
             }
@@ -215,9 +249,7 @@ impl From<SchedulerError> for ServiceError {
                 refusal(ErrorCode::Conflict)
             }
             SchedulerError::NotStarted => refusal(ErrorCode::NotStarted),
-            SchedulerError::SeriesSuspended => {
-                refusal(ErrorCode::SeriesSuspended).with("reason", "series_suspended")
-            }
+            SchedulerError::SeriesSuspended => refusal(ErrorCode::SeriesSuspended),
             SchedulerError::NotOwnJob => refusal(ErrorCode::NotOwnJob),
             SchedulerError::ProviderRequired => refusal(ErrorCode::ProviderRequired),
             SchedulerError::UnknownProvider => refusal(ErrorCode::UnknownProvider),
@@ -357,6 +389,7 @@ mod tests {
             ("conflict", 409)
         );
         assert_eq!(sent.code, ErrorCode::NotOwnJob);
+        assert_eq!(sent.extra.get("reason"), Some(&json!("not_own_job")));
 
         let sent = refusal(SchedulerError::VolumeConflict(VolumeClash::OtherSeries));
         assert_eq!(sent.code, ErrorCode::VolumeConflict);

@@ -2,6 +2,7 @@
 //! queue, leases, quotas and budgets, series and volumes.
 pub mod analysis;
 pub mod chapters;
+pub mod deleted_requests;
 pub mod document;
 pub mod error;
 pub mod intake;

@@ -8,7 +8,7 @@ use crate::error::SchedulerError;
 use crate::intake::{self, IntakeLimits};
 use crate::lifecycle::Dispatcher;
 use crate::lifecycle::job_start::StartSettings;
-use crate::{document, lifecycle, series};
+use crate::{deleted_requests, document, lifecycle, series};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::request;
 use dragoman_model::vocab::{Channel, ControlAction, JobOutcome, RequestStatus, SeriesAction};
@@ -20,6 +20,9 @@ use object_store::ObjectStore;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
+
+mod timers;
+pub use timers::STALL_SWEEP_EVERY;
 
 pub struct SchedulerService {
     db: DatabaseConnection,
@@ -223,13 +226,24 @@ impl dragoman_proto::Scheduler for SchedulerService {
         request: Request<RequestRef>,
     ) -> Result<Response<RequestDocument>, Status> {
         let who = self.credential.principal(&request)?;
-        let row = request::Entity::find_by_id(request.get_ref().request_id.clone())
+        let request_id = &request.get_ref().request_id;
+        let row = request::Entity::find_by_id(request_id.clone())
             .filter(request::Column::AccountId.eq(who.account_id.clone()))
             .one(&self.db)
             .await
-            .map_err(SchedulerError::from)?
+            .map_err(SchedulerError::from)?;
+        if let Some(row) = row {
+            return self.document(&row).await;
+        }
+        // A request whose volume was deleted answers what is kept of it.
+        let kept = deleted_requests::find(&self.db, &who.account_id, request_id)
+            .await?
             .ok_or(SchedulerError::RequestNotFound)?;
-        self.document(&row).await
+        Ok(Response::new(RequestDocument {
+            document_json: kept.document.to_string(),
+            status: deleted_requests::status_of(&kept).to_wire(),
+            finished: true,
+        }))
     }
 
     async fn control(
@@ -241,7 +255,18 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let action = ControlAction::from_wire(message.action, "action")
             .map_err(SchedulerError::InvalidRequest)?;
         let row =
-            lifecycle::control(&self.db, &who, &message.request_id, action, &self.limits).await?;
+            match lifecycle::control(&self.db, &who, &message.request_id, action, &self.limits)
+                .await
+            {
+                Err(SchedulerError::RequestNotFound)
+                    if deleted_requests::find(&self.db, &who.account_id, &message.request_id)
+                        .await?
+                        .is_some() =>
+                {
+                    return Err(SchedulerError::VolumeNotFound.into());
+                }
+                answer => answer?,
+            };
         if row.status.is_final() {
             self.after_end(&row).await?;
         } else {
@@ -268,11 +293,6 @@ impl dragoman_proto::Scheduler for SchedulerService {
     ) -> Result<Response<LeaseJobResponse>, Status> {
         self.credential.verify(&request)?;
         for failed in lifecycle::fail_abandoned(&self.db).await? {
-            self.after_end(&failed).await?;
-        }
-        let stalled =
-            lifecycle::budget_stall::fail_stalled(&self.db, self.start.stall_minutes).await?;
-        for failed in stalled {
             self.after_end(&failed).await?;
         }
         let message = request.into_inner();
@@ -486,6 +506,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let id = crate::library::books::delete(
             &self.db,
             self.blobs.as_ref(),
+            &self.limits.queue,
             &who.account_id,
             &request.get_ref().project_id,
         )
@@ -597,7 +618,8 @@ fn series_report(report: &lifecycle::SeriesReport) -> SeriesControlReport {
                 changed_jobs: v.changed_jobs,
                 done: v.done,
                 deferred: v.deferred,
-                code: v.refusal.as_ref().map(|r| r.code.wire_name().to_owned()),
+                code: v.refusal.as_ref().map(|r| r.code.code().to_owned()),
+                reason: v.refusal.as_ref().and_then(|r| r.reason.clone()),
                 message: v.refusal.as_ref().map(|r| r.message.clone()),
                 request_id: v.request_id.clone(),
             })
@@ -825,6 +847,128 @@ mod tests {
         assert_eq!(status.code(), tonic::Code::InvalidArgument);
     }
 
+    /// The codes of spec section 7.
+    const SPEC_CODES: &[&str] = &[
+        "missing_token",
+        "invalid_token",
+        "revoked_token",
+        "expired_token",
+        "inactive_account",
+        "unauthorized",
+        "budget_exceeded",
+        "licence_quota_insufficient",
+        "allowance_insufficient",
+        "automation_not_licensed",
+        "insufficient_scope",
+        "forbidden",
+        "priority_not_allowed",
+        "demo_read_only",
+        "series_not_found",
+        "request_not_found",
+        "volume_not_found",
+        "glossary_not_found",
+        "idempotency_conflict",
+        "chapter_conflict",
+        "conflict",
+        "volume_conflict",
+        "series_archived",
+        "volume_archived",
+        "not_started",
+        "result_not_ready",
+        "request_failed",
+        "request_cancelled",
+        "format_unavailable",
+        "glossary_exists",
+        "payload_too_large",
+        "unsupported_media_type",
+        "invalid_payload",
+        "invalid_idempotency_key",
+        "unknown_provider",
+        "provider_required",
+        "invalid_epub",
+        "callback_refused",
+        "invalid_placement",
+        "invalid_request",
+        "invalid_name",
+        "delivery_failed",
+        "rate_limited",
+        "queue_full",
+        "server_error",
+    ];
+
+    /// A report of one volume per refusal.
+    fn refused(refusals: Vec<lifecycle::series_control::VolumeRefusal>) -> SeriesControlReport {
+        let volumes = refusals
+            .into_iter()
+            .enumerate()
+            .map(|(n, refusal)| lifecycle::VolumeReport {
+                project_id: format!("p{n}"),
+                title: format!("Saga {n}"),
+                volume_number: Some(1),
+                volume_label: None,
+                changed_jobs: 0,
+                done: false,
+                deferred: false,
+                refusal: Some(refusal),
+                request_id: None,
+            })
+            .collect();
+        series_report(&lifecycle::SeriesReport {
+            series_id: "s".into(),
+            action: SeriesAction::Resume,
+            suspended: false,
+            volumes,
+        })
+    }
+
+    #[test]
+    fn a_refused_volume_answers_a_spec_code_with_its_reason() {
+        // Whatever refused a volume with a spec code in an envelope, the
+        // report names a spec code, never a variant's internal name.
+        let every = ErrorCode::ALL
+            .iter()
+            .filter(|c| SPEC_CODES.contains(&c.code()))
+            .map(|c| lifecycle::series_control::VolumeRefusal {
+                code: *c,
+                reason: c.reason().map(str::to_owned),
+                message: c.code().to_owned(),
+            })
+            .collect();
+        for v in refused(every).volumes {
+            let code = v.code.clone().unwrap_or_default();
+            assert!(SPEC_CODES.contains(&code.as_str()), "{code} ({v:?})");
+        }
+
+        let report = refused(
+            [
+                SchedulerError::NotOwnJob,
+                SchedulerError::SeriesSuspended,
+                SchedulerError::BudgetStillReached(json!({"amount": 1.0})),
+                SchedulerError::NothingToTranslate,
+                SchedulerError::LicenceQuotaInsufficient { words: 9, left: 1 },
+            ]
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+        );
+        let shown: Vec<(Option<&str>, Option<&str>)> = report
+            .volumes
+            .iter()
+            .map(|v| (v.code.as_deref(), v.reason.as_deref()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (Some("conflict"), Some("not_own_job")),
+                (Some("conflict"), Some("series_suspended")),
+                (Some("budget_exceeded"), Some("budget_still_reached")),
+                (Some("conflict"), Some("nothing_to_translate")),
+                (Some("licence_quota_insufficient"), None),
+            ]
+        );
+        assert!(report.volumes.iter().all(|v| v.message.is_some()));
+    }
+
     #[tokio::test]
     async fn a_series_action_answers_per_volume_and_wakes_what_it_changed() {
         let h = Harness::new().await;
@@ -890,7 +1034,8 @@ mod tests {
             ErrorCode::SeriesSuspended
         );
 
-        // Another token's resume: refused per volume, by the code's wire name.
+        // Another token's resume: refused per volume with the spec's code
+        // and the reason.
         let mut other = h.f.token.clone().into_active_model();
         let other_id = dragoman_model::ids::new_id();
         other.id = sea_orm::Set(other_id.clone());
@@ -912,14 +1057,18 @@ mod tests {
             .await
             .expect("resume");
         assert!(!report.suspended);
-        assert_eq!(report.volumes[0].code.as_deref(), Some("not_own_job"));
+        assert_eq!(report.volumes[0].code.as_deref(), Some("conflict"));
+        assert_eq!(report.volumes[0].reason.as_deref(), Some("not_own_job"));
         assert!(
             report.volumes[0]
                 .message
                 .as_deref()
                 .is_some_and(|m| !m.is_empty())
         );
-        assert_eq!(report.volumes[1].code, None);
+        assert_eq!(
+            (&report.volumes[1].code, &report.volumes[1].reason),
+            (&None, &None)
+        );
         assert_eq!(report.refused, 1);
 
         // Volume 1 still holds its paused request and is skipped; a paused

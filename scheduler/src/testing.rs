@@ -368,15 +368,8 @@ where
     }
 }
 
-/// `TEST_DATABASE_URL`, when the PostgreSQL variants run.
+/// `TEST_DATABASE_URL`, when the PostgreSQL variants run (required under
+/// CI, see [`dragoman_model::test_env`]).
 fn postgres_url() -> Option<String> {
-    match std::env::var("TEST_DATABASE_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-            assert!(!ci, "TEST_DATABASE_URL is required under CI (CI=true)");
-            eprintln!("TEST_DATABASE_URL not set: PostgreSQL variant not run");
-            None
-        }
-    }
+    dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL variant")
 }

@@ -48,7 +48,7 @@ fn executable() -> PathBuf {
 }
 
 fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+    dragoman_model::test_env::ci()
 }
 
 /// A port nobody listens on now (the OS's choice for port 0).

@@ -18,6 +18,7 @@ pub mod books;
 pub mod chroma;
 pub mod client;
 pub mod mcp;
+pub mod node;
 pub mod postgres;
 pub mod python;
 pub mod receiver;

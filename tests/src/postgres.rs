@@ -2,7 +2,7 @@
 //!
 //! `TEST_DATABASE_URL` and `TEST_REDIS_URL` select them. When a variable is
 //! set, the tests that need it run and fail loudly if the service is not
-//! there; they are never skipped. When it is not set, a CI run (`CI=true`)
+//! there; they are never skipped. When it is not set, a CI run
 //! fails those tests, naming the variable, and elsewhere they are skipped
 //! with a note on stderr (see [`skip_unless_ci`]). Every test that uses
 //! Postgres gets its own fresh database `dragoman_e2e_<uuid>`, created
@@ -26,17 +26,18 @@ pub fn test_redis_url() -> Option<String> {
 }
 
 /// What `test` does when `missing` (variables it needs) are not set: under
-/// CI (`CI=true`) it fails, so a CI run never passes on tests that did not
-/// run; elsewhere it says on stderr that it is skipped and the caller skips.
+/// CI ([`dragoman_model::test_env::ci`]) it fails, so a CI run never passes
+/// on tests that did not run; elsewhere it says on stderr that it is skipped
+/// and the caller skips.
 ///
 /// # Panics
 ///
-/// When `CI=true`.
+/// Under CI.
 pub fn skip_unless_ci(test: &str, missing: &[&str]) {
     let names = missing.join(" and ");
     let is = if missing.len() == 1 { "is" } else { "are" };
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{test}: {names} {is} required when CI=true");
+    if dragoman_model::test_env::ci() {
+        panic!("{test}: {names} {is} required under CI");
     }
     eprintln!("{test}: skipped, {names} {is} not set");
 }

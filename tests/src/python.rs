@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 /// The interpreter when running `probe` (Python source) with it succeeds,
-/// or `None` (after a note naming `what`) when it does not; under `CI=true`
+/// or `None` (after a note naming `what`) when it does not; under CI
 /// a failing probe fails the test instead, so a tool CI installs is never
 /// skipped there.
 pub async fn python_with(what: &str, probe: &str) -> Option<PathBuf> {
@@ -25,9 +25,8 @@ pub async fn python_with(what: &str, probe: &str) -> Option<PathBuf> {
         Ok(output) => String::from_utf8_lossy(&output.stderr).into_owned(),
         Err(error) => error.to_string(),
     };
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     assert!(
-        !ci,
+        !dragoman_model::test_env::ci(),
         "{what} is required under CI ({}): {problem}",
         python.display()
     );

@@ -159,6 +159,14 @@ impl Installation {
             .unwrap_or_else(|e| panic!("cannot run dragoman: {e}"))
     }
 
+    /// `dragoman` with this installation's configuration, not started: for
+    /// a command that keeps running and that the test drives itself.
+    pub fn command(&self) -> Command {
+        let mut command = clean_command();
+        command.envs(self.env());
+        command
+    }
+
     /// Registers a simulator as provider `sim` of kind `openai` with
     /// `dragoman provider add` and the extra options given (prices,
     /// capacity); returns the provider's id.

@@ -77,19 +77,17 @@ pub fn epub3(bodies: &[&str]) -> Vec<u8> {
 }
 
 /// What a test does when something it needs from the machine (the corpus,
-/// epubcheck) is not there: under CI (`CI=true`) it fails naming `what`, so
-/// a CI run never passes on tests that did not run; elsewhere it says on
-/// stderr that it is skipped and the caller returns. `why` says what went
-/// wrong looking for it.
+/// epubcheck) is not there: under CI it fails naming `what`, so a CI run
+/// never passes on tests that did not run; elsewhere it says on stderr that
+/// it is skipped and the caller returns. `why` says what went wrong looking
+/// for it. The rule, and how `CI` is read, are the workspace's
+/// ([`dragoman_model::test_env`]).
 ///
 /// # Panics
 ///
-/// When `CI=true`.
+/// Under CI.
 pub fn missing(what: &str, why: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what} is required when CI=true ({why})");
-    }
-    eprintln!("{what} is missing ({why}); skipping");
+    dragoman_model::test_env::missing(what, why);
 }
 
 /// Reads a corpus file, or None (see [`missing`]) when it is absent.
@@ -107,10 +105,7 @@ pub fn corpus(name: &str) -> Option<Vec<u8>> {
 /// The shared corpus: `DRAGOMAN_TEST_CORPUS` when set, else `shared/corpus`
 /// beside the workspace folder.
 pub fn corpus_dir() -> PathBuf {
-    match std::env::var_os("DRAGOMAN_TEST_CORPUS") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
-    }
+    dragoman_model::test_env::corpus_dir()
 }
 
 /// Names of the corpus files with the given extension; empty (see

@@ -2,15 +2,18 @@
 //! and what became of them. Every change is a conditional update on the
 //! row's attempt count, so two delivery processes never make the same call
 //! and a call that outlived its lease cannot overwrite a newer outcome.
-//! Retries live here, so a restart loses none.
+//! Retries live here, so a restart loses none; so does the request's
+//! `next_attempt` (status document, spec 2.2), written here whenever a
+//! call's outcome changes the schedule.
 
 use super::schedule::RetrySchedule;
 use crate::error::DeliveryError;
 use dragoman_model::clock;
+use dragoman_model::entities::request;
 use dragoman_model::entities::webhook_delivery::{self, Column, Entity};
 use dragoman_model::telemetry::metrics::{self, WebhookOutcome};
 use dragoman_model::vocab::WebhookState;
-use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::sea_query::{Expr, ExprTrait, Func, Query};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 /// Pending calls due at `now_ms`, oldest first.
@@ -151,6 +154,7 @@ pub async fn settle(
         .await?;
     if landed.rows_affected == 1 {
         metrics::webhook_delivery(row.event, counted);
+        show_next_attempt(db, &row.request_id).await?;
     }
     Ok(())
 }
@@ -176,6 +180,38 @@ pub async fn fail_exhausted(
         .await?;
     if landed.rows_affected == 1 {
         metrics::webhook_delivery(row.event, WebhookOutcome::Failed);
+        show_next_attempt(db, &row.request_id).await?;
     }
+    Ok(())
+}
+
+/// Writes on the request when its next webhook call is due after a failed
+/// one (`next_attempt` of the status document, Unix seconds rounded up), or
+/// 0 when none is: the earliest due time of its pending calls that failed
+/// before, the final event and `chapters.translated` batches alike. A call
+/// not made yet, or waiting for its result, is no retry. Computed again
+/// from the outbox at each outcome, in one statement, rather than set from
+/// one call: calls of one request settled by two processes do not
+/// overwrite each other's time.
+async fn show_next_attempt(
+    db: &impl ConnectionTrait,
+    request_id: &str,
+) -> Result<(), DeliveryError> {
+    let earliest_ms = Query::select()
+        .expr(Func::min(Expr::col(Column::NextAttemptAt)))
+        .from(Entity)
+        .and_where(Column::RequestId.eq(request_id))
+        .and_where(Column::State.eq(WebhookState::Pending))
+        .and_where(Column::LastError.ne(""))
+        .to_owned();
+    let seconds = Expr::from(earliest_ms).add(999).div(1000);
+    request::Entity::update_many()
+        .col_expr(
+            request::Column::NextAttempt,
+            Func::coalesce([seconds, Expr::value(0i64)]).into(),
+        )
+        .filter(request::Column::Id.eq(request_id))
+        .exec(db)
+        .await?;
     Ok(())
 }

@@ -279,7 +279,9 @@ impl McpTools {
         description = "Delete one of your books for good: its chapters, translations, \
         narrative memory, book terms, requests, jobs and stored results. Needs \
         library:delete and `confirm: true`. Refused while a request of the book is running \
-        (conflict). Words already counted against the licence stay counted."
+        (conflict). Words already counted against the licence stay counted. Its requests' \
+        status documents stay readable (with volume_deleted_at); their results answer \
+        volume_not_found."
     )]
     async fn delete_book(
         &self,

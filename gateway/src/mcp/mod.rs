@@ -5,7 +5,19 @@
 //! library scope of spec 5), and answers through [`answer::answer`]; a
 //! listing is cut by [`page::Page`].
 //!
-//! The tools are the reads the services answer today: series and providers.
+//! The 28 tools, one module per group:
+//! - [`books`]: `list_books`, `get_book`, `list_chapters`, `book_quality`,
+//!   `read_bible`, `configure_book`, `shelve_book`, `delete_book`;
+//! - [`series`]: `list_series`, `get_series`, `series_consistency`,
+//!   `create_series`, `update_series`, `attach_volume`, `delete_series`,
+//!   `control_series`;
+//! - [`terms`]: `list_terms`, `add_term`, `edit_term`, `delete_term`,
+//!   `propagate_term`;
+//! - [`work`]: `list_providers`, `start_job`, `list_jobs`, `control_job`,
+//!   `estimate_job`, `licence_status`, `export_book`.
+//!
+//! A deleting tool asks for `confirm: true` ([`confirm`]); `docs/mcp.md`
+//! documents each tool for clients.
 
 mod answer;
 mod arguments;
@@ -51,11 +63,13 @@ impl McpTools {
     pub fn new(state: AppState) -> Self {
         Self {
             state,
-            tool_router: Self::book_tools()
-                + Self::series_tools()
-                + Self::term_tools()
-                + Self::work_tools(),
+            tool_router: Self::router(),
         }
+    }
+
+    /// Every tool, by group (the module doc lists them).
+    fn router() -> ToolRouter<Self> {
+        Self::book_tools() + Self::series_tools() + Self::term_tools() + Self::work_tools()
     }
 }
 
@@ -87,4 +101,40 @@ pub fn service(state: AppState) -> StreamableHttpService<McpTools, NeverSessionM
         Arc::new(NeverSessionManager::default()),
         config,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::McpTools;
+
+    #[test]
+    fn the_module_doc_lists_every_tool() {
+        let doc: Vec<&str> = include_str!("mod.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .skip_while(|l| !l.contains(" tools, one module per group"))
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        let count: usize = doc
+            .first()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .expect("the count of tools");
+        // After each group's module link, the group's tools.
+        let mut listed: Vec<String> = doc[1..]
+            .iter()
+            .map(|l| l.split_once("]:").map_or(*l, |(_, tools)| tools))
+            .flat_map(|l| l.split('`').skip(1).step_by(2))
+            .map(str::to_owned)
+            .collect();
+        listed.sort();
+        let mut tools: Vec<String> = McpTools::router()
+            .list_all()
+            .into_iter()
+            .map(|t| t.name.into_owned())
+            .collect();
+        tools.sort();
+        assert_eq!(listed, tools);
+        assert_eq!(count, tools.len());
+    }
 }

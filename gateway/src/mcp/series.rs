@@ -315,7 +315,7 @@ impl McpTools {
     }
 
     #[tool(
-        description = "Start, pause, resume or cancel the jobs of every volume of one of your series, in reading order. start needs pipeline:start, skips archived volumes and volumes already working, and refuses a suspended series unless resume_if_paused is true. Answers each volume's changed_jobs, done and refusal code/message, with totals done, refused, deferred."
+        description = "Start, pause, resume or cancel the jobs of every volume of one of your series, in reading order. start needs pipeline:start, skips archived volumes and volumes already working, and refuses a suspended series unless resume_if_paused is true. Answers each volume's changed_jobs, done and refusal code (a spec error code), reason (what the code leaves out, e.g. not_own_job behind conflict) and message, with totals done, refused, deferred."
     )]
     async fn control_series(
         &self,

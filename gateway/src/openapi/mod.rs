@@ -59,6 +59,9 @@ const ALWAYS_SENT: &[&str] = &[
             `Accept-Language: en`. Identifiers are UUID strings; times are Unix seconds.",
         license(name = "AGPL-3.0-only", identifier = "AGPL-3.0-only"),
     ),
+    // Relative: the document is served by the installation it describes,
+    // whatever its host, so its operations resolve against that origin.
+    servers((url = "/", description = "The installation serving this document.")),
     components(schemas(refusals::ErrorEnvelope)),
     tags(
         (name = "translation-requests", description = "Send books, follow them, control them, download results (spec 4.2 to 4.5)."),

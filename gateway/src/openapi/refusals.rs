@@ -241,13 +241,27 @@ pub struct ErrorDetail {
     pub status: Option<RequestStatus>,
     /// `result_not_ready`: the chapters not fully translated yet.
     pub incomplete_chapters: Option<Vec<String>>,
-    /// `request_failed`, `request_cancelled`, `conflict`: why.
+    /// `request_failed`, `request_cancelled`, `conflict`,
+    /// `volume_conflict`, `invalid_placement`: why.
     pub reason: Option<String>,
+    /// `volume_conflict` for a volume in another language pair: the pair
+    /// the volume is translated in.
+    pub volume_languages: Option<VolumeLanguages>,
+    /// `chapter_conflict`, `conflict`, `invalid_placement`: the chapters
+    /// concerned (their external ids, else their labels).
+    pub chapters: Option<Vec<String>>,
     /// `invalid_epub`, `delivery_failed`: the reader's or validator's own
     /// words (also appended to `message`).
     pub problem: Option<String>,
     /// `server_error`: the reference of the diagnostic in the server logs.
     pub reference: Option<String>,
+}
+
+/// The languages of a volume.
+#[derive(Serialize, ToSchema)]
+pub struct VolumeLanguages {
+    pub source_language: String,
+    pub target_language: String,
 }
 
 /// A token's spending cap (spec 8).

@@ -244,11 +244,19 @@ pub struct VolumeControlView {
     /// The request a `start` created.
     #[schema(required = true)]
     pub request_id: Option<String>,
-    /// The error code of a refused volume (for example
-    /// `licence_quota_insufficient`: each volume must fit in what the
-    /// volumes started before it in the same call left).
+    /// The error code of a refused volume, one of spec section 7 (for
+    /// example `licence_quota_insufficient`: each volume must fit in what
+    /// the volumes started before it in the same call left).
     #[schema(required = true)]
     pub code: Option<String>,
+    /// What the code leaves out, as `reason` in an error envelope:
+    /// `not_own_job` (`conflict`: a paused job another token started),
+    /// `series_suspended` (`conflict`), `budget_still_reached`
+    /// (`budget_exceeded`: the cap that paused the job still holds), or the
+    /// refusal's own reason (`nothing_to_translate`, …). Null when the code
+    /// says it all, and for a volume not refused.
+    #[schema(required = true)]
+    pub reason: Option<String>,
     #[schema(required = true)]
     pub message: Option<String>,
 }
@@ -278,6 +286,7 @@ fn volume_control(v: &VolumeControl) -> VolumeControlView {
         deferred: v.deferred,
         request_id: v.request_id.clone(),
         code: v.code.clone(),
+        reason: v.reason.clone(),
         message: v.message.clone(),
     }
 }

@@ -399,15 +399,7 @@ pub(crate) mod testing {
     /// `TEST_DATABASE_URL`, when the PostgreSQL variants run (required
     /// under CI, skipped with a note elsewhere).
     fn postgres_url() -> Option<String> {
-        match std::env::var("TEST_DATABASE_URL") {
-            Ok(url) if !url.trim().is_empty() => Some(url),
-            _ => {
-                let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-                assert!(!ci, "TEST_DATABASE_URL is required under CI (CI=true)");
-                eprintln!("TEST_DATABASE_URL not set: PostgreSQL variant not run");
-                None
-            }
-        }
+        dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL variant")
     }
 
     /// Runs `test` on SQLite, then on a fresh PostgreSQL database when

@@ -1,24 +1,26 @@
 //! The operations on a database with the real schema, and the corpus of
 //! real-world glossary files (read from `../shared/corpus` beside the
-//! workspace; those tests skip only when that folder is absent).
+//! workspace, or `DRAGOMAN_TEST_CORPUS`; those tests skip only when that
+//! folder is absent, and fail then under CI).
 
 use super::*;
 use crate::testing::Fixture;
+use dragoman_model::test_env;
 use dragoman_model::vocab::ErrorCode;
 use dragoman_proto::api_status::ServiceError;
 use serde_json::{Value, json};
-use std::path::Path;
-
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
 
 /// A corpus file's bytes; `None` (the test skips) when the corpus is not
-/// there at all. A missing file in a present corpus fails the test.
+/// there at all, which fails the test under CI instead. A missing file in
+/// a present corpus fails the test.
 fn corpus(name: &str) -> Option<Vec<u8>> {
-    if !Path::new(CORPUS).is_dir() {
-        eprintln!("corpus {CORPUS} absent: skipped");
+    let dir = test_env::corpus_dir();
+    if !dir.is_dir() {
+        test_env::missing(&format!("the corpus {}", dir.display()), "no such folder");
         return None;
     }
-    Some(std::fs::read(Path::new(CORPUS).join(name)).expect("corpus file"))
+    let path = dir.join(name);
+    Some(std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
 }
 
 fn input(name: &str, languages: Option<(&str, &str)>) -> GlossaryInput {

@@ -1,4 +1,5 @@
-//! SeaORM entities, one module per table, following `notes/schema.md` to the letter.
+//! SeaORM entities, one module per table, following the schema the
+//! `dragoman-migrations` crate creates to the letter.
 //!
 //! Every primary key is an application-generated UUID v7 string (see [`crate::ids`]),
 //! except `settings`, keyed by the setting name, `memory_outbox`, an increasing integer
@@ -16,6 +17,7 @@ pub mod autopilot_decision;
 pub mod autopilot_run;
 pub mod bible_line;
 pub mod chapter;
+pub mod deleted_request;
 pub mod glossary;
 pub mod job;
 pub mod licence_word;

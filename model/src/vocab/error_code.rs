@@ -43,6 +43,14 @@ macro_rules! error_codes {
             pub fn from_wire_name(name: &str) -> Option<ErrorCode> {
                 Self::ALL.iter().copied().find(|c| c.wire_name() == name)
             }
+
+            /// What a shared spec code leaves out, for a `reason` beside
+            /// it: the variant's own name when it answers with another's
+            /// code (`not_own_job` answers `conflict`); `None` when the
+            /// code says it all.
+            pub fn reason(self) -> Option<&'static str> {
+                (self.wire_name() != self.code()).then(|| self.wire_name())
+            }
         }
     };
 }
@@ -151,6 +159,22 @@ mod tests {
         assert_eq!(ErrorCode::BudgetStillReached.code(), "budget_exceeded");
         assert_eq!(ErrorCode::BudgetExceeded.http_status(), 402);
         assert_eq!(ErrorCode::BudgetStillReached.http_status(), 409);
+    }
+
+    #[test]
+    fn a_shared_code_names_its_reason() {
+        assert_eq!(ErrorCode::NotOwnJob.code(), "conflict");
+        assert_eq!(ErrorCode::NotOwnJob.reason(), Some("not_own_job"));
+        assert_eq!(
+            ErrorCode::SeriesSuspended.reason(),
+            Some("series_suspended")
+        );
+        assert_eq!(
+            ErrorCode::BudgetStillReached.reason(),
+            Some("budget_still_reached")
+        );
+        assert_eq!(ErrorCode::Conflict.reason(), None);
+        assert_eq!(ErrorCode::LicenceQuotaInsufficient.reason(), None);
     }
 
     #[test]

@@ -32,7 +32,10 @@ pub use options::{
 pub use quality::{AutopilotAction, AutopilotOutcome, Band, Severity, SignalCode};
 pub use results::{Layout, ResultFormat, ResultScope};
 pub use scope::Scope;
-pub use status::{JobOutcome, JobStatus, PassageStatus, RequestStatus, VolumeStatus, WebhookState};
+pub use status::{
+    JobOutcome, JobStatus, PassageStatus, RequestStatus, RequestWebhookState, VolumeStatus,
+    WebhookState,
+};
 
 /// A string that names no value of a vocabulary type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

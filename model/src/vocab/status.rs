@@ -90,11 +90,41 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// A webhook delivery's state (spec 2.2 `webhook.state`, 3).
+    /// A webhook delivery's state (spec 3): what the outbox stores for
+    /// every call.
     WebhookState {
         Pending = "pending",
         Delivered = "delivered",
         Failed = "failed",
+    }
+}
+
+// Not a value of `WebhookState`: no outbox row is ever `none`.
+vocabulary! {
+    /// `webhook.state` of the status document (spec 2.2): the final
+    /// event's delivery state, `pending` until that event is delivered or
+    /// failed for good, or `none` for a request that named no
+    /// `callback_url` (no call will ever be made, so nothing is pending).
+    RequestWebhookState {
+        None = "none",
+        Pending = "pending",
+        Delivered = "delivered",
+        Failed = "failed",
+    }
+}
+
+impl RequestWebhookState {
+    /// The state shown for a request: `callback` tells whether it named a
+    /// `callback_url`, `final_event` the state of its final event once
+    /// queued.
+    pub fn of(callback: bool, final_event: Option<WebhookState>) -> RequestWebhookState {
+        match final_event {
+            Some(WebhookState::Pending) => RequestWebhookState::Pending,
+            Some(WebhookState::Delivered) => RequestWebhookState::Delivered,
+            Some(WebhookState::Failed) => RequestWebhookState::Failed,
+            None if callback => RequestWebhookState::Pending,
+            None => RequestWebhookState::None,
+        }
     }
 }
 
@@ -114,6 +144,29 @@ mod tests {
             "completed_with_residuals".parse::<RequestStatus>(),
             Ok(RequestStatus::CompletedWithResiduals)
         );
+    }
+
+    #[test]
+    fn a_request_without_callback_has_no_pending_webhook() {
+        assert_eq!(
+            RequestWebhookState::of(false, None),
+            RequestWebhookState::None
+        );
+        assert_eq!(RequestWebhookState::None.as_str(), "none");
+        // With a callback, pending until the final event is delivered or
+        // failed for good.
+        assert_eq!(
+            RequestWebhookState::of(true, None),
+            RequestWebhookState::Pending
+        );
+        for (stored, shown) in [
+            (WebhookState::Pending, RequestWebhookState::Pending),
+            (WebhookState::Delivered, RequestWebhookState::Delivered),
+            (WebhookState::Failed, RequestWebhookState::Failed),
+        ] {
+            assert_eq!(RequestWebhookState::of(true, Some(stored)), shown);
+            assert_eq!(shown.as_str(), stored.as_str());
+        }
     }
 
     #[test]

@@ -1,18 +1,17 @@
 //! Planning batches by estimated tokens, so that each request fits the
-//! model's prompt budget.
+//! model's prompt budget. The packing itself is
+//! [`dragoman_model::batching`]'s, which the estimate of a job counts calls
+//! with too.
 
 use super::job::PassageIn;
-use super::prompt::SYSTEM_PROMPT;
+use dragoman_model::batching;
 
+pub use dragoman_model::batching::PASSAGE_OVERHEAD_TOKENS;
 pub use dragoman_model::tokens::estimate_tokens;
-
-/// Tokens of the JSON wrapping of one passage in the user message
-/// (`{"id":"","text":""},` is 20 characters).
-pub const PASSAGE_OVERHEAD_TOKENS: usize = 8;
 
 /// Estimated prompt tokens of one passage in a batch.
 pub fn passage_tokens(passage: &PassageIn) -> usize {
-    estimate_tokens(&passage.id) + estimate_tokens(&passage.text) + PASSAGE_OVERHEAD_TOKENS
+    batching::passage_tokens(&passage.id, &passage.text)
 }
 
 /// Estimated prompt tokens of a job apart from its passages: the system
@@ -23,38 +22,40 @@ pub fn prompt_overhead_tokens(
     target_language: &str,
     context: Option<&str>,
 ) -> usize {
-    estimate_tokens(SYSTEM_PROMPT)
-        + estimate_tokens(source_language)
-        + estimate_tokens(target_language)
-        + context.map_or(0, estimate_tokens)
-        + 24
+    batching::call_overhead_tokens(source_language, target_language, context)
 }
 
 /// Splits passages, in order, into batches whose estimated passage tokens
 /// ([`passage_tokens`]) stay within `max_prompt_tokens`. A passage larger than
 /// the budget goes alone.
 pub fn plan_batches(passages: &[PassageIn], max_prompt_tokens: usize) -> Vec<Vec<PassageIn>> {
-    let mut batches = Vec::new();
-    let mut current: Vec<PassageIn> = Vec::new();
-    let mut used = 0;
-    for passage in passages {
-        let tokens = passage_tokens(passage);
-        if !current.is_empty() && used + tokens > max_prompt_tokens {
-            batches.push(std::mem::take(&mut current));
-            used = 0;
-        }
-        used += tokens;
-        current.push(passage.clone());
-    }
-    if !current.is_empty() {
-        batches.push(current);
-    }
-    batches
+    let tokens: Vec<usize> = passages.iter().map(passage_tokens).collect();
+    batching::pack(&tokens, max_prompt_tokens)
+        .into_iter()
+        .map(|range| passages[range].to_vec())
+        .collect()
+}
+
+/// The translation calls of a job: its passages packed into calls of at most
+/// `batch_tokens` prompt tokens between these languages, the context apart
+/// (it has a budget of its own).
+pub fn plan_translation(
+    passages: &[PassageIn],
+    batch_tokens: usize,
+    source_language: &str,
+    target_language: &str,
+) -> Vec<Vec<PassageIn>> {
+    let room = batching::passage_room(batch_tokens, source_language, target_language);
+    plan_batches(passages, room)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::translate::SYSTEM_PROMPT;
+    use dragoman_model::entities::provider;
+    use dragoman_model::estimate::{Estimate, Throughput, Work, estimate};
+    use dragoman_model::vocab::ProviderKind;
 
     fn p(id: &str, text: &str) -> PassageIn {
         PassageIn {
@@ -68,6 +69,81 @@ mod tests {
             .iter()
             .map(|b| b.iter().map(|p| p.id.as_str()).collect())
             .collect()
+    }
+
+    /// The estimate a job gets at start (`dragoman_model::estimate`) for
+    /// these passages, translation stage only.
+    fn estimated(passages: &[PassageIn], batch_tokens: usize, languages: (&str, &str)) -> Estimate {
+        let work = Work {
+            passages: passages
+                .iter()
+                .map(|p| (p.id.as_str(), p.text.as_str()))
+                .collect(),
+            source_language: languages.0,
+            target_language: languages.1,
+            analysis: false,
+            review: false,
+            batch_tokens: batch_tokens as u64,
+            context_tokens: 0,
+            threads: 1,
+        };
+        let provider = provider::Model {
+            id: "p".into(),
+            name: "p".into(),
+            kind: ProviderKind::OpenAi,
+            model: "m".into(),
+            base_url: String::new(),
+            api_key_env: String::new(),
+            price_input: None,
+            price_output: None,
+            price_cached_input: None,
+            capacity: 1,
+            fallback_provider_id: None,
+            created_at: 0,
+            updated_at: 0,
+        };
+        let throughput = Throughput {
+            measured: false,
+            seconds_per_call: 1.0,
+            completion_ratio: 1.0,
+        };
+        estimate(&work, &provider, throughput, 0)
+    }
+
+    #[test]
+    fn the_estimate_counts_the_calls_the_worker_plans() {
+        // Sizes from a word to several batches' worth, ids of chapters of
+        // different lengths, scripts the token estimate counts differently.
+        let passages: Vec<PassageIn> = (0..400)
+            .map(|i| {
+                let text = match i % 4 {
+                    0 => "word ".repeat((i * 37) % 90),
+                    1 => "日本語の文。".repeat((i * 13) % 40),
+                    2 => "x".repeat((i * 101) % 9000),
+                    _ => "Été, ⟦1⟧déjà⟦/1⟧ vu. ".repeat(i % 30),
+                };
+                p(&format!("c{}.p{}", i / 37 + 1, i), &text)
+            })
+            .collect();
+        for languages in [("en", "fr"), ("zh-Hant-TW", "pt-BR")] {
+            for batch_tokens in [1, 300, 700, 2000, 3500, 8000, 100_000] {
+                for count in [0, 1, 7, 120, 400] {
+                    let some = &passages[..count];
+                    // What the worker sends (`Worker::translation_stages`).
+                    let planned = plan_translation(some, batch_tokens, languages.0, languages.1);
+                    let e = estimated(some, batch_tokens, languages);
+                    let case = format!("{languages:?}, {batch_tokens} tokens, {count} passages");
+                    assert_eq!(e.calls, planned.len() as u64, "{case}");
+                    let sent: usize = planned.iter().flatten().map(passage_tokens).sum();
+                    let fixed = prompt_overhead_tokens(languages.0, languages.1, None);
+                    assert_eq!(
+                        e.prompt_tokens,
+                        (sent + planned.len() * fixed) as u64,
+                        "{case}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

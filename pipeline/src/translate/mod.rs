@@ -40,7 +40,8 @@ mod retry;
 pub(crate) use answer::json_body;
 pub use answer::parse_answer;
 pub use batches::{
-    PASSAGE_OVERHEAD_TOKENS, estimate_tokens, passage_tokens, plan_batches, prompt_overhead_tokens,
+    PASSAGE_OVERHEAD_TOKENS, estimate_tokens, passage_tokens, plan_batches, plan_translation,
+    prompt_overhead_tokens,
 };
 pub use call::CallRecord;
 pub use job::{PassageIn, TranslateJob};

@@ -1,27 +1,40 @@
 //! Budgets while a job runs (spec 8, "Token budget rules"): before each
-//! provider call the worker reserves what the call may cost under every cap
-//! that covers the job (its token's, its book's), so that calls in flight
-//! across all jobs of a token never promise more than the cap leaves.
+//! provider call the worker reserves what the call is expected to cost
+//! under every cap that covers the job (its token's, its book's), so that
+//! the calls in flight across all jobs of a token count against what each
+//! cap leaves, and the cap is reached without being run far past.
 //!
-//! - The estimate: prompt tokens are [`estimate_tokens`] of what is sent
-//!   (system prompt and user message), completion tokens the passages'
-//!   estimate times a factor per kind of call ([`TRANSLATION_ANSWER_FACTOR`],
-//!   [`ANALYSIS_ANSWER_FACTOR`], [`REVIEW_ANSWER_FACTOR`]), both at the
-//!   provider's prices. A provider without both prices costs nothing known:
+//! - What a call reserves: prompt tokens are [`estimate_tokens`] of what
+//!   is sent (system prompt and user message), both figures below at the
+//!   provider's prices. Until a call of its kind ([`CallKind`]) came back
+//!   for the job, its answer counts at its ceiling: the passages' estimate
+//!   times [`TRANSLATION_ANSWER_FACTOR`], [`ANALYSIS_ANSWER_FACTOR`] or
+//!   [`REVIEW_ANSWER_FACTOR`]. From then on it reserves what it is expected
+//!   to cost: the job estimate's figure for its kind (the passages'
+//!   estimate times [`TRANSLATION_COMPLETION_RATIO`],
+//!   [`ANALYSIS_COMPLETION_SHARE`] or [`REVIEW_COMPLETION_SHARE`]) scaled
+//!   by what the job's calls of that kind really cost against that figure
+//!   ([`Tally`]): retries, longer answers and the provider's own tokenizer
+//!   all show there. A provider without both prices costs nothing known:
 //!   nothing is reserved and no cap is read.
-//! - The room: while the job is on its original provider, each cap's
-//!   threshold (`BUDGET_SWITCH_PERCENT` of it) less what was spent; once it
-//!   moved, the cap itself less what was spent. The coordination pool of the
-//!   cap holds the reservations of calls in flight; a reservation fits when
-//!   they and it stay within the room. Every cap must take it, else what was
-//!   taken is given back.
-//! - Refused on the original provider: the job moves to its provider's
-//!   cheaper fallback ([`dragoman_model::fallback`]) through the scheduler
-//!   and the call tries once more against the cap's own room. Refused with
-//!   nowhere cheaper to go, or refused after the move: the scheduler pauses
-//!   the job (`budget_exceeded`) and the worker lets it go, once the calls
-//!   already in flight came back and were recorded.
-//! - The room is asked once the call holds its capacity slot, so calls
+//! - Below the threshold: while the job is on its original provider and a
+//!   cheaper one exists, a call must fit whole below each cap's threshold
+//!   (`BUDGET_SWITCH_PERCENT` of it) with what was spent and the calls in
+//!   flight. Refused, the job moves to the cheaper fallback
+//!   ([`dragoman_model::fallback`]) through the scheduler and the call asks
+//!   again, up to the cap.
+//! - Up to the cap: once the job moved, or when there is nothing cheaper,
+//!   a call starts while what was spent and the calls in flight leave some
+//!   of the cap, so the last calls may cross it, by what they were
+//!   expected to cost (spec 8, rule 5: a single call can cross the cap; a
+//!   cap smaller than one call is crossed by that call). Refused while calls of the job are in
+//!   flight, the call waits for one of them to come back (what it really
+//!   cost decides) and asks again; refused again with none in flight, the
+//!   scheduler pauses the job (`budget_exceeded`) and the worker lets it
+//!   go. What was spent is read again after reserving ([`Guard::reserve`]),
+//!   so a call coming back meanwhile is not missed.
+//! - Every cap must take a reservation, else what was taken is given back.
+//!   The room is asked once the call holds its capacity slot, so calls
 //!   waiting for a slot hold none.
 //! - After the call, its usage is recorded and only then its reservations
 //!   released, so a reader always sees a call's cost reserved or recorded.
@@ -29,13 +42,13 @@
 //!   every retry ([`Worker::reservation_ttl`]): a worker that dies holding
 //!   one does not keep the room from the others.
 //!
-//! One [`Purse`] per job holds the provider the job's calls go to now. The
-//! stages run calls side by side; a move swaps the provider for every call
-//! admitted after it, and a job leased again after a move knows it moved
-//! from its ticket (`provider_switches`).
+//! One [`Purse`] per job holds the provider the job's calls go to now and
+//! which room they ask for. The stages run calls side by side; a move swaps
+//! the provider for every call admitted after it, and a job leased again
+//! after a move knows it moved from its ticket (`provider_switches`).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use dragoman_model::coordination::Coordination;
@@ -45,7 +58,8 @@ use dragoman_model::{budget, clock, fallback, ids};
 use dragoman_proto::v1::{JobTicket, PauseForBudgetRequest, SwitchProviderRequest};
 use futures::{Stream, StreamExt};
 use sea_orm::DatabaseConnection;
-use tokio::sync::{Mutex, RwLock, watch};
+use tokio::sync::futures::Notified;
+use tokio::sync::{Mutex, Notify, RwLock, watch};
 
 use super::slots::Slot;
 use super::{Engine, Stop, Worker, scoring};
@@ -56,30 +70,77 @@ use crate::translate::{
     user_message,
 };
 
-/// Completion tokens of a translation answer, in times its passages'
-/// estimate: a translation runs longer than its source (and real
+/// Completion tokens of a translation answer at its ceiling, in times its
+/// passages' estimate: a translation runs longer than its source (and real
 /// tokenizers split accented and other scripts finer), and the answer
 /// repeats each passage's id in the same JSON wrapping.
 pub(super) const TRANSLATION_ANSWER_FACTOR: usize = 2;
 
-/// Completion tokens of an analysis answer, in times its passages'
-/// estimate: names, terms and evidence quote the text with JSON around
-/// them. The answer's ceiling is twice this; a typical one stays below.
+/// Completion tokens of an analysis answer at its ceiling, in times its
+/// passages' estimate: names, terms and evidence quote the text with JSON
+/// around them.
 pub(super) const ANALYSIS_ANSWER_FACTOR: usize = 3;
 
-/// Completion tokens of a review answer, in times the translations' estimate:
-/// at most a correction of every translation, plus its flags.
+/// Completion tokens of a review answer at its ceiling, in times the
+/// translations' estimate: a correction of every translation, plus flags.
 pub(super) const REVIEW_ANSWER_FACTOR: usize = 2;
+
+/// Completion tokens expected of a translation, of an analysis and of a
+/// review, per token of the passages they read: the job estimate's figures.
+pub(super) use dragoman_model::estimate::{
+    ANALYSIS_COMPLETION_SHARE, DEFAULT_COMPLETION_RATIO as TRANSLATION_COMPLETION_RATIO,
+    REVIEW_COMPLETION_SHARE,
+};
+
+/// Reservations asked at most for one call while calls coming back change
+/// what was spent under it; the last one stands.
+const SETTLE_ATTEMPTS: u32 = 4;
 
 /// Time a reservation outlives its call's worst case, so a slow but live
 /// call never loses its reservation before it is recorded.
 const TTL_MARGIN: Duration = Duration::from_secs(60);
 
+/// What a provider call does, and so what its answer is expected to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum CallKind {
+    #[default]
+    Translation,
+    Analysis,
+    Review,
+}
+
+impl CallKind {
+    const COUNT: usize = 3;
+
+    fn index(self) -> usize {
+        match self {
+            CallKind::Translation => 0,
+            CallKind::Analysis => 1,
+            CallKind::Review => 2,
+        }
+    }
+}
+
 /// Estimated tokens of one provider call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct CallSize {
+    pub kind: CallKind,
     pub prompt_tokens: usize,
+    /// What the answer is expected to hold.
     pub completion_tokens: usize,
+    /// What the answer holds at most, as far as the job knows nothing of
+    /// its calls yet.
+    pub ceiling_tokens: usize,
+}
+
+/// `tokens` times `share`, rounded up.
+fn scaled(tokens: usize, share: f64) -> usize {
+    let scaled = (tokens as f64 * share).ceil();
+    if scaled >= usize::MAX as f64 {
+        usize::MAX
+    } else {
+        scaled as usize
+    }
 }
 
 impl CallSize {
@@ -89,8 +150,10 @@ impl CallSize {
         let sent = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(&user_message(job, &passages));
         let passages: usize = job.passages.iter().map(passage_tokens).sum();
         CallSize {
+            kind: CallKind::Translation,
             prompt_tokens: sent,
-            completion_tokens: passages.saturating_mul(TRANSLATION_ANSWER_FACTOR),
+            completion_tokens: scaled(passages, TRANSLATION_COMPLETION_RATIO),
+            ceiling_tokens: passages.saturating_mul(TRANSLATION_ANSWER_FACTOR),
         }
     }
 
@@ -99,8 +162,10 @@ impl CallSize {
         let user = analysis_message(languages.source, languages.target, passages);
         let read: usize = passages.iter().map(passage_tokens).sum();
         CallSize {
+            kind: CallKind::Analysis,
             prompt_tokens: estimate_tokens(ANALYSIS_SYSTEM_PROMPT) + estimate_tokens(&user),
-            completion_tokens: read.saturating_mul(ANALYSIS_ANSWER_FACTOR),
+            completion_tokens: scaled(read, ANALYSIS_COMPLETION_SHARE),
+            ceiling_tokens: read.saturating_mul(ANALYSIS_ANSWER_FACTOR),
         }
     }
 
@@ -112,32 +177,130 @@ impl CallSize {
         passages: &[ReviewPassage],
     ) -> CallSize {
         let user = review_message(languages, terms, names, passages);
-        let corrections: usize = passages
+        let translations: usize = passages
             .iter()
             .map(|p| {
                 estimate_tokens(&p.id) + estimate_tokens(&p.translation) + PASSAGE_OVERHEAD_TOKENS
             })
             .sum();
         CallSize {
+            kind: CallKind::Review,
             prompt_tokens: estimate_tokens(REVIEW_SYSTEM_PROMPT) + estimate_tokens(&user),
-            completion_tokens: corrections.saturating_mul(REVIEW_ANSWER_FACTOR),
+            completion_tokens: scaled(translations, REVIEW_COMPLETION_SHARE),
+            ceiling_tokens: translations.saturating_mul(REVIEW_ANSWER_FACTOR),
         }
     }
 
-    /// What the call may cost at the provider's prices; none when either
-    /// price is unknown.
+    /// What the call is expected to cost at the provider's prices by the
+    /// estimate's figures; none when either price is unknown.
     pub fn cost(&self, provider: &provider::Model) -> Option<f64> {
+        self.priced(self.completion_tokens, provider)
+    }
+
+    /// What the call may cost with its answer at its ceiling.
+    pub fn ceiling(&self, provider: &provider::Model) -> Option<f64> {
+        self.priced(self.ceiling_tokens, provider)
+    }
+
+    fn priced(&self, completion_tokens: usize, provider: &provider::Model) -> Option<f64> {
         crate::llm::cost(
             u64::try_from(self.prompt_tokens).unwrap_or(u64::MAX),
-            u64::try_from(self.completion_tokens).unwrap_or(u64::MAX),
+            u64::try_from(completion_tokens).unwrap_or(u64::MAX),
             provider.price_input,
             provider.price_output,
         )
     }
 }
 
+/// What the job's calls of one kind that came back cost, against what was
+/// expected of them; calls that cost nothing (failed before any usage) are
+/// left out, as they say nothing of the next answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Tally {
+    expected: f64,
+    actual: f64,
+}
+
+impl Tally {
+    /// What the calls so far cost per unit of their estimate; none before
+    /// any came back.
+    fn ratio(&self) -> Option<f64> {
+        (self.expected > 0.0 && self.actual > 0.0).then(|| self.actual / self.expected)
+    }
+}
+
+/// The measures and the calls in flight of one job, shared with its
+/// admitted calls.
+#[derive(Default)]
+struct Calls {
+    tallies: std::sync::Mutex<[Tally; CallKind::COUNT]>,
+    in_flight: AtomicUsize,
+    returned: Notify,
+}
+
+impl Calls {
+    fn tally(&self, kind: CallKind) -> Tally {
+        self.tallies.lock().unwrap_or_else(PoisonError::into_inner)[kind.index()]
+    }
+
+    fn measured(&self, kind: CallKind, expected: f64, actual: f64) {
+        let mut tallies = self.tallies.lock().unwrap_or_else(PoisonError::into_inner);
+        let tally = &mut tallies[kind.index()];
+        tally.expected += expected;
+        tally.actual += actual;
+    }
+}
+
+/// One admitted call of the job, counted in flight until it is dropped
+/// (closed, or cut short with its job).
+struct InFlight {
+    calls: Arc<Calls>,
+    kind: CallKind,
+    /// Its cost by the estimate's figures; none when unpriced.
+    expected: Option<f64>,
+}
+
+impl InFlight {
+    fn new(calls: &Arc<Calls>, kind: CallKind, expected: Option<f64>) -> InFlight {
+        calls.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight {
+            calls: calls.clone(),
+            kind,
+            expected,
+        }
+    }
+
+    /// The call came back with `records`: what it cost teaches the next.
+    fn came_back(&self, records: &[CallRecord]) {
+        let actual: f64 = records.iter().filter_map(|r| r.cost).sum();
+        if let Some(expected) = self.expected.filter(|e| *e > 0.0)
+            && actual > 0.0
+        {
+            self.calls.measured(self.kind, expected, actual);
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.calls.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.calls.returned.notify_waiters();
+    }
+}
+
+/// Which part of each cap a call may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// Below the switch threshold: the job is on its original provider and
+    /// may still move to a cheaper one.
+    Threshold,
+    /// Up to the cap: the job moved, or has nowhere cheaper to go.
+    Cap,
+}
+
 /// The budget side of one job: the provider its calls go to now, whether
-/// it moved to a cheaper one, whether a budget paused it, and whether its
+/// it moved to a cheaper one or has none to move to, whether a budget
+/// paused it, what its calls cost against their estimates, and whether its
 /// process is draining (no call starts any more: see the worker's module
 /// doc).
 pub(super) struct Purse {
@@ -149,10 +312,14 @@ pub(super) struct Purse {
     provider_id: String,
     current: RwLock<Option<Arc<Engine>>>,
     switched: AtomicBool,
+    /// True once a refusal found nothing cheaper to move to: the job's
+    /// calls go on up to the cap.
+    nowhere_cheaper: AtomicBool,
     paused: AtomicBool,
     /// Held while a refusal is dealt with, so one move (or one pause)
     /// serves every call refused at once.
     refusals: Mutex<()>,
+    calls: Arc<Calls>,
     /// True once the process drains.
     draining: watch::Receiver<bool>,
 }
@@ -167,8 +334,10 @@ impl Purse {
             provider_id: ticket.provider_id.clone(),
             current: RwLock::new(None),
             switched: AtomicBool::new(ticket.provider_switches > 0),
+            nowhere_cheaper: AtomicBool::new(false),
             paused: AtomicBool::new(false),
             refusals: Mutex::new(()),
+            calls: Arc::default(),
             draining: watch::channel(false).1,
         }
     }
@@ -191,6 +360,37 @@ impl Purse {
 
     fn paused(&self) -> bool {
         self.paused.load(Ordering::SeqCst)
+    }
+
+    /// The part of each cap the job's next call may use.
+    fn limit(&self) -> Limit {
+        if self.switched() || self.nowhere_cheaper.load(Ordering::SeqCst) {
+            Limit::Cap
+        } else {
+            Limit::Threshold
+        }
+    }
+
+    /// What a call of `size` to `provider` reserves (its ceiling until a
+    /// call of its kind came back, then its estimate corrected by what the
+    /// job's calls of that kind cost), and its estimate. None when the
+    /// provider has no prices.
+    fn expected_cost(&self, size: &CallSize, provider: &provider::Model) -> Option<(f64, f64)> {
+        let estimated = size.cost(provider)?;
+        let reserve = match self.calls.tally(size.kind).ratio() {
+            Some(ratio) => estimated * ratio,
+            None => size.ceiling(provider)?,
+        };
+        Some((reserve, estimated))
+    }
+
+    /// Ready once one of the job's calls in flight came back; none when no
+    /// call of the job is in flight.
+    fn call_back(&self) -> Option<Notified<'_>> {
+        // Registered before counting, so a call coming back in between
+        // still wakes it.
+        let returned = self.calls.returned.notified();
+        (self.calls.in_flight.load(Ordering::SeqCst) > 0).then_some(returned)
     }
 
     /// Ends a stage whose calls run side by side, after one of them
@@ -225,11 +425,12 @@ pub(super) struct Hold {
 }
 
 /// A call allowed to go: the provider it goes to, its capacity slot, its
-/// reservations.
+/// reservations, and its place among the job's calls in flight.
 pub(super) struct Admitted {
     pub engine: Arc<Engine>,
     slot: Slot,
     hold: Hold,
+    flight: InFlight,
 }
 
 /// What the caps said of a call.
@@ -242,12 +443,15 @@ enum Room {
 /// What follows a refusal.
 #[derive(Debug)]
 enum Next {
-    /// The job moved (now, or meanwhile by another call): ask again.
+    /// The job's limit changed meanwhile (another call moved it): ask again.
     Retry,
     /// Move the job to this cheaper provider, then ask again.
     /// Boxed: a provider row is large beside the other variants.
     Move(Box<provider::Model>),
-    /// Nothing cheaper, or the job already moved: pause it.
+    /// Nothing cheaper to move to: ask again, up to the cap.
+    UpToCap,
+    /// Refused up to the cap: pause the job, once its calls in flight are
+    /// back.
     Pause,
 }
 
@@ -260,41 +464,96 @@ struct Guard<'a> {
 }
 
 impl Guard<'_> {
-    /// Reserves the estimate of a call of `size` to `provider` under every
-    /// cap of the job, all or nothing. `switched` says which room applies.
-    async fn reserve(
-        &self,
-        purse: &Purse,
-        provider: &provider::Model,
-        size: &CallSize,
-        switched: bool,
-    ) -> Result<Room, Stop> {
-        let mut hold = Hold {
-            id: ids::new_id(),
-            pools: Vec::new(),
-        };
-        let Some(estimate) = size.cost(provider).filter(|c| *c > 0.0) else {
-            return Ok(Room::Reserved(hold));
-        };
-        let caps = budget::caps(
+    /// Reserves `expected`, what a call is expected to cost, under every cap
+    /// of the job, all or nothing, within `limit` (see the module doc).
+    ///
+    /// What was spent is read before reserving, and a call coming back
+    /// records its cost before it frees its reservation: one that did both
+    /// in between was counted in neither. So what was spent is read again
+    /// after reserving, and the reservation asked again when it grew.
+    async fn reserve(&self, purse: &Purse, expected: f64, limit: Limit) -> Result<Room, Stop> {
+        if expected <= 0.0 {
+            return Ok(Room::Reserved(Hold {
+                id: ids::new_id(),
+                pools: Vec::new(),
+            }));
+        }
+        let mut caps = self.caps(purse).await?;
+        let mut attempts = 1;
+        loop {
+            let room = self.reserve_within(purse, &caps, expected, limit).await?;
+            let Room::Reserved(hold) = room else {
+                return Ok(room);
+            };
+            if hold.pools.is_empty() || attempts == SETTLE_ATTEMPTS {
+                return Ok(Room::Reserved(hold));
+            }
+            let again = match self.caps(purse).await {
+                Ok(again) => again,
+                Err(stop) => {
+                    self.release(hold).await;
+                    return Err(stop);
+                }
+            };
+            let settled = again.len() == caps.len()
+                && again
+                    .iter()
+                    .zip(&caps)
+                    .all(|(now, then)| now.pool == then.pool && now.spent <= then.spent);
+            if settled {
+                return Ok(Room::Reserved(hold));
+            }
+            self.release(hold).await;
+            caps = again;
+            attempts += 1;
+        }
+    }
+
+    /// Every cap covering the job, with what was spent under it.
+    async fn caps(&self, purse: &Purse) -> Result<Vec<budget::Cap>, Stop> {
+        budget::caps(
             self.db,
             purse.token_id.as_deref(),
             &purse.project_id,
             clock::now(),
         )
         .await
-        .map_err(scoring::db_error)?;
-        for cap in &caps {
-            let room = if switched {
-                cap.left()
-            } else {
-                cap.left_before_switch(self.switch_percent)
+        .map_err(scoring::db_error)
+    }
+
+    /// Reserves `expected` under each of `caps` as they were read.
+    async fn reserve_within(
+        &self,
+        purse: &Purse,
+        caps: &[budget::Cap],
+        expected: f64,
+        limit: Limit,
+    ) -> Result<Room, Stop> {
+        let mut hold = Hold {
+            id: ids::new_id(),
+            pools: Vec::new(),
+        };
+        for cap in caps {
+            // The reservations in flight and this one must stay within
+            // `room`.
+            let room = match limit {
+                Limit::Threshold => Some(cap.left_before_switch(self.switch_percent)),
+                // Some of the cap left: the calls in flight may use it all
+                // and this one cross it (spec 8, rule 5: a single call can
+                // cross the cap).
+                Limit::Cap => Some(cap.left())
+                    .filter(|left| *left > 0.0)
+                    .map(|left| left + expected),
             };
-            match self
-                .coordination
-                .reserve(&cap.pool, &hold.id, estimate, room, self.ttl)
-                .await
-            {
+            let reserved = match room {
+                Some(room) => {
+                    self.coordination
+                        .reserve(&cap.pool, &hold.id, expected, room, self.ttl)
+                        .await
+                }
+                None => Ok(false),
+            };
+            match reserved {
                 Ok(true) => hold.pools.push(cap.pool.clone()),
                 Ok(false) => {
                     tracing::info!(
@@ -302,7 +561,8 @@ impl Guard<'_> {
                         scope = ?cap.scope,
                         amount = cap.amount,
                         spent = cap.spent,
-                        estimate,
+                        expected,
+                        ?limit,
                         "a budget has no room for the next call"
                     );
                     self.release(hold).await;
@@ -329,25 +589,28 @@ impl Guard<'_> {
         }
     }
 
-    /// What follows a refusal of a call asked when the job had `switched`
-    /// or not, the job being on `current` now. The caller holds the purse's
-    /// refusal lock.
+    /// What follows a refusal of a call asked within `limit`, the job being
+    /// on `current` now. The caller holds the purse's refusal lock.
     async fn next(
         &self,
         purse: &Purse,
         current: &provider::Model,
-        switched: bool,
+        limit: Limit,
     ) -> Result<Next, Stop> {
         if purse.paused() {
             return Err(Stop::Released);
         }
-        if purse.switched() {
-            return Ok(if switched { Next::Pause } else { Next::Retry });
+        if purse.limit() == Limit::Cap {
+            return Ok(if limit == Limit::Cap {
+                Next::Pause
+            } else {
+                Next::Retry
+            });
         }
         Ok(fallback::cheaper_fallback(self.db, current)
             .await
             .map_err(scoring::db_error)?
-            .map_or(Next::Pause, |p| Next::Move(Box::new(p))))
+            .map_or(Next::UpToCap, |p| Next::Move(Box::new(p))))
     }
 }
 
@@ -398,6 +661,10 @@ impl Worker {
         size: &CallSize,
     ) -> Result<Admitted, Stop> {
         let guard = self.guard();
+        // Whether the caps were asked again with none of the job's calls in
+        // flight: a call that came back while this one was refused may
+        // have left room its refusal did not see.
+        let mut looked_idle = false;
         loop {
             if purse.paused() {
                 return Err(Stop::Released);
@@ -405,9 +672,9 @@ impl Worker {
             if purse.draining() {
                 return Err(Stop::Drained);
             }
-            let switched = purse.switched();
+            let limit = purse.limit();
             let engine = match own {
-                Some(own) if !switched => own.clone(),
+                Some(own) if !purse.switched() => own.clone(),
                 _ => self.current_engine(purse).await?,
             };
             let Some(slot) = self
@@ -416,11 +683,27 @@ impl Worker {
             else {
                 return Err(Stop::Drained);
             };
-            match guard.reserve(purse, &engine.provider, size, switched).await {
-                Ok(Room::Reserved(hold)) => return Ok(Admitted { engine, slot, hold }),
+            let expected = purse.expected_cost(size, &engine.provider);
+            let corrected = expected.map_or(0.0, |(corrected, _)| corrected);
+            match guard.reserve(purse, corrected, limit).await {
+                Ok(Room::Reserved(hold)) => {
+                    let flight = InFlight::new(
+                        &purse.calls,
+                        size.kind,
+                        expected.map(|(_, estimated)| estimated),
+                    );
+                    return Ok(Admitted {
+                        engine,
+                        slot,
+                        hold,
+                        flight,
+                    });
+                }
                 Ok(Room::Refused) => {
                     self.release_slot(slot).await;
-                    self.budget_refused(&guard, purse, switched).await?;
+                    looked_idle = self
+                        .budget_refused(&guard, purse, limit, looked_idle)
+                        .await?;
                 }
                 Err(stop) => {
                     self.release_slot(slot).await;
@@ -432,44 +715,69 @@ impl Worker {
 
     /// After the call: gives its slot back, records its usage, then frees
     /// its reservations — in that order, so its cost is always either
-    /// reserved or recorded.
+    /// reserved or recorded — and lets the calls waiting for it ask again.
     pub(super) async fn close_call(
         &self,
         ticket: &JobTicket,
         admitted: Admitted,
         calls: Vec<CallRecord>,
     ) -> Result<(), Stop> {
-        let Admitted { engine, slot, hold } = admitted;
+        let Admitted {
+            engine,
+            slot,
+            hold,
+            flight,
+        } = admitted;
         self.release_slot(slot).await;
+        flight.came_back(&calls);
         let recorded = self.record_calls(ticket, &engine.provider, calls).await;
         self.guard().release(hold).await;
+        drop(flight);
         recorded
     }
 
-    /// A call was refused room (`switched`: whether the job had moved when
-    /// it asked). Ok when the call may ask again, on the cheaper provider;
-    /// otherwise the job is paused and let go.
+    /// A call was refused room within `limit` (`looked_idle`: on asking
+    /// again once none of the job's calls was in flight). Ok when the call
+    /// may ask again: on the cheaper provider, up to the cap, once a call
+    /// of the job in flight came back, or once more with none in flight
+    /// (then true); otherwise the job is paused and let go.
     async fn budget_refused(
         &self,
         guard: &Guard<'_>,
         purse: &Purse,
-        switched: bool,
-    ) -> Result<(), Stop> {
-        let _one_at_a_time = purse.refusals.lock().await;
+        limit: Limit,
+        looked_idle: bool,
+    ) -> Result<bool, Stop> {
+        let one_at_a_time = purse.refusals.lock().await;
         let current = self.current_engine(purse).await?;
-        match guard.next(purse, &current.provider, switched).await? {
-            Next::Retry => return Ok(()),
+        match guard.next(purse, &current.provider, limit).await? {
+            Next::Retry => return Ok(false),
             Next::Move(cheaper) => match self.engine_of(*cheaper) {
                 Ok(engine) => {
                     self.switch_provider(purse, &current, Arc::new(engine))
                         .await?;
-                    return Ok(());
+                    return Ok(false);
                 }
                 Err(_) => {
-                    tracing::warn!(job = %purse.job_id, "the cheaper provider has no client; the job pauses");
+                    tracing::warn!(job = %purse.job_id, "the cheaper provider has no client; the job goes on up to the cap");
+                    purse.nowhere_cheaper.store(true, Ordering::SeqCst);
+                    return Ok(false);
                 }
             },
+            Next::UpToCap => {
+                tracing::info!(job = %purse.job_id, "nothing cheaper near the budget; the job goes on up to the cap");
+                purse.nowhere_cheaper.store(true, Ordering::SeqCst);
+                return Ok(false);
+            }
             Next::Pause => {}
+        }
+        if let Some(returned) = purse.call_back() {
+            drop(one_at_a_time);
+            returned.await;
+            return Ok(false);
+        }
+        if !looked_idle {
+            return Ok(true);
         }
         purse.paused.store(true, Ordering::SeqCst);
         let call = PauseForBudgetRequest {
@@ -733,11 +1041,19 @@ mod tests {
         })
     }
 
-    /// 10 000 tokens each way: 0.4 at 10 + 30 per million, 0.02 at 1 + 1.
+    /// 10 000 tokens each way: 0.4 at 10 + 30 per million, 0.02 at 1 + 1;
+    /// 0.7 and 0.03 with the answer at its ceiling.
     const SIZE: CallSize = CallSize {
+        kind: CallKind::Translation,
         prompt_tokens: 10_000,
         completion_tokens: 10_000,
+        ceiling_tokens: 20_000,
     };
+
+    /// What a call of [`SIZE`] is expected to cost on `provider`.
+    fn at(provider: &provider::Model) -> f64 {
+        SIZE.cost(provider).expect("priced")
+    }
 
     fn reserved(room: Room) -> Hold {
         match room {
@@ -748,6 +1064,22 @@ mod tests {
 
     fn refused(room: Room) {
         assert!(matches!(room, Room::Refused), "{room:?}");
+    }
+
+    /// A call of the job that came back having cost `cost`.
+    fn record(cost: Option<f64>) -> CallRecord {
+        CallRecord {
+            passages: 1,
+            prompt_tokens: 1,
+            completion_tokens: 1,
+            cached: false,
+            cached_prompt_tokens: 0,
+            cache_write_tokens: 0,
+            cost,
+            duration_ms: 1,
+            outcome: "ok".into(),
+            error: String::new(),
+        }
     }
 
     #[test]
@@ -763,7 +1095,12 @@ mod tests {
         };
         let size = CallSize::translation(&job);
         let passages = passage_tokens(&job.passages[0]);
-        assert_eq!(size.completion_tokens, passages * TRANSLATION_ANSWER_FACTOR);
+        assert_eq!(size.kind, CallKind::Translation);
+        assert_eq!(
+            size.completion_tokens,
+            scaled(passages, TRANSLATION_COMPLETION_RATIO)
+        );
+        assert_eq!(size.ceiling_tokens, passages * TRANSLATION_ANSWER_FACTOR);
         assert!(size.prompt_tokens > estimate_tokens(SYSTEM_PROMPT) + passages);
         let mut without = job.clone();
         without.context = None;
@@ -774,10 +1111,12 @@ mod tests {
             target: "fr",
         };
         let analysis = CallSize::analysis(languages, &job.passages);
+        assert_eq!(analysis.kind, CallKind::Analysis);
         assert_eq!(
             analysis.completion_tokens,
-            passages * ANALYSIS_ANSWER_FACTOR
+            scaled(passages, ANALYSIS_COMPLETION_SHARE)
         );
+        assert_eq!(analysis.ceiling_tokens, passages * ANALYSIS_ANSWER_FACTOR);
         let review = CallSize::review(
             languages,
             &[],
@@ -788,10 +1127,13 @@ mod tests {
                 translation: "Bonjour".into(),
             }],
         );
+        assert_eq!(review.kind, CallKind::Review);
         assert_eq!(
             review.completion_tokens,
-            (estimate_tokens("c1.p0") + estimate_tokens("Bonjour") + PASSAGE_OVERHEAD_TOKENS)
-                * REVIEW_ANSWER_FACTOR
+            scaled(
+                estimate_tokens("c1.p0") + estimate_tokens("Bonjour") + PASSAGE_OVERHEAD_TOKENS,
+                REVIEW_COMPLETION_SHARE
+            )
         );
 
         let mut priced = provider::Model {
@@ -811,8 +1153,65 @@ mod tests {
         };
         let cost = SIZE.cost(&priced).expect("priced");
         assert!((cost - 0.4).abs() < 1e-12);
+        let ceiling = SIZE.ceiling(&priced).expect("priced");
+        assert!((ceiling - 0.7).abs() < 1e-12);
         priced.price_output = None;
         assert_eq!(SIZE.cost(&priced), None);
+    }
+
+    #[tokio::test]
+    async fn expected_costs_follow_what_the_jobs_calls_cost() {
+        let bench = Bench::new(None, None).await;
+        let dear = bench.provider("dear", Some((10.0, 30.0)), None).await;
+        let purse = bench.purse(&dear, 0);
+        // Nothing measured yet: the answer counts at its ceiling.
+        assert_eq!(purse.expected_cost(&SIZE, &dear), Some((0.7, 0.4)));
+
+        // A translation came back costing twice its estimate (a retry, a
+        // longer answer): the next translation is expected to as well.
+        let flight = InFlight::new(&purse.calls, CallKind::Translation, Some(0.4));
+        flight.came_back(&[record(Some(0.5)), record(Some(0.3)), record(None)]);
+        drop(flight);
+        let (corrected, estimated) = purse.expected_cost(&SIZE, &dear).expect("priced");
+        assert!((corrected - 0.8).abs() < 1e-12, "{corrected}");
+        assert!((estimated - 0.4).abs() < 1e-12);
+
+        // Other kinds keep their own measure; a call that cost nothing
+        // (failed before any usage) teaches nothing.
+        let review = CallSize {
+            kind: CallKind::Review,
+            ..SIZE
+        };
+        assert_eq!(purse.expected_cost(&review, &dear), Some((0.7, 0.4)));
+        let failed = InFlight::new(&purse.calls, CallKind::Review, Some(0.4));
+        failed.came_back(&[record(Some(0.0))]);
+        drop(failed);
+        assert_eq!(purse.expected_cost(&review, &dear), Some((0.7, 0.4)));
+
+        // Unpriced: nothing is expected.
+        let local = bench.provider("local", None, None).await;
+        assert_eq!(purse.expected_cost(&SIZE, &local), None);
+    }
+
+    #[tokio::test]
+    async fn a_call_refused_at_the_cap_waits_for_the_calls_in_flight() {
+        let ticket = JobTicket::default();
+        let purse = Purse::new(&ticket, "w1");
+        assert!(purse.call_back().is_none(), "nothing in flight");
+        let first = InFlight::new(&purse.calls, CallKind::Translation, None);
+        let second = InFlight::new(&purse.calls, CallKind::Translation, None);
+        let returned = purse.call_back().expect("calls in flight");
+        let waiting = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            drop(first);
+        });
+        tokio::time::timeout(Duration::from_secs(5), returned)
+            .await
+            .expect("woken when a call came back");
+        waiting.await.expect("dropped");
+        assert!(purse.call_back().is_some(), "one call still in flight");
+        drop(second);
+        assert!(purse.call_back().is_none());
     }
 
     #[tokio::test]
@@ -886,7 +1285,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_job_moves_at_the_threshold_then_pauses_at_the_cap() {
+    async fn a_job_moves_at_the_threshold_then_reaches_the_cap() {
         let bench = Bench::new(Some(1.0), None).await;
         let cheap = bench.provider("cheap", Some((1.0, 1.0)), None).await;
         let dear = bench
@@ -894,48 +1293,54 @@ mod tests {
             .await;
         let guard = bench.guard();
         let purse = bench.purse(&dear, 0);
+        assert_eq!(purse.limit(), Limit::Threshold);
         let pool = bench.token_pool();
 
-        // Calls in flight count: two fit below 90% of the cap, a third not.
+        // Below the threshold calls must fit whole, those in flight
+        // counted: two fit below 90% of the cap, a third not.
         let first = reserved(
             guard
-                .reserve(&purse, &dear, &SIZE, false)
+                .reserve(&purse, at(&dear), Limit::Threshold)
                 .await
                 .expect("ok"),
         );
         let second = reserved(
             guard
-                .reserve(&purse, &dear, &SIZE, false)
+                .reserve(&purse, at(&dear), Limit::Threshold)
                 .await
                 .expect("ok"),
         );
         assert!((bench.reserved(&pool).await - 0.8).abs() < 1e-9);
         refused(
             guard
-                .reserve(&purse, &dear, &SIZE, false)
+                .reserve(&purse, at(&dear), Limit::Threshold)
                 .await
                 .expect("ok"),
         );
         assert!((bench.reserved(&pool).await - 0.8).abs() < 1e-9);
 
         // Refused on its original provider: it moves to the cheaper one.
-        let next = guard.next(&purse, &dear, false).await.expect("next");
+        let next = guard
+            .next(&purse, &dear, Limit::Threshold)
+            .await
+            .expect("next");
         let Next::Move(to) = next else {
             panic!("expected a move, got {next:?}")
         };
         assert_eq!(to.id, cheap.id);
         purse.moved_to(engine(&to)).await;
         assert!(purse.switched());
+        assert_eq!(purse.limit(), Limit::Cap);
         // A call refused before the move asks again on the new provider.
         assert!(matches!(
-            guard.next(&purse, &cheap, false).await,
+            guard.next(&purse, &cheap, Limit::Threshold).await,
             Ok(Next::Retry)
         ));
 
         // After the move the room is the cap itself.
         let third = reserved(
             guard
-                .reserve(&purse, &cheap, &SIZE, true)
+                .reserve(&purse, at(&cheap), Limit::Cap)
                 .await
                 .expect("ok"),
         );
@@ -945,75 +1350,127 @@ mod tests {
         }
         assert_eq!(bench.reserved(&pool).await, 0.0);
 
-        // Recorded spending leaves 0.01: the moved job pauses.
+        // Recorded spending leaves 0.01: a call expected at 0.02 still
+        // starts and crosses the cap; the next one finds it used up.
         bench.spent(&dear, 0.99).await;
+        let last = reserved(
+            guard
+                .reserve(&purse, at(&cheap), Limit::Cap)
+                .await
+                .expect("ok"),
+        );
         refused(
             guard
-                .reserve(&purse, &cheap, &SIZE, true)
+                .reserve(&purse, at(&cheap), Limit::Cap)
+                .await
+                .expect("ok"),
+        );
+        guard.release(last).await;
+        bench.spent(&cheap, 0.02).await;
+        refused(
+            guard
+                .reserve(&purse, at(&cheap), Limit::Cap)
                 .await
                 .expect("ok"),
         );
         assert!(matches!(
-            guard.next(&purse, &cheap, true).await,
+            guard.next(&purse, &cheap, Limit::Cap).await,
             Ok(Next::Pause)
         ));
         purse.paused.store(true, Ordering::SeqCst);
         assert!(matches!(
-            guard.next(&purse, &cheap, true).await,
+            guard.next(&purse, &cheap, Limit::Cap).await,
             Err(Stop::Released)
         ));
     }
 
     #[tokio::test]
-    async fn a_job_restarted_after_its_move_keeps_the_caps_room() {
+    async fn with_nothing_cheaper_a_job_goes_on_up_to_the_cap() {
         let bench = Bench::new(Some(1.0), None).await;
         let cheap = bench.provider("cheap", Some((1.0, 1.0)), None).await;
         bench.spent(&cheap, 0.95).await;
         let guard = bench.guard();
-        // Leased again on the provider it moved to.
-        let purse = bench.purse(&cheap, 1);
-        assert!(purse.switched());
+        // Leased again on the provider it moved to: up to the cap.
+        let moved = bench.purse(&cheap, 1);
+        assert_eq!(moved.limit(), Limit::Cap);
         let hold = reserved(
             guard
-                .reserve(&purse, &cheap, &SIZE, purse.switched())
+                .reserve(&moved, at(&cheap), moved.limit())
                 .await
                 .expect("ok"),
         );
         guard.release(hold).await;
         // Not moved, nothing cheaper than the cheapest: past the threshold
-        // it pauses.
+        // it goes on, up to the cap.
         let fresh = bench.purse(&cheap, 0);
         refused(
             guard
-                .reserve(&fresh, &cheap, &SIZE, false)
+                .reserve(&fresh, at(&cheap), fresh.limit())
                 .await
                 .expect("ok"),
         );
         assert!(matches!(
-            guard.next(&fresh, &cheap, false).await,
-            Ok(Next::Pause)
+            guard.next(&fresh, &cheap, Limit::Threshold).await,
+            Ok(Next::UpToCap)
         ));
+        fresh.nowhere_cheaper.store(true, Ordering::SeqCst);
+        assert_eq!(fresh.limit(), Limit::Cap);
+        let hold = reserved(
+            guard
+                .reserve(&fresh, at(&cheap), fresh.limit())
+                .await
+                .expect("ok"),
+        );
+        guard.release(hold).await;
     }
 
     #[tokio::test]
     async fn every_cap_must_take_the_reservation() {
-        let bench = Bench::new(Some(100.0), Some(0.3)).await;
+        let bench = Bench::new(Some(100.0), Some(0.15)).await;
         let dear = bench.provider("dear", Some((10.0, 30.0)), None).await;
         let guard = bench.guard();
         let purse = bench.purse(&dear, 0);
-        // The token has room, the book not: nothing stays reserved.
-        refused(guard.reserve(&purse, &dear, &SIZE, true).await.expect("ok"));
-        assert_eq!(bench.reserved(&bench.token_pool()).await, 0.0);
+        // The token has room; calls in flight elsewhere hold all the book's
+        // cap: the token's reservation, taken first, is given back.
         let book_pool = format!("budget:book:{}", bench.project_id);
-        assert_eq!(bench.reserved(&book_pool).await, 0.0);
+        assert!(
+            bench
+                .coordination
+                .reserve(&book_pool, "elsewhere", 0.2, 1.0, Duration::from_secs(60))
+                .await
+                .expect("reserve")
+        );
+        refused(
+            guard
+                .reserve(&purse, at(&dear), Limit::Cap)
+                .await
+                .expect("ok"),
+        );
+        assert_eq!(bench.reserved(&bench.token_pool()).await, 0.0);
+        assert!((bench.reserved(&book_pool).await - 0.2).abs() < 1e-9);
 
         let small = CallSize {
             prompt_tokens: 1_000,
             completion_tokens: 1_000,
+            ..SIZE
         };
+        // A cap with some room left takes a call, even one that crosses it.
+        let bench = Bench::new(Some(100.0), Some(0.15)).await;
+        let dear = bench.provider("dear", Some((10.0, 30.0)), None).await;
+        let guard = bench.guard();
+        let purse = bench.purse(&dear, 0);
+        let book_pool = format!("budget:book:{}", bench.project_id);
+        let big = reserved(
+            guard
+                .reserve(&purse, at(&dear), Limit::Cap)
+                .await
+                .expect("ok"),
+        );
+        assert!(at(&dear) > 0.15);
+        guard.release(big).await;
         let hold = reserved(
             guard
-                .reserve(&purse, &dear, &small, true)
+                .reserve(&purse, small.cost(&dear).expect("priced"), Limit::Cap)
                 .await
                 .expect("ok"),
         );
@@ -1029,9 +1486,10 @@ mod tests {
         let unpriced = bench.provider("local", None, None).await;
         let guard = bench.guard();
         let purse = bench.purse(&unpriced, 0);
+        assert_eq!(purse.expected_cost(&SIZE, &unpriced), None);
         let hold = reserved(
             guard
-                .reserve(&purse, &unpriced, &SIZE, false)
+                .reserve(&purse, 0.0, Limit::Threshold)
                 .await
                 .expect("ok"),
         );
@@ -1042,7 +1500,7 @@ mod tests {
         let purse = free.purse(&dear, 0);
         let hold = reserved(
             free.guard()
-                .reserve(&purse, &dear, &SIZE, false)
+                .reserve(&purse, at(&dear), Limit::Threshold)
                 .await
                 .expect("ok"),
         );

@@ -92,7 +92,7 @@ pub struct WorkerConfig {
     /// round, when one is configured.
     pub autopilot_provider: Option<String>,
     /// `BUDGET_SWITCH_PERCENT`: share of a cap (1 to 100) past which a job
-    /// on its original provider moves to a cheaper one or pauses.
+    /// on its original provider moves to a cheaper one, if there is one.
     pub budget_switch_percent: u8,
 }
 
@@ -597,15 +597,13 @@ impl Worker {
                     }),
             )
             .collect();
-        // The budget is the whole prompt's but the context's, which has its
-        // own; passages get what the fixed part of the prompt leaves.
-        let overhead = translate::prompt_overhead_tokens(
+        // Planned as the job's estimate counted them (`plan_translation`).
+        let batches = translate::plan_translation(
+            &passages,
+            self.config.batch_tokens,
             &ticket.source_language,
             &ticket.target_language,
-            None,
         );
-        let budget = self.config.batch_tokens.saturating_sub(overhead).max(64);
-        let batches = translate::plan_batches(&passages, budget);
         let contexts = self.contexts(ticket, &batches).await?;
         let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
         let mut runs =

@@ -99,6 +99,70 @@ fn matching<'a>(
         })
 }
 
+/// A chapter's place by number: its number and part (a whole chapter is
+/// part 1), or none for a special chapter.
+fn number_key(number: Option<i32>, part: Option<i32>) -> Option<(i32, i32)> {
+    number.map(|n| (n, part.unwrap_or(1)))
+}
+
+/// The chapters of a request that cannot go where they say they belong
+/// (spec 4.2 `invalid_placement`). Chapters of an EPUB are found by their
+/// place in the book, so only chapters given by number or external id are
+/// judged:
+/// - `number_differs`: a chapter found by its external id carries another
+///   number or part than the chapter the volume holds under that id (a
+///   chapter is never moved by sending it again);
+/// - `number_taken`: a new chapter's number and part belong to another
+///   chapter of the volume.
+#[derive(Default)]
+struct Misplaced {
+    reason: Option<&'static str>,
+    chapters: Vec<String>,
+}
+
+impl Misplaced {
+    /// Records `chapter_in` when it cannot be placed; true when it was.
+    fn check(
+        &mut self,
+        existing: &[chapter::Model],
+        found: Option<&chapter::Model>,
+        chapter_in: &IncomingChapter,
+    ) -> bool {
+        if chapter_in.source.is_some() {
+            return false;
+        }
+        let key = number_key(chapter_in.number, chapter_in.part);
+        let reason = match found {
+            Some(old) if number_key(old.number, old.part) != key => "number_differs",
+            Some(_) => return false,
+            None if key.is_some()
+                && existing.iter().any(|c| number_key(c.number, c.part) == key) =>
+            {
+                "number_taken"
+            }
+            None => return false,
+        };
+        self.reason.get_or_insert(reason);
+        self.chapters.push(
+            chapter_in
+                .external_id
+                .clone()
+                .unwrap_or_else(|| chapter_in.label.clone()),
+        );
+        true
+    }
+
+    fn refuse(self) -> Result<(), SchedulerError> {
+        match self.reason {
+            Some(reason) => Err(SchedulerError::ChaptersNotPlaced {
+                reason,
+                chapters: self.chapters,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Source words of the chapters an import would create or replace in
 /// `volume` (none yet: every chapter is new), read before anything is
 /// stored. A changed chapter counts only when the request replaces changed
@@ -151,8 +215,13 @@ pub async fn import_chapters(
     let mut conflicts = Vec::new();
     let mut human = Vec::new();
     let mut anchor: Option<String> = None;
+    let mut misplaced = Misplaced::default();
     for chapter_in in &incoming {
-        match matching(&existing, chapter_in) {
+        let found = matching(&existing, chapter_in);
+        if misplaced.check(&existing, found, chapter_in) {
+            continue;
+        }
+        match found {
             Some(old) if old.source_sha256 == chapter_in.source_sha256 => {
                 if chapter_in.source.is_some() {
                     follow_new_original(db, old, chapter_in).await?;
@@ -197,6 +266,7 @@ pub async fn import_chapters(
             }
         }
     }
+    misplaced.refuse()?;
     if !conflicts.is_empty() {
         return Err(SchedulerError::ChapterConflict(conflicts));
     }

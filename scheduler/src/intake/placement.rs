@@ -5,12 +5,13 @@
 //! A volume external id is unique in the account; it names a volume of the
 //! request's series or none. Naming one of another series, or one whose
 //! number is not the number the request gives, is a `volume_conflict`:
-//! taking it would file chapters under one series and record another.
+//! taking it would file chapters under one series and record another. So
+//! is a volume found in another language pair than the request's.
 
 use super::{Admitted, Submitted};
 use crate::error::{SchedulerError, VolumeClash};
 use dragoman_model::entities::{project, series};
-use dragoman_model::payload::TranslationPayload;
+use dragoman_model::payload::{LanguagePair, TranslationPayload};
 use dragoman_model::vocab::{InputKind, ProjectKind, SeriesKind};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
@@ -42,7 +43,33 @@ pub async fn find_series(
 /// number (or `latest`: the last numbered volume, else the continuous
 /// container); an EPUB sent with no number finds the volume that holds the
 /// same book.
+///
+/// A volume found in another language pair than the request's is a
+/// `volume_conflict`: its chapters, memory and result are in its own pair,
+/// and taking the request would translate it into the volume's languages
+/// under the request's name.
 pub async fn find_volume(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+    series: &series::Model,
+    submitted: &Submitted,
+) -> Result<Option<project::Model>, SchedulerError> {
+    let found = locate_volume(db, account_id, series, submitted).await?;
+    if let Some(volume) = &found {
+        let payload = &submitted.payload;
+        let asked = LanguagePair::new(&payload.source_language, &payload.target_language);
+        let held = LanguagePair::new(&volume.source_language, &volume.target_language);
+        if !held.matches(&asked) {
+            return Err(SchedulerError::VolumeLanguages {
+                volume: held,
+                request: asked,
+            });
+        }
+    }
+    Ok(found)
+}
+
+async fn locate_volume(
     db: &impl ConnectionTrait,
     account_id: &str,
     series: &series::Model,

@@ -6,9 +6,10 @@ use crate::error::{QueueScope, VolumeClash};
 use crate::testing::{CALLBACK, Fixture, chapter};
 use dragoman_model::entities::{account, api_token, series};
 use dragoman_model::vocab::{
-    BudgetPeriod, JobStatus, PassageStatus, Priority, SeriesKind, VolumeStatus,
+    BudgetPeriod, ErrorCode, JobStatus, PassageStatus, Priority, SeriesKind, VolumeStatus,
 };
 use dragoman_model::webhook::Refusal;
+use dragoman_proto::api_status::ServiceError;
 use sea_orm::{ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter};
 use serde_json::Value;
 
@@ -386,6 +387,100 @@ async fn a_volume_external_id_of_another_series_is_a_conflict() {
         Err(SchedulerError::VolumeConflict(VolumeClash::OtherSeries))
     ));
     assert_eq!(f.chapters(&in_a.project_id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_volume_asked_for_in_another_language_pair_is_a_conflict() {
+    let f = Fixture::new().await;
+    let first = f
+        .accepted(&f.body("Saga", 1, json!([chapter(1, "a")])))
+        .await;
+    let before = f.stored().await;
+    let mut german = f.body("Saga", 1, json!([chapter(2, "b")]));
+    german["target_language"] = json!("de");
+    match f.submit(&german).await {
+        Err(SchedulerError::VolumeLanguages { volume, request }) => {
+            assert_eq!(
+                (volume.source.as_str(), volume.target.as_str()),
+                ("en", "fr")
+            );
+            assert_eq!(
+                (request.source.as_str(), request.target.as_str()),
+                ("en", "de")
+            );
+        }
+        other => panic!("expected a volume_conflict, got {other:?}"),
+    }
+    // Found by `latest` or by its external id alike; nothing stored.
+    german["volume"] = json!({"latest": true});
+    assert!(matches!(
+        f.submit(&german).await,
+        Err(SchedulerError::VolumeLanguages { .. })
+    ));
+    assert_eq!(f.stored().await, before);
+    assert_eq!(f.chapters(&first.project_id).await.len(), 1);
+
+    // The envelope names both pairs.
+    let sent = ServiceError::from(f.submit(&german).await.expect_err("refused"));
+    assert_eq!(sent.code, ErrorCode::VolumeConflict);
+    let reason = sent.extra["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("en→fr") && reason.contains("en→de"),
+        "{reason}"
+    );
+    assert_eq!(
+        sent.extra["volume_languages"],
+        json!({"source_language": "en", "target_language": "fr"})
+    );
+
+    // Tags differ only in case: the same language.
+    let mut upper = f.body("Saga", 1, json!([chapter(2, "b")]));
+    upper["target_language"] = json!("FR");
+    assert_eq!(f.accepted(&upper).await.project_id, first.project_id);
+}
+
+#[tokio::test]
+async fn chapters_that_cannot_go_where_they_say_are_invalid_placements() {
+    let f = Fixture::new().await;
+    let with_id = |id: &str, number: i64, text: &str| {
+        let mut c = chapter(number, text);
+        c["external_id"] = json!(id);
+        c
+    };
+    let first = f
+        .accepted(&f.body(
+            "Saga",
+            1,
+            json!([with_id("c1", 1, "a"), with_id("c2", 2, "b")]),
+        ))
+        .await;
+    let before = f.stored().await;
+
+    // A new chapter with the number another chapter holds.
+    let taken = f.body("Saga", 1, json!([with_id("c2-bis", 2, "c")]));
+    match f.submit(&taken).await {
+        Err(SchedulerError::ChaptersNotPlaced { reason, chapters }) => {
+            assert_eq!(reason, "number_taken");
+            assert_eq!(chapters, ["c2-bis"]);
+        }
+        other => panic!("expected invalid_placement, got {other:?}"),
+    }
+    // A chapter sent again under its id with another number.
+    let moved = f.body("Saga", 1, json!([with_id("c1", 7, "a")]));
+    let sent = ServiceError::from(f.submit(&moved).await.expect_err("refused"));
+    assert_eq!(sent.code, ErrorCode::InvalidPlacement);
+    assert_eq!(sent.extra["reason"], "number_differs");
+    assert_eq!(sent.extra["chapters"], json!(["c1"]));
+    assert_eq!(f.stored().await, before);
+
+    // The same chapters in their places, and a new part of chapter 2, go in.
+    let mut part = with_id("c2-2", 2, "d");
+    part["part"] = json!(2);
+    let again = f
+        .accepted(&f.body("Saga", 1, json!([with_id("c1", 1, "a"), part])))
+        .await;
+    assert_eq!(again.project_id, first.project_id);
+    assert_eq!(f.chapters(&first.project_id).await.len(), 3);
 }
 
 #[tokio::test]

@@ -11,19 +11,7 @@ use sea_orm::EntityTrait;
 /// A corpus book, or `None` (after a note) when the corpus is absent on a
 /// developer's machine; under CI (`CI=true`) its absence fails the test.
 fn corpus(name: &str) -> Option<Vec<u8>> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus")
-        .join(name);
-    match std::fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => {
-            panic!("corpus file {} is required under CI: {e}", path.display())
-        }
-        Err(_) => {
-            eprintln!("{} absent: not tested", path.display());
-            None
-        }
-    }
+    dragoman_model::test_env::corpus_file(name)
 }
 
 fn row_id(answer: &SubmitResponse) -> String {
@@ -49,6 +37,49 @@ fn fields<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut all = LANGS.to_vec();
     all.extend_from_slice(extra);
     all
+}
+
+#[tokio::test]
+async fn an_upload_to_a_volume_of_another_language_pair_is_refused() {
+    let f = Fixture::new().await;
+    let provider = f.provider.id.clone();
+    let first = f
+        .upload(
+            InputKind::Txt,
+            &[("Chapter 1.txt", b"One.".as_slice())],
+            &fields(&[
+                ("series", "Webnovel"),
+                ("volume", "1"),
+                ("provider_id", &provider),
+            ]),
+        )
+        .await
+        .expect("accepted");
+    let volume = f.request(&row_id(&first)).await.project_id;
+    let before = f.stored().await;
+    let german = [
+        ("source_language", "en"),
+        ("target_language", "de"),
+        ("series", "Webnovel"),
+        ("provider_id", provider.as_str()),
+    ];
+    for number in ["1", "latest"] {
+        let mut sent = german.to_vec();
+        sent.push(("volume", number));
+        let refused = f
+            .upload(
+                InputKind::Txt,
+                &[("Chapter 2.txt", b"Two.".as_slice())],
+                &sent,
+            )
+            .await;
+        assert!(
+            matches!(refused, Err(SchedulerError::VolumeLanguages { .. })),
+            "volume {number}: {refused:?}"
+        );
+    }
+    assert_eq!(f.stored().await, before);
+    assert_eq!(f.chapters(&volume).await.len(), 1);
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@
 
 use super::provider_named;
 use crate::error::SchedulerError;
+use crate::lifecycle::queue::QueueSettings;
 use crate::lifecycle::series_control::working;
 use dragoman_model::clock;
 use dragoman_model::entities::{project, request, result, series};
@@ -237,7 +238,8 @@ pub async fn shelve(
 /// Book Bible, book-layer terms, requests with their jobs, results,
 /// webhook deliveries and autopilot records (the schema's cascades from
 /// `projects` and `requests`; series memory that named the book keeps its
-/// rows with the link cleared). The licence ledger keeps its rows: words
+/// rows with the link cleared). Each request's status document is kept
+/// ([`crate::deleted_requests`]), so its owner learns what became of it. The licence ledger keeps its rows: words
 /// counted stay counted, a deletion never gives quota back. Refused while
 /// a request of the book has not ended.
 ///
@@ -247,6 +249,7 @@ pub async fn shelve(
 pub async fn delete(
     db: &DatabaseConnection,
     blobs: &dyn ObjectStore,
+    queue: &QueueSettings,
     account_id: &str,
     project_id: &str,
 ) -> Result<String, SchedulerError> {
@@ -255,6 +258,7 @@ pub async fn delete(
     if working(&txn, &book.id).await? {
         return Err(SchedulerError::BookWorking("it cannot be deleted"));
     }
+    crate::deleted_requests::keep(&txn, &book, queue, clock::now()).await?;
     let request_ids: Vec<String> = request::Entity::find()
         .select_only()
         .column(request::Column::Id)

@@ -31,7 +31,7 @@ use crate::series as listing;
 use dragoman_model::clock;
 use dragoman_model::db::begin_write;
 use dragoman_model::entities::{project, request, series};
-use dragoman_model::payload::{VOLUME_NUMBERS, valid_language, valid_series_name};
+use dragoman_model::payload::{VOLUME_NUMBERS, same_language, valid_language, valid_series_name};
 use dragoman_model::vocab::{Issue, IssueKind, SeriesKind};
 use dragoman_proto::v1::{
     AttachVolumeRequest, CreateSeriesRequest, SeriesDetail, UpdateSeriesRequest,
@@ -360,7 +360,9 @@ pub async fn attach(
         ));
     }
     let language_differs = |series_tag: &Option<String>, book_tag: &str| {
-        series_tag.as_deref().is_some_and(|tag| tag != book_tag)
+        series_tag
+            .as_deref()
+            .is_some_and(|tag| !same_language(tag, book_tag))
     };
     if language_differs(&target.source_language, &book.source_language)
         || language_differs(&target.target_language, &book.target_language)

@@ -1,7 +1,8 @@
 //! The checks a job passes when a worker starts it (spec 8, "Token budget
 //! rules" 4, "Licence word quota rules" 4): the words of a book added
 //! before the licence ledger, counted once; the book and token budgets — a cap reached, or past its
-//! switch threshold with no cheaper provider to move to — and, when the
+//! switch threshold with no cheaper provider to move to for a job that has
+//! not run yet — and, when the
 //! installation refuses on estimates, the estimate against what the caps
 //! leave. A cap past its threshold with a cheaper provider moves the job to
 //! it before it starts. The estimate is made here, once per job.
@@ -111,7 +112,11 @@ pub async fn check(
     } else {
         fallback::cheaper_fallback(db, &current).await?
     };
-    match budget::standing(&caps, settings.switch_percent, switched, cheaper.is_some()) {
+    // A job that already ran with nowhere cheaper to go was going on up to
+    // the cap: leased again (handed back by a drain, resumed), only a cap
+    // reached stops it.
+    let up_to_cap = switched || (job.estimate.is_some() && cheaper.is_none());
+    match budget::standing(&caps, settings.switch_percent, up_to_cap, cheaper.is_some()) {
         Standing::Clear => {}
         Standing::Switch => {
             if let Some(cheaper) = cheaper {
@@ -261,10 +266,18 @@ pub async fn estimate_chapters(
         .unwrap_or(true);
     let threads = ticket_threads(
         options.get("threads").and_then(Value::as_i64),
-        volume.and_then(|v| v.threads),
+        volume.as_ref().and_then(|v| v.threads),
     );
+    let (source_language, target_language) = volume.as_ref().map_or(("", ""), |v| {
+        (v.source_language.as_str(), v.target_language.as_str())
+    });
     let work = Work {
-        passages: left.iter().map(|p| p.source.as_str()).collect(),
+        passages: left
+            .iter()
+            .map(|p| (p.id.as_str(), p.source.as_str()))
+            .collect(),
+        source_language,
+        target_language,
         analysis: quality != Quality::Fast,
         review: final_review && quality != Quality::Fast,
         batch_tokens: settings.batch_tokens,

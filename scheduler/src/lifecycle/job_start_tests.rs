@@ -135,6 +135,33 @@ async fn without_a_cheaper_provider_the_threshold_refuses() {
 }
 
 #[tokio::test]
+async fn a_job_that_ran_goes_on_past_the_threshold_up_to_the_cap() {
+    let f = Fixture::new().await;
+    price(&f, &f.provider, 1.0, 2.0).await;
+    let (row, job) = started(&f).await;
+    set_cap(&f, 10.0).await;
+    let settings = StartSettings::default();
+    assert!(matches!(
+        starts(&f, &job, &row, &settings).await.expect("checks"),
+        StartVerdict::Go
+    ));
+    // It ran past the threshold with nowhere cheaper to go, then was
+    // handed back: leased again, it goes on.
+    spend(&f, &row.id, 9.5).await;
+    let ran = f.job(&job.id).await;
+    assert!(matches!(
+        starts(&f, &ran, &row, &settings).await.expect("checks"),
+        StartVerdict::Go
+    ));
+    // The cap reached stops it.
+    spend(&f, &row.id, 0.5).await;
+    assert!(matches!(
+        starts(&f, &ran, &row, &settings).await.expect("checks"),
+        StartVerdict::Refused(_)
+    ));
+}
+
+#[tokio::test]
 async fn the_estimate_is_made_once_and_can_refuse() {
     let f = Fixture::new().await;
     // A dear provider: the estimate of even a short text costs something.

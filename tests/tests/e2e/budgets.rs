@@ -3,7 +3,10 @@
 //! small cap never spend more than it plus what was already sent upstream,
 //! and some of them pause with `budget_exceeded`; a request near its cap
 //! moves to the cheaper fallback of its provider, then pauses at the cap,
-//! cannot be resumed until the cap is raised, and completes after.
+//! cannot be resumed until the cap is raised, and completes after; with
+//! nowhere cheaper to go a request spends up to its cap (the last calls may
+//! cross it) before it pauses, even a cap of a few calls, and the cap
+//! reached refuses new work at intake.
 
 use dragoman_e2e::translation::chapter;
 use dragoman_e2e::{Api, Backend, on_both_backends};
@@ -13,7 +16,9 @@ use std::time::Duration;
 
 on_both_backends!(
     racing_requests_stay_within_the_cap,
-    a_request_moves_then_pauses_then_resumes
+    a_request_moves_then_pauses_then_resumes,
+    a_small_cap_is_reached_then_refuses_new_work,
+    a_cap_smaller_than_one_call_is_reached_by_it
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -323,13 +328,20 @@ async fn a_request_moves_then_pauses_then_resumes(backend: Backend) {
         calls.iter().any(|(p, n)| p == &cheap && *n > 0),
         "no call on the cheaper provider: {calls:?}"
     );
-    let (spent, _) = spent_by(&db, "token_id", &token).await;
-    assert!(spent <= cap + 1e-9, "spent {spent} over the cap {cap}");
 
     // Nothing resumes it on its own, and a resume is refused while the cap
     // holds.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(paused_for_budget(&api.status(&id).await));
+    // The cap is reached; the last calls, on the cheaper provider, may
+    // cross it.
+    let (spent, _) = spent_by(&db, "token_id", &token).await;
+    let (_, largest) = spent_by(&db, "request_id", &id).await;
+    assert!(spent >= cap, "paused having spent {spent} of {cap}");
+    assert!(
+        spent <= cap + 2.0 * largest + 1e-9,
+        "spent {spent} over the cap {cap} by more than two calls of {largest}"
+    );
     api.act(&id, "resume")
         .await
         .expect_error(409, "budget_exceeded", "resume under the cap");
@@ -356,4 +368,99 @@ async fn a_request_moves_then_pauses_then_resumes(backend: Backend) {
         (cheap, 1),
         "one move, kept after the resume"
     );
+}
+
+/// The token's `budget.spent` as `GET /api/tokens` shows it.
+async fn shown_spent(api: &Api, token_id: &str) -> f64 {
+    let (text, tokens) = api.session().await.list_tokens().await;
+    tokens
+        .iter()
+        .find(|t| t["id"] == token_id)
+        .and_then(|t| t["budget"]["spent"].as_f64())
+        .unwrap_or_else(|| panic!("the budget of token {token_id}: {text}"))
+}
+
+/// A book of 120 short paragraphs in 12 chapters, at the default quality:
+/// about 0.05 at the simulator's prices (1 and 2 per million tokens).
+fn novel(api: &Api, series: &str) -> Value {
+    api.payload(series, (1..=12).map(|n| chapter(series, n, 10)).collect())
+}
+
+/// Submits [`novel`] with `token` under a cap of `cap` over its life and
+/// waits for the budget to pause it; answers the status document then and
+/// what the token spent once the calls in flight came back, checked
+/// against the cap: reached, and crossed by about a call at most.
+async fn spend_up_to(api: &Api, token: &dragoman_e2e::CreatedToken, cap: f64) -> (Value, f64) {
+    set_cap(api, &token.id, cap).await;
+    let summary = api
+        .submit_with(&token.token, &novel(api, &format!("Capped {}", token.id)))
+        .await
+        .expect(202);
+    let id = id_of(&summary);
+    let paused = api
+        .wait_until(&id, 2 * MINUTE, "paused by the budget", |doc| {
+            assert!(
+                !is_final(doc),
+                "the request ended instead of pausing: {doc}"
+            );
+            paused_for_budget(doc)
+        })
+        .await;
+    let estimated = paused["estimate"]["cost"]["expected"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("estimate: {paused}"));
+    assert!(estimated > 3.0 * cap, "the book costs {estimated}");
+    // The job pauses once none of its calls is in flight; give the
+    // recording a moment all the same.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let spent = shown_spent(api, &token.id).await;
+    let db = api.server.installation.sql().await;
+    let (recorded, largest) = spent_by(&db, "request_id", &id).await;
+    assert!(
+        (recorded - spent).abs() < 1e-6,
+        "shown {spent}, recorded {recorded}"
+    );
+    assert!(
+        spent >= cap,
+        "paused having spent {spent} of a cap of {cap} (calls up to {largest})"
+    );
+    assert!(
+        spent <= cap + 2.0 * largest + 1e-9,
+        "spent {spent} over the cap {cap} by more than two calls of {largest}"
+    );
+    (paused, spent)
+}
+
+async fn a_small_cap_is_reached_then_refuses_new_work(backend: Backend) {
+    // The simulator at 1 and 2 per million tokens, nothing cheaper, the
+    // default batches (a call costs about 0.008).
+    let api = Api::start(backend).await;
+    let token = api
+        .session()
+        .await
+        .token("capped", &dragoman_e2e::SCOPES)
+        .await;
+    spend_up_to(&api, &token, 0.01).await;
+    // The cap reached refuses work at intake; an import is still taken.
+    let mut next = novel(&api, "After the cap");
+    api.submit_with(&token.token, &next).await.expect_error(
+        402,
+        "budget_exceeded",
+        "a new request past the cap",
+    );
+    next["pipeline"] = json!({"start": false});
+    api.submit_with(&token.token, &next).await.expect(202);
+}
+
+async fn a_cap_smaller_than_one_call_is_reached_by_it(backend: Backend) {
+    // The default batches: one call (about 0.008) costs more than the cap,
+    // and still goes (spec 8, rule 5: a single call can cross the cap).
+    let api = Api::start(backend).await;
+    let token = api
+        .session()
+        .await
+        .token("capped", &dragoman_e2e::SCOPES)
+        .await;
+    let (_, spent) = spend_up_to(&api, &token, 0.003).await;
+    assert!(spent > 0.003, "{spent}");
 }

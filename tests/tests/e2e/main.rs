@@ -8,6 +8,7 @@
 mod books;
 mod budgets;
 mod cluster;
+mod demo;
 mod deploy;
 mod drain;
 mod envelope;

@@ -2,7 +2,7 @@
 //! paged chapter by chapter, read for its quality and its Bible,
 //! configured in the fields given only, shelved and taken back, and
 //! deleted only with `confirm` equal to `true` and while no request of it
-//! runs. A token of another account gets, for each tool, the refusal an
+//! runs; its requests then answer what became of them. A token of another account gets, for each tool, the refusal an
 //! absent id gets.
 
 use dragoman_e2e::mcp::{ToolAnswer, call};
@@ -418,7 +418,27 @@ async fn work_in_progress_protects_a_book(backend: Backend) {
     )
     .await
     .value("deleted once ended");
-    api.get(&format!("/api/v1/translation-requests/{request}"))
+    // Its request says what became of it; its result went with the book.
+    let kept = api.status(&request).await;
+    assert_eq!(kept["status"], "cancelled", "{kept}");
+    assert!(kept["volume_deleted_at"].is_number(), "{kept}");
+    assert_eq!(kept["project_id"], book.as_str(), "{kept}");
+    assert!(kept["result"].is_null(), "{kept}");
+    api.get(&format!("/api/v1/translation-requests/{request}/result"))
         .await
-        .expect_error(404, "request_not_found", "its request went with it");
+        .expect_error(404, "volume_not_found", "the result of a deleted book");
+    api.act(&request, "resume").await.expect_error(
+        404,
+        "volume_not_found",
+        "acting on a deleted book's request",
+    );
+    let list = tool(&api, &token, "list_jobs", json!({}))
+        .await
+        .value("list_jobs");
+    assert!(
+        list["items"]
+            .as_array()
+            .is_some_and(|items| items.iter().all(|r| r["request_id"] != request.as_str())),
+        "a deleted book's request is no longer listed: {list}"
+    );
 }

@@ -4,7 +4,8 @@
 //! `start` needs `pipeline:start`), and deleted only once empty and with
 //! `confirm` true. One table checks that `control_series` and the REST
 //! route `POST /api/v1/series/{id}/jobs/{action}` answer the same in the
-//! same situations.
+//! same situations; a volume refused in a series action answers a spec
+//! code with its reason on both.
 
 use dragoman_e2e::client::send;
 use dragoman_e2e::mcp::{ToolAnswer, call};
@@ -539,4 +540,125 @@ async fn control_series_answers_as_the_rest_route(backend: Backend) {
         "series_archived",
         "start on an archived series"
     );
+}
+
+/// The codes of spec section 7.
+const SPEC_CODES: &[&str] = &[
+    "missing_token",
+    "invalid_token",
+    "revoked_token",
+    "expired_token",
+    "inactive_account",
+    "unauthorized",
+    "budget_exceeded",
+    "licence_quota_insufficient",
+    "allowance_insufficient",
+    "automation_not_licensed",
+    "insufficient_scope",
+    "forbidden",
+    "priority_not_allowed",
+    "demo_read_only",
+    "series_not_found",
+    "request_not_found",
+    "volume_not_found",
+    "glossary_not_found",
+    "idempotency_conflict",
+    "chapter_conflict",
+    "conflict",
+    "volume_conflict",
+    "series_archived",
+    "volume_archived",
+    "not_started",
+    "result_not_ready",
+    "request_failed",
+    "request_cancelled",
+    "format_unavailable",
+    "glossary_exists",
+    "payload_too_large",
+    "unsupported_media_type",
+    "invalid_payload",
+    "invalid_idempotency_key",
+    "unknown_provider",
+    "provider_required",
+    "invalid_epub",
+    "callback_refused",
+    "invalid_placement",
+    "invalid_request",
+    "invalid_name",
+    "delivery_failed",
+    "rate_limited",
+    "queue_full",
+    "server_error",
+];
+
+/// Every per-volume `code` of a series report is one of spec section 7.
+fn codes_are_the_specs(report: &Value) {
+    for volume in report["volumes"].as_array().expect("volumes") {
+        if let Some(code) = volume["code"].as_str() {
+            assert!(SPEC_CODES.contains(&code), "{code}: {report}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_volume_answers_a_spec_code_and_its_reason_on_both_surfaces() {
+    let api = Api::builder(Backend::Sqlite)
+        .simulator(&["--latency-ms", "300"])
+        .start()
+        .await;
+    let summary = api
+        .submit_ok(&api.payload("Others", vec![chapter("own", 1, 6)]))
+        .await;
+    let series = summary["series_id"].as_str().expect("series").to_owned();
+    let paused = rest_action(&api, &api.token, &series, "pause", false).await;
+    let paused = paused.expect(200);
+    assert_eq!(paused["volumes"][0]["changed_jobs"], 1, "{paused}");
+    codes_are_the_specs(&paused);
+
+    // Another token of the account resumes the series: the suspension
+    // goes, the job another token started stays paused.
+    let other = api
+        .session()
+        .await
+        .token("other", &dragoman_e2e::SCOPES)
+        .await
+        .token;
+    let rest = rest_action(&api, &other, &series, "resume", false)
+        .await
+        .expect(200);
+    assert_eq!(rest["suspended"], false, "{rest}");
+    let volume = &rest["volumes"][0];
+    assert_eq!(
+        (&volume["code"], &volume["reason"], &volume["done"]),
+        (&json!("conflict"), &json!("not_own_job"), &json!(false)),
+        "{rest}"
+    );
+    assert!(volume["message"].as_str().is_some_and(|m| !m.is_empty()));
+    assert_eq!(rest["refused"], 1, "{rest}");
+    codes_are_the_specs(&rest);
+    // The tool answers the same.
+    let by_tool = tool(
+        &api,
+        &other,
+        "control_series",
+        json!({"series_id": series, "action": "resume"}),
+    )
+    .await
+    .value("resume by another token");
+    assert_eq!(by_tool, rest);
+
+    // Its own token resumes it: no code, no reason.
+    let own = rest_action(&api, &api.token, &series, "resume", false)
+        .await
+        .expect(200);
+    let volume = &own["volumes"][0];
+    assert_eq!(
+        (&volume["code"], &volume["reason"], &volume["done"]),
+        (&Value::Null, &Value::Null, &json!(true)),
+        "{own}"
+    );
+    codes_are_the_specs(&own);
+    rest_action(&api, &api.token, &series, "cancel", false)
+        .await
+        .expect(200);
 }

@@ -4,14 +4,17 @@
 //! method answers on its paths; and schemathesis (PyPI) exercises every
 //! operation with generated and real data, checking that nothing answers
 //! 5xx and every answer conforms to the document (status code, content
-//! type, headers, body schema).
+//! type, headers, body schema); Redocly CLI (npm) lints the committed
+//! document with its `recommended` rules and finds no error.
 //!
 //! schemathesis runs from the interpreter named in `DRAGOMAN_TEST_PYTHON`
-//! (set by `.ci/run`), else `.venv-ci/bin/python` at the repository root.
-//! Without one that imports it, that test is skipped, and fails under
+//! (set by `.ci/run`), else `.venv-ci/bin/python` at the repository root;
+//! Redocly CLI from `tests/node/node_modules` (`npm ci` in `tests/node`,
+//! run by `.ci/run`). Without them those tests are skipped, and fail under
 //! `CI=true`.
 
 use dragoman_e2e::client::send;
+use dragoman_e2e::node::node_tool;
 use dragoman_e2e::python::python_with;
 use dragoman_e2e::translation::{chapter, tail};
 use dragoman_e2e::{Api, Backend};
@@ -36,6 +39,9 @@ const MAX_EXAMPLES: &str = "25";
 
 /// A bound on the whole schemathesis run.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
+
+/// A bound on the Redocly lint (under a second on its own).
+const LINT_TIMEOUT: Duration = Duration::from_secs(120);
 
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -389,4 +395,66 @@ async fn schemathesis_finds_every_answer_conforming() {
         "an operation was skipped:\n{}",
         tail(&stdout, 8000)
     );
+}
+
+/// Redocly CLI's `recommended` ruleset finds no error in the committed
+/// document (the end-to-end test above holds the served one equal to it);
+/// its warnings are printed, not refused.
+#[tokio::test]
+async fn redocly_finds_no_error_in_the_document() {
+    let Some(redocly) = node_tool("redocly").await else {
+        return;
+    };
+    let document = repository().join("docs/openapi.json");
+    // An empty working folder: no Redocly configuration file of the
+    // machine's is read, only the ruleset named here.
+    let work = tempfile::tempdir().expect("temporary folder");
+    let mut command = tokio::process::Command::new(&redocly);
+    command
+        .args(["lint", "--extends=recommended", "--format=json"])
+        .arg(&document)
+        // No call home while testing: no usage data, no update check.
+        .env("REDOCLY_TELEMETRY", "off")
+        .env("REDOCLY_SUPPRESS_UPDATE_NOTICE", "true")
+        .env("NO_COLOR", "1")
+        .current_dir(work.path())
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(LINT_TIMEOUT, command.output())
+        .await
+        .expect("redocly did not finish in time")
+        .expect("redocly ran");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "redocly's report is not JSON ({e}, {}):\n{stdout}\n{stderr}",
+            output.status
+        )
+    });
+    let problems = report["problems"].as_array().cloned().unwrap_or_default();
+    let line = |problem: &Value| {
+        format!(
+            "{} {}: {} at {}",
+            problem["severity"].as_str().unwrap_or("?"),
+            problem["ruleId"].as_str().unwrap_or("?"),
+            problem["message"].as_str().unwrap_or("?"),
+            problem["location"][0]["pointer"].as_str().unwrap_or("?")
+        )
+    };
+    let errors: Vec<String> = problems
+        .iter()
+        .filter(|p| p["severity"] == "error")
+        .map(line)
+        .collect();
+    assert!(
+        errors.is_empty() && report["totals"]["errors"] == 0 && output.status.success(),
+        "Redocly (recommended) finds {} error(s) in docs/openapi.json ({}):\n{}\n{stderr}",
+        report["totals"]["errors"],
+        output.status,
+        errors.join("\n")
+    );
+    for warning in problems.iter().filter(|p| p["severity"] != "error") {
+        eprintln!("redocly: {}", line(warning));
+    }
 }

@@ -114,6 +114,7 @@ const DETAIL: &[(&str, Ty)] = &[
     ("/created_at", Ty::Num),
     ("/updated_at", Ty::Num),
     ("/finished_at", Ty::NumOrNull),
+    ("/volume_deleted_at", Ty::NumOrNull),
     ("/stage", Ty::Str),
     ("/step", Ty::Str),
     ("/progress", Ty::Obj),
@@ -417,8 +418,10 @@ pub(crate) fn check_document(doc: &Value) {
         ["low", "normal", "high"].contains(&doc["priority"].as_str().unwrap_or("")),
         "{doc}"
     );
+    // `none` (a request without callback) is ours: docs/decisions.md,
+    // "Webhooks".
     assert!(
-        ["pending", "delivered", "failed"]
+        ["none", "pending", "delivered", "failed"]
             .contains(&doc["webhook"]["state"].as_str().unwrap_or("")),
         "{doc}"
     );
@@ -675,7 +678,12 @@ async fn happy_path(backend: Backend) {
     assert_eq!(doc["options"]["output_format"], "json");
     assert_eq!(doc["priority"], "normal");
     assert!(doc["queue"].is_null());
-    assert_eq!(doc["webhook"]["attempts"], 0);
+    // No callback: no webhook call is pending, none will be due.
+    assert_eq!(
+        doc["webhook"],
+        json!({"state": "none", "attempts": 0, "error": ""})
+    );
+    assert_eq!(doc["next_attempt"], 0);
 
     // Stored result (2.2.1): the default format, served as stored.
     let stored = &doc["result"];
@@ -1212,6 +1220,44 @@ async fn volumes_append_and_replace_chapters() {
         chapter_two["source_sha256"].as_str(),
         Some(sha256(&changed_two.join("\n\n")).as_str())
     );
+
+    // The same volume asked for in another language pair: refused before
+    // anything is stored, naming both pairs.
+    let series_before = api.get("/api/v1/series").await.expect(200);
+    let four = paragraphs("Vol", 4, 2);
+    let mut german = api.payload("Volumes", vec![chapter_from(4, &four)]);
+    german["target_language"] = json!("de");
+    let refused = api.submit(&german, None).await.expect_error(
+        409,
+        "volume_conflict",
+        "another language pair",
+    );
+    let reason = refused["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("en→fr") && reason.contains("en→de"),
+        "{refused}"
+    );
+    assert_eq!(
+        refused["volume_languages"],
+        json!({"source_language": "en", "target_language": "fr"})
+    );
+    german["volume"] = json!({"latest": true});
+    api.submit(&german, None)
+        .await
+        .expect_error(409, "volume_conflict", "latest in another pair");
+    // A new chapter whose number another chapter of the volume holds.
+    let mut taken = chapter_from(3, &four);
+    taken["external_id"] = json!("ch-3-again");
+    api.submit(&api.payload("Volumes", vec![taken]), None)
+        .await
+        .expect_error(422, "invalid_placement", "a number already taken");
+    assert_eq!(api.get("/api/v1/series").await.expect(200), series_before);
+    let volume = api
+        .result(&third_id, "format=json&scope=volume")
+        .await
+        .expect(200);
+    assert_eq!(volume["chapters"].as_array().map(Vec::len), Some(3));
+    assert_eq!(api.simulator.requests().await, 20, "nothing sent");
 }
 
 // ---------------------------------------------------------------------------

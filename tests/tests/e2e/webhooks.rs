@@ -2,7 +2,9 @@
 //! signed `translation_request.finished` and `chapters.translated` calls
 //! checked by a receiver written from the spec (its own HMAC); retries with
 //! the scheduled spacing up to the attempt limit; a restart in the middle of
-//! retries; administrator settings applied without restart.
+//! retries; administrator settings applied without restart; `webhook.state`
+//! `none` for a request without callback; `next_attempt` showing when a
+//! failed call is tried again.
 //!
 //! The receiver listens on 127.0.0.1, so every server here allows
 //! 127.0.0.0/8 through `API_WEBHOOK_PRIVATE_NETWORKS`.
@@ -16,7 +18,8 @@ use std::time::Duration;
 
 on_both_backends!(
     events_are_signed_complete_and_ordered,
-    restart_in_the_middle_of_retries_loses_nothing
+    restart_in_the_middle_of_retries_loses_nothing,
+    next_attempt_shows_the_retry_until_the_call_is_delivered
 );
 
 const GLOBAL_SECRET: &str = "a-global-secret-of-forty-characters-long!";
@@ -388,6 +391,8 @@ async fn a_failing_receiver_gets_exactly_max_attempts_with_backoff() {
         doc["webhook"],
         json!({"state": "failed", "attempts": 4, "error": "HTTP 500"})
     );
+    // Failed for good: no retry is due.
+    assert_eq!(doc["next_attempt"], 0, "{doc}");
 }
 
 async fn restart_in_the_middle_of_retries_loses_nothing(backend: Backend) {
@@ -408,13 +413,18 @@ async fn restart_in_the_middle_of_retries_loses_nothing(backend: Backend) {
     body["callback_url"] = json!(receiver.url("/hook"));
     let summary = api.submit_ok(&body).await;
     let id = summary["request_id"].as_str().expect("id").to_owned();
-    api.wait_until(
-        &id,
-        Duration::from_secs(20),
-        "first failure recorded",
-        |d| d["webhook"]["attempts"] == 1 && d["webhook"]["error"] == "HTTP 500",
-    )
-    .await;
+    let failed = api
+        .wait_until(
+            &id,
+            Duration::from_secs(20),
+            "first failure recorded",
+            |d| d["webhook"]["attempts"] == 1 && d["webhook"]["error"] == "HTTP 500",
+        )
+        .await;
+    assert!(
+        failed["next_attempt"].as_i64().is_some_and(|t| t > 0),
+        "a retry is due: {failed}"
+    );
     api.kill_and_restart().await;
     let calls = receiver
         .wait_until(Duration::from_secs(30), "third call", |c| c.len() >= 3)
@@ -703,4 +713,131 @@ async fn webhooks_work_across_processes() {
         .sum();
     assert_eq!(announced, 4);
     assert_eq!(finals(&calls)[0].json()["status"], "completed");
+}
+
+/// The status document of `id` at every look until its request ends, and
+/// once more `after` the end (time for the delivery loop to act on it).
+async fn documents_until_after_the_end(api: &Api, id: &str, after: Duration) -> Vec<Value> {
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let doc = api.status(id).await;
+        let ended = !doc["finished_at"].is_null();
+        seen.push(doc);
+        if ended {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "request {id} did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(after).await;
+    seen.push(api.status(id).await);
+    seen
+}
+
+#[tokio::test]
+async fn a_request_without_callback_has_no_webhook_pending_ever() {
+    let api = local_receiver_allowed(Backend::Sqlite)
+        .env("API_WEBHOOK_SECRET", GLOBAL_SECRET)
+        // Long enough to look at it while it runs.
+        .simulator(&["--latency-ms", "100"])
+        .start()
+        .await;
+    let receiver = Receiver::start().await;
+    let silent = api
+        .submit_ok(&api.payload("Silent", vec![chapter("Q", 1, 2)]))
+        .await;
+    let mut body = api.payload("Called", vec![chapter("C", 1, 2)]);
+    body["callback_url"] = json!(receiver.url("/hook"));
+    let called = api.submit_ok(&body).await;
+    let silent_id = silent["request_id"].as_str().expect("id").to_owned();
+    let called_id = called["request_id"].as_str().expect("id").to_owned();
+    // With a callback: pending from the start.
+    let pending = json!({"state": "pending", "attempts": 0, "error": ""});
+    let doc = api.status(&called_id).await;
+    assert!(doc["finished_at"].is_null(), "{doc}");
+    assert_eq!(doc["webhook"], pending, "{doc}");
+
+    let none = json!({"state": "none", "attempts": 0, "error": ""});
+    let seen = documents_until_after_the_end(&api, &silent_id, Duration::from_secs(3)).await;
+    assert!(
+        seen.iter().any(|d| d["status"] == "running"),
+        "never seen running"
+    );
+    let last = seen.last().expect("a document");
+    assert_eq!(last["status"], "completed", "{last}");
+    for doc in &seen {
+        assert_eq!(doc["webhook"], none, "{}: {doc}", doc["status"]);
+        assert_eq!(doc["next_attempt"], 0, "{doc}");
+    }
+
+    // With a callback: pending until its final event is delivered.
+    let seen = documents_until_after_the_end(&api, &called_id, Duration::ZERO).await;
+    assert!(
+        seen.iter()
+            .all(|d| ["pending", "delivered"]
+                .contains(&d["webhook"]["state"].as_str().unwrap_or(""))),
+        "{seen:?}"
+    );
+    api.wait_until(&called_id, Duration::from_secs(30), "delivered", |d| {
+        d["webhook"] == json!({"state": "delivered", "attempts": 1, "error": ""})
+    })
+    .await;
+    assert_eq!(finals(&receiver.calls()).len(), 1);
+}
+
+/// With the spec's schedule (a first retry 30 s after the first call): the
+/// status document shows when the failed call is due again, then 0 once it
+/// was delivered.
+async fn next_attempt_shows_the_retry_until_the_call_is_delivered(backend: Backend) {
+    let api = local_receiver_allowed(backend)
+        .env("API_WEBHOOK_SECRET", GLOBAL_SECRET)
+        .start()
+        .await;
+    let receiver = Receiver::start().await;
+    receiver.answer_next(&[500]);
+    let mut body = api.payload("Retried", vec![chapter("R", 1, 2)]);
+    body["pipeline"] = json!({"start": false});
+    body["callback_url"] = json!(receiver.url("/hook"));
+    let summary = api.submit_ok(&body).await;
+    let id = summary["request_id"].as_str().expect("id").to_owned();
+    let failed = api
+        .wait_until(&id, Duration::from_secs(20), "first failure", |d| {
+            d["webhook"]["attempts"] == 1 && d["webhook"]["error"] == "HTTP 500"
+        })
+        .await;
+    let first_call = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    assert_eq!(failed["webhook"]["state"], "pending", "{failed}");
+    let next = failed["next_attempt"].as_u64().expect("a number");
+    // The call was made less than a few seconds before this look.
+    assert!(
+        (first_call + 25..=first_call + 31).contains(&next),
+        "next_attempt {next}, now {first_call}: {failed}"
+    );
+    // The retry comes at that time and is delivered: nothing due any more.
+    let calls = receiver
+        .wait_until(Duration::from_secs(45), "the retry", |c| c.len() >= 2)
+        .await;
+    let retried_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    assert!(
+        retried_at + 1 >= next,
+        "retried at {retried_at}, due {next}"
+    );
+    assert_eq!(delivery_of(&calls[1]), format!("{id}:2"));
+    let doc = api
+        .wait_until(&id, Duration::from_secs(10), "delivered", |d| {
+            d["webhook"]["state"] == "delivered"
+        })
+        .await;
+    assert_eq!(doc["next_attempt"], 0, "{doc}");
+    assert_eq!(doc["webhook"]["attempts"], 2, "{doc}");
 }

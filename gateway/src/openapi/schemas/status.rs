@@ -6,7 +6,7 @@ use super::report::CompletionReport;
 use crate::operations::requests::SummaryView;
 use dragoman_model::estimate::Estimate;
 use dragoman_model::vocab::{
-    AnalysisMode, CallbackEvent, ContextBackend, Priority, ResultFormat, Stage, WebhookState,
+    AnalysisMode, CallbackEvent, ContextBackend, Priority, RequestWebhookState, ResultFormat, Stage,
 };
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -21,6 +21,11 @@ pub struct RequestDocument {
     /// Null until the request reaches a final status.
     #[schema(required = true)]
     pub finished_at: Option<i64>,
+    /// When the request's volume was deleted (Unix seconds); null while it
+    /// exists. The document is then the one kept from that moment, with no
+    /// stored result: the result answers 404 `volume_not_found`.
+    #[schema(required = true)]
+    pub volume_deleted_at: Option<i64>,
     /// The stage the request is in.
     pub stage: Stage,
     /// What the stage is doing (`reviewing`, `autopilot round 2`, …).
@@ -35,7 +40,11 @@ pub struct RequestDocument {
     /// Why the job stopped (`budget_exceeded`,
     /// `licence_quota_insufficient`, …); empty when none.
     pub stop_reason: String,
-    /// When the request is looked at again (Unix seconds; 0 when not due).
+    /// When the next call of a webhook that failed is due (Unix seconds):
+    /// the earliest retry of the request's final event and
+    /// `chapters.translated` batches; 0 when none is due (nothing failed,
+    /// or every call was delivered or failed for good).
+    #[schema(minimum = 0)]
     pub next_attempt: i64,
     pub chapters: RequestChapters,
     pub options: RequestOptions,
@@ -225,7 +234,10 @@ pub struct StoredResult {
 /// The final webhook's delivery (section 6).
 #[derive(Serialize, ToSchema)]
 pub struct WebhookStatus {
-    pub state: WebhookState,
+    /// `none` when the request named no `callback_url`: no call is due,
+    /// ever. Otherwise `pending` until the final event is delivered or
+    /// failed for good.
+    pub state: RequestWebhookState,
     pub attempts: i64,
     /// The last failure; empty when none.
     pub error: String,

@@ -165,7 +165,7 @@ async fn a_foreign_book_and_an_absent_one_are_refused_alike() {
             Err(SchedulerError::VolumeNotFound)
         ));
         assert!(matches!(
-            delete(&f.db, f.blobs.as_ref(), account, id).await,
+            delete(&f.db, f.blobs.as_ref(), &f.limits.queue, account, id).await,
             Err(SchedulerError::VolumeNotFound)
         ));
     }
@@ -204,7 +204,14 @@ async fn work_in_progress_refuses_languages_shelving_and_deletion() {
         Err(SchedulerError::BookWorking(_))
     ));
     assert!(matches!(
-        delete(&f.db, f.blobs.as_ref(), &f.account.id, &row.project_id).await,
+        delete(
+            &f.db,
+            f.blobs.as_ref(),
+            &f.limits.queue,
+            &f.account.id,
+            &row.project_id
+        )
+        .await,
         Err(SchedulerError::BookWorking(_))
     ));
     assert!(!f.volume(&row.project_id).await.archived);
@@ -340,9 +347,15 @@ async fn a_deletion_takes_everything_of_the_book_but_the_ledger() {
             count::<licence_word::Entity>(&f, licence_word::Column::ProjectId, &row.project_id)
                 .await;
 
-        let deleted = delete(&f.db, f.blobs.as_ref(), &f.account.id, &row.project_id)
-            .await
-            .expect("deleted");
+        let deleted = delete(
+            &f.db,
+            f.blobs.as_ref(),
+            &f.limits.queue,
+            &f.account.id,
+            &row.project_id,
+        )
+        .await
+        .expect("deleted");
         assert_eq!(deleted, row.project_id);
         let id = row.project_id.as_str();
         assert!(
@@ -387,12 +400,22 @@ async fn a_deletion_takes_everything_of_the_book_but_the_ledger() {
             ledger
         );
         assert!(ledger > 0);
+        // What its owner can still read of the request says what happened.
+        let kept_row = crate::deleted_requests::find(&f.db, &f.account.id, &row.id)
+            .await
+            .expect("select")
+            .expect("the request's document is kept");
+        assert_eq!(kept_row.project_id, row.project_id);
+        assert!(kept_row.document["volume_deleted_at"].as_i64().is_some());
+        assert_eq!(kept_row.document["request_id"], row.id.as_str());
+        assert!(kept_row.document["result"].is_null());
+        assert_eq!(crate::deleted_requests::status_of(&kept_row), row.status);
         // The other book of the series is untouched, and a second deletion
         // finds nothing.
         assert_eq!(f.chapters(&kept.project_id).await.len(), 2);
         assert_eq!(f.request(&kept.id).await.id, kept.id);
         assert!(matches!(
-            delete(&f.db, f.blobs.as_ref(), &f.account.id, id).await,
+            delete(&f.db, f.blobs.as_ref(), &f.limits.queue, &f.account.id, id).await,
             Err(SchedulerError::VolumeNotFound)
         ));
     })

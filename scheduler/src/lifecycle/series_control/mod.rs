@@ -75,18 +75,25 @@ use sea_orm::{
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-/// A refusal of one volume: the error code and an English message.
+/// A refusal of one volume: the error code, the detail its spec code leaves
+/// out, and an English message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VolumeRefusal {
     pub code: ErrorCode,
+    /// The refusal's own `reason` when it carries one (as in an error
+    /// envelope), else the variant's name when its spec code is shared
+    /// (`not_own_job` behind `conflict`).
+    pub reason: Option<String>,
     pub message: String,
 }
 
 impl From<SchedulerError> for VolumeRefusal {
     fn from(error: SchedulerError) -> VolumeRefusal {
         let sent = ServiceError::from(error);
+        let own = sent.extra.get("reason").and_then(|r| r.as_str());
         VolumeRefusal {
             code: sent.code,
+            reason: own.or(sent.code.reason()).map(str::to_owned),
             message: sent.message,
         }
     }
