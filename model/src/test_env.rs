@@ -69,6 +69,58 @@ pub fn corpus_file(name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// The error codes of the published contract, read from its section 7
+/// (`shared/spec/translation-automation-api.md` beside the corpus), or
+/// `None` (see [`missing`]: a failure under CI) when it cannot be read. A
+/// test that checks codes against them measures against the document, not
+/// against our own list of it.
+pub fn spec_error_codes() -> Option<Vec<String>> {
+    let path = corpus_dir().join("../spec/translation-automation-api.md");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(error_codes_of(&text)),
+        Err(e) => {
+            missing(&format!("the spec {}", path.display()), &e.to_string());
+            None
+        }
+    }
+}
+
+/// The codes of the table of section 7: in each row's second cell, the
+/// quoted words outside parentheses (inside them are the fields a code
+/// adds).
+fn error_codes_of(spec: &str) -> Vec<String> {
+    let section = spec
+        .split("\n## ")
+        .find(|s| s.starts_with("7. Errors"))
+        .unwrap_or_default();
+    let mut codes = Vec::new();
+    for row in section.lines().filter(|l| l.starts_with("| ")) {
+        let Some(cell) = row.split('|').nth(2) else {
+            continue;
+        };
+        let mut depth = 0usize;
+        let mut outside = String::new();
+        for c in cell.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ if depth == 0 => outside.push(c),
+                _ => {}
+            }
+        }
+        for (index, quoted) in outside.split('`').enumerate() {
+            if index % 2 == 1
+                && !quoted.is_empty()
+                && quoted.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && !codes.iter().any(|known| known == quoted)
+            {
+                codes.push(quoted.to_owned());
+            }
+        }
+    }
+    codes
+}
+
 fn decide(var: &str, value: Result<String, VarError>, ci: Option<&str>) -> Precondition {
     match value {
         Ok(url) if !url.trim().is_empty() => Precondition::Run(url),
@@ -158,5 +210,21 @@ mod tests {
     fn a_non_utf8_variable_fails() {
         let value = Err(VarError::NotUnicode(std::ffi::OsString::from("x")));
         assert!(matches!(decide(VAR, value, None), Precondition::Fail(_)));
+    }
+
+    #[test]
+    fn the_codes_are_read_from_the_errors_table_without_their_fields() {
+        let spec = "## 6. Events\n| 401 | `not_this` |\n\n## 7. Errors\n\n| Status | Codes |\n|---|---|\n\
+            | 402 | `budget_exceeded` (field `budget` {amount}); `allowance_insufficient` (fields `words`, `left`) |\n\
+            | 429 | `rate_limited` (header `Retry-After`); `queue_full` (fields `scope`: `token` or `account`) |\n\n## 8. Limits\n| x | `later` |\n";
+        assert_eq!(
+            error_codes_of(spec),
+            [
+                "budget_exceeded",
+                "allowance_insufficient",
+                "rate_limited",
+                "queue_full"
+            ]
+        );
     }
 }
