@@ -244,6 +244,26 @@ impl Installation {
     }
 }
 
+/// Reads the child's piped standard error as it comes, so the child never
+/// blocks on a full pipe; the text so far is there for failure messages.
+pub fn collect_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let mut err_pipe = child.stderr.take().expect("piped stderr");
+    let sink = stderr.clone();
+    tokio::spawn(async move {
+        let mut buffer = vec![0u8; 8192];
+        while let Ok(n) = err_pipe.read(&mut buffer).await {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut text) = sink.lock() {
+                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        }
+    });
+    stderr
+}
+
 fn temp_dir() -> TempDir {
     tempfile::Builder::new()
         .prefix("dragoman-e2e-")
@@ -361,20 +381,7 @@ impl ServerBuilder {
             .command()
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start dragoman: {e}"));
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut err_pipe = child.stderr.take().expect("piped stderr");
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            let mut buffer = vec![0u8; 8192];
-            while let Ok(n) = err_pipe.read(&mut buffer).await {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut text) = sink.lock() {
-                    text.push_str(&String::from_utf8_lossy(&buffer[..n]));
-                }
-            }
-        });
+        let stderr = collect_stderr(&mut child);
         let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
         let deadline = tokio::time::Instant::now() + START_TIMEOUT;
         let mut http = None;

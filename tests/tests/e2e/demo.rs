@@ -6,15 +6,15 @@
 //! token or request is added or changed, no file of the data folder is
 //! touched, and the demo's temporary data folder is gone once it stops.
 
+use dragoman_e2e::server::collect_stderr;
 use dragoman_e2e::{Backend, Installation, Server, Session, Simulator, on_both_backends};
 use sea_orm::{ConnectionTrait, Statement};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 on_both_backends!(the_demo_leaves_an_installation_as_it_found_it);
 
@@ -119,20 +119,7 @@ async fn run_demo(installation: &Installation, round: u32) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start dragoman demo");
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let mut err_pipe = child.stderr.take().expect("piped stderr");
-    let sink = stderr.clone();
-    tokio::spawn(async move {
-        let mut buffer = vec![0u8; 8192];
-        while let Ok(n) = err_pipe.read(&mut buffer).await {
-            if n == 0 {
-                break;
-            }
-            if let Ok(mut text) = sink.lock() {
-                text.push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-        }
-    });
+    let stderr = collect_stderr(&mut child);
     let last_words = |stdout: &str| {
         let text = stderr.lock().map(|t| t.clone()).unwrap_or_default();
         let tail = text.len().saturating_sub(6000);
