@@ -124,12 +124,18 @@ mod tests {
         assert_eq!(of(SignalCode::MarkupMismatch, 1), Severity::Critical);
         assert_eq!(of(SignalCode::LockedTerm, 1), Severity::Major);
         assert_eq!(of(SignalCode::NameDrift, 1), Severity::Major);
-        assert_eq!(of(SignalCode::GlossaryTerm, MAJOR_PENALTY), Severity::Major);
+        assert_eq!(of(SignalCode::GlossaryTerm, 1), Severity::Major);
+        assert_eq!(of(SignalCode::NumberMismatch, 1), Severity::Major);
+        assert_eq!(of(SignalCode::Omission, 1), Severity::Major);
+        assert_eq!(of(SignalCode::Punctuation, 40), Severity::Minor);
+        assert_eq!(of(SignalCode::Whitespace, 40), Severity::Minor);
+        // The codes without a severity of their own go by the penalty.
+        assert_eq!(of(SignalCode::LengthRatio, MAJOR_PENALTY), Severity::Major);
+        assert_eq!(of(SignalCode::LengthRatio, 5), Severity::Minor);
         assert_eq!(
-            of(SignalCode::GlossaryTerm, MAJOR_PENALTY - 1),
+            of(SignalCode::ReviewerFlag, MAJOR_PENALTY - 1),
             Severity::Minor
         );
-        assert_eq!(of(SignalCode::LengthRatio, 5), Severity::Minor);
     }
 
     #[test]
@@ -155,7 +161,7 @@ mod tests {
         let mut failed = passage(
             4,
             PassageStatus::Error,
-            json!([signal(SignalCode::GlossaryTerm, 4)]),
+            json!([signal(SignalCode::Punctuation, 4)]),
         );
         failed.last_error = Some("provider_error".into());
         let reasons =
@@ -171,7 +177,7 @@ mod tests {
                 ("p1", Severity::Minor, SignalCode::LengthRatio.as_str()),
                 ("p2", Severity::Critical, SignalCode::Unchanged.as_str()),
                 ("p3", Severity::Critical, "still unchanged after 2 rounds"),
-                ("p4", Severity::Minor, SignalCode::GlossaryTerm.as_str()),
+                ("p4", Severity::Minor, SignalCode::Punctuation.as_str()),
                 ("p4", Severity::Critical, "provider_error"),
             ]
         );

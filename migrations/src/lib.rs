@@ -19,6 +19,7 @@ mod m0006_passage_versions;
 mod m0007_prompt_cache;
 mod m0008_external_memory;
 mod m0009_deleted_requests;
+mod m0010_usage_stage;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0007_prompt_cache::Migration),
             Box::new(m0008_external_memory::Migration),
             Box::new(m0009_deleted_requests::Migration),
+            Box::new(m0010_usage_stage::Migration),
         ]
     }
 }

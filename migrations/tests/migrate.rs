@@ -23,7 +23,7 @@ use dragoman_model::ids::new_id;
 use dragoman_model::vocab::{
     AutopilotAction, AutopilotOutcome, BudgetPeriod, CallbackEvent, InputKind, JobStatus,
     PassageStatus, Priority, ProjectKind, ProviderKind, RequestStatus, ResultFormat, ResultScope,
-    SeriesKind, Stage, VersionReason, VolumeStatus, WebhookState,
+    SeriesKind, Stage, UsageStage, VersionReason, VolumeStatus, WebhookState,
 };
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection,
@@ -473,6 +473,7 @@ async fn exercise(db: &DatabaseConnection) {
             cached: false,
             cached_prompt_tokens: 1024,
             cache_write_tokens: 0,
+            stage: UsageStage::Review,
             cost: Some(0.000_42),
             duration_ms: 1534,
             status: "ok".into(),

@@ -29,18 +29,23 @@ pub struct Signal {
 }
 
 impl Signal {
-    /// How serious an issue the signal makes: an unusable translation is
-    /// critical; a locked term, a drifted name or a heavy penalty major.
+    /// How serious an issue the signal makes: its code's severity
+    /// ([`SignalCode::severity`]), else (a length outside the band, a
+    /// reviewer's flags) major from [`MAJOR_PENALTY`], minor below.
     pub fn severity(&self) -> Severity {
-        if self.code.is_hard() {
-            Severity::Critical
-        } else if matches!(self.code, SignalCode::LockedTerm | SignalCode::NameDrift)
-            || self.penalty >= MAJOR_PENALTY
-        {
-            Severity::Major
-        } else {
-            Severity::Minor
-        }
+        self.code
+            .severity()
+            .unwrap_or(if self.penalty >= MAJOR_PENALTY {
+                Severity::Major
+            } else {
+                Severity::Minor
+            })
+    }
+
+    /// Whether the signal is a major or critical issue: the autopilot
+    /// takes the passage up whatever its score.
+    pub fn serious(&self) -> bool {
+        self.severity() != Severity::Minor
     }
 }
 

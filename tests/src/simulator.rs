@@ -1,10 +1,14 @@
 //! The provider simulator as a separate process:
 //! `dragoman simulate-provider --listen 127.0.0.1:0 …`, started from the same
 //! binary as the service, read for its address, asked for its `/stats`,
-//! `/prompts` and `/faults`, and killed on drop.
+//! `/prompts` and `/faults`, and killed on drop. With `--translator
+//! apertium` ([`Simulator::start_apertium`]) it translates with Apertium,
+//! which the machine must have with the `eng-spa` pair
+//! ([`apertium_installed`]).
 
 use crate::binary;
 use crate::server::START_TIMEOUT;
+use dragoman_model::test_env;
 use serde_json::Value;
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -63,6 +67,22 @@ impl Simulator {
             base,
             client: reqwest::Client::new(),
         }
+    }
+
+    /// Starts the simulator with `--translator apertium` and `flags`;
+    /// `None` when Apertium or its `eng-spa` pair is missing (see
+    /// [`apertium_installed`]: a failure under CI, a skip elsewhere).
+    ///
+    /// # Panics
+    ///
+    /// As [`Simulator::start`].
+    pub async fn start_apertium(flags: &[&str]) -> Option<Simulator> {
+        if !apertium_installed() {
+            return None;
+        }
+        let mut all = vec!["--translator", "apertium"];
+        all.extend_from_slice(flags);
+        Some(Simulator::start(&all).await)
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -167,5 +187,28 @@ impl Simulator {
         self.stats().await["requests"]
             .as_u64()
             .expect("stats.requests")
+    }
+}
+
+/// Whether `apertium` is on `PATH` with the `eng-spa` pair (what
+/// `--translator apertium` needs for English to Spanish); when not,
+/// [`test_env::missing`] decides: a failure under CI, else a skip.
+pub fn apertium_installed() -> bool {
+    match std::process::Command::new("apertium").arg("-l").output() {
+        Ok(listed) => {
+            let modes = String::from_utf8_lossy(&listed.stdout);
+            if modes.lines().any(|m| m.trim() == "eng-spa") {
+                return true;
+            }
+            test_env::missing(
+                "the Apertium pair eng-spa",
+                &format!("apertium -l lists: {}", modes.trim()),
+            );
+            false
+        }
+        Err(e) => {
+            test_env::missing("apertium", &format!("not on PATH: {e}"));
+            false
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! `provider_calls`: one row per call to a language model, for usage and cost accounting.
 
+use crate::vocab::UsageStage;
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +28,10 @@ pub struct Model {
     /// Prompt tokens (within `prompt_tokens`) the provider wrote to its
     /// prompt cache (Anthropic bills them above the input price).
     pub cache_write_tokens: i64,
+    /// The pipeline stage the call was made for, by which the report
+    /// splits its usage (`translation` for calls recorded before stages
+    /// were).
+    pub stage: UsageStage,
     pub cost: Option<f64>,
     pub duration_ms: i64,
     pub status: String,

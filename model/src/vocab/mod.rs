@@ -19,6 +19,7 @@ mod quality;
 mod results;
 mod scope;
 mod status;
+mod usage;
 
 pub use channel::Channel;
 pub use error_code::ErrorCode;
@@ -36,6 +37,7 @@ pub use status::{
     JobOutcome, JobStatus, PassageStatus, RequestStatus, RequestWebhookState, VolumeStatus,
     WebhookState,
 };
+pub use usage::UsageStage;
 
 /// A string that names no value of a vocabulary type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

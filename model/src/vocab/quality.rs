@@ -32,6 +32,28 @@ vocabulary! {
         ReviewerFlag = "reviewer_flag",
         /// The passage has no translation at all.
         Untranslated = "untranslated",
+        /// A number, date or time of the source is missing or changed.
+        NumberMismatch = "number_mismatch",
+        /// A sentence of the source has no counterpart in the translation.
+        Omission = "omission",
+        /// The translation has a sentence the source does not.
+        Addition = "addition",
+        /// A sentence of the translation is still in the source language.
+        PartialTranslation = "partial_translation",
+        /// Two neighbouring sentences of the translation are in each
+        /// other's place.
+        SentenceOrder = "sentence_order",
+        /// A URL or e-mail address of the source is missing or altered.
+        UrlMismatch = "url_mismatch",
+        /// Quotes or brackets unbalanced, an ellipsis or the final
+        /// punctuation lost.
+        Punctuation = "punctuation",
+        /// A word written twice in a row where the source has no such
+        /// repetition.
+        RepeatedWord = "repeated_word",
+        /// Doubled spaces or a space before punctuation the target
+        /// language does not put one before.
+        Whitespace = "whitespace",
     }
 }
 
@@ -54,6 +76,24 @@ impl SignalCode {
     /// a locked term, which a delivered translation must honour.
     pub fn must_fix(self) -> bool {
         self.is_hard() || self == SignalCode::LockedTerm
+    }
+
+    /// How serious an issue the code makes on its own: an unusable
+    /// translation is critical; a fault of meaning (a number, a sentence
+    /// lost, added or left untranslated, a name, a term, a link) major;
+    /// form minor. `None` for the codes whose severity is their penalty's
+    /// (a length outside the band, a reviewer's flags).
+    pub fn severity(self) -> Option<Severity> {
+        use SignalCode::*;
+        match self {
+            MarkupMismatch | Unchanged | WrongLanguage | Refusal | Truncated | Untranslated => {
+                Some(Severity::Critical)
+            }
+            LockedTerm | GlossaryTerm | NameDrift | NumberMismatch | Omission | Addition
+            | PartialTranslation | SentenceOrder | UrlMismatch => Some(Severity::Major),
+            Punctuation | RepeatedWord | Whitespace => Some(Severity::Minor),
+            LengthRatio | ReviewerFlag => None,
+        }
     }
 }
 

@@ -37,6 +37,19 @@
 //! (97 %; the misses are short dialogue lines and a title page whatlang
 //! cannot place). Real French, German and Spanish into their own language
 //! are never flagged, and into one another always.
+//!
+//! On real text, the restriction changes nothing measured: of the same
+//! novel's 1,000 paragraphs of at least 40 letters machine-translated by
+//! Apertium, with or without it, the Spanish is flagged for en→es 4 times
+//! (0.4 %, read as Portuguese: broken machine Spanish), the Catalan for
+//! en→ca never; the English sent back is flagged 985 times for en→es and
+//! 981 for en→ca (by both rules together), the Spanish sent for en→ca or
+//! en→fr 830 times; a human German translation (calibre's guide, 63
+//! paragraphs) is never flagged for en→de. Nor does asking whatlang, as
+//! for the source's language, to confirm the other language against the
+//! target alone change any of these counts. The restriction stays as a
+//! prior on the languages a wrong answer comes in; its one measured effect
+//! is that text which is no language at all is not called a small one.
 
 use whatlang::{Detector, Info, Lang, Script};
 
@@ -180,7 +193,7 @@ pub(super) fn lang_of(tag: &str) -> Option<Lang> {
     None
 }
 
-fn close(a: Lang, b: Lang) -> bool {
+pub(super) fn close(a: Lang, b: Lang) -> bool {
     CLOSE
         .iter()
         .any(|&(x, y)| (x, y) == (a, b) || (y, x) == (a, b))

@@ -19,28 +19,53 @@
 //! | `locked_term` | 25 per term, at most 50 | a locked term of the source missing (`terms.rs`) |
 //! | `glossary_term` | 10 per term, at most 20 | another glossary term missing (`terms.rs`) |
 //! | `name_drift` | 15 per name, at most 30 | a character's rendering missing (`terms.rs`) |
-//! | `length_ratio` | 20, 35 beyond twice outside the band | length outside half to twice the expected (`length.rs`) |
+//! | `partial_translation` | 30 per sentence, at most 50 | a sentence still in the source language (`partial.rs`) |
+//! | `omission` | 20 per sentence, at most 40 | a source sentence without counterpart (`sentences.rs`) |
+//! | `addition` | 15 per sentence, at most 30 | a sentence the source does not have (`sentences.rs`) |
+//! | `sentence_order` | 20 per pair, at most 40 | two neighbouring sentences in each other's place (`order.rs`) |
+//! | `number_mismatch` | 15 per number, at most 30 | a number, date or time missing or changed (`numbers.rs`) |
+//! | `url_mismatch` | 15 per link, at most 30 | a URL or e-mail address missing or altered (`symbols.rs`) |
+//! | `length_ratio` | 20, 35 beyond twice outside the band | length outside half to twice the expected, no sentence omitted or added (`length.rs`) |
+//! | `punctuation` | 5 per finding, at most 10 | quotes or brackets unbalanced, ellipsis or final punctuation lost (`symbols.rs`) |
+//! | `repeated_word` | 5 per word, at most 10 | a word twice in a row the source does not repeat (`symbols.rs`) |
+//! | `whitespace` | 2 | doubled spaces, a space before punctuation the target does not space (`symbols.rs`) |
 //! | `reviewer_flag` | minor 5, major 15, critical 30, summed, at most 45 | the review pass flagged it |
 //!
 //! A refusal, an unchanged translation or one in the wrong language is not
 //! a translation, so it is not also measured, nor checked for terms and
 //! names (the later checks are skipped); a truncated one is not also
-//! given `length_ratio`. Markup and reviewer flags always count.
+//! given `length_ratio`, nor checked for omitted sentences. Markup and
+//! reviewer flags always count.
+//!
+//! Severity ([`SignalCode::severity`]): the hard signals are critical;
+//! faults of meaning (terms, names, numbers, sentences omitted, added or
+//! left untranslated, links) major; form (punctuation, repeated words,
+//! whitespace) minor; `length_ratio` and `reviewer_flag` major from 15
+//! points. The autopilot takes up every passage with a major or critical
+//! signal, whatever its score.
 //!
 //! Status: no translation → `source_retained` (score 0); a refusal →
 //! `refused`; any other hard signal ([`SignalCode::is_hard`]) → `error`;
-//! any other signal, or a score under the caller's `review_below` →
-//! `check`; otherwise `ok`.
+//! a major signal, or a score under the caller's `review_below` →
+//! `check`; otherwise (nothing found, or only minor signals) `ok`.
 //!
 //! [`SignalCode::is_hard`]: dragoman_model::vocab::SignalCode::is_hard
+//! [`SignalCode::severity`]: dragoman_model::vocab::SignalCode::severity
 //! [`check_placeholders`]: crate::translate::check_placeholders
 
 mod language;
 mod length;
+mod numbers;
+mod order;
+mod partial;
+#[cfg(test)]
+mod properties;
 mod refusal;
 #[cfg(test)]
 mod samples;
+mod sentences;
 mod signals;
+mod symbols;
 mod terms;
 #[cfg(test)]
 mod tests;

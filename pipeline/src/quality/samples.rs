@@ -1,6 +1,7 @@
 //! Sample texts for the quality tests: English novel-like paragraphs
-//! written for these tests, and real French, German, Spanish and Russian
-//! renderings of some of them.
+//! written for these tests, and faithful French, German, Spanish and
+//! Russian translations of some of them (every sentence rendered, none
+//! added, as the sentence checks expect of a clean translation).
 
 /// English paragraphs of 20 to 80 words, prose as in a novel.
 pub(super) const EN: &[&str] = &[
@@ -18,29 +19,29 @@ pub(super) const EN: &[&str] = &[
     "The market square was full of noise and colour. Merchants shouted their prices over one another, dogs wove between the stalls in search of scraps, and a boy with a drum marched up and down as if he were leading an army.",
 ];
 
-/// French renderings of the first paragraphs.
+/// French translations of the first paragraphs, sentence for sentence.
 pub(super) const FR: &[&str] = &[
-    "La pluie n'avait pas cessé depuis trois jours, et la rivière derrière le moulin montait plus vite que personne au village ne voulait l'admettre. Marthe regardait l'eau s'approcher du mur du jardin.",
-    "Il avait promis d'écrire chaque semaine. Pendant le premier mois, il a tenu parole, et les lettres arrivaient le mardi, pleines de nouvelles de la ville. Puis elles sont devenues plus rares.",
-    "« Tu n'aurais pas dû revenir », dit le vieil homme sans se retourner. Sa voix était calme, presque douce, mais quelque chose en elle fit hésiter Thomas sur le seuil.",
+    "La pluie n'avait pas cessé depuis trois jours, et la rivière derrière le moulin montait plus vite que personne au village ne voulait l'admettre. Marthe se tenait à la fenêtre de la cuisine, une tasse de thé froid à la main, et regardait l'eau ramper vers le mur du jardin.",
+    "Il avait promis d'écrire chaque semaine. Le premier mois, il tint parole, et les lettres arrivaient le mardi, pleines de nouvelles de la ville et des gens qu'il y rencontrait. Puis elles se firent plus minces, et enfin elles cessèrent.",
+    "« Tu n'aurais pas dû revenir », dit le vieil homme sans se retourner. Sa voix était calme, presque douce, mais il y avait en elle quelque chose qui fit s'arrêter Thomas sur le seuil, la main sur la porte.",
 ];
 
-/// German renderings of the first paragraphs.
+/// German translations of the first paragraphs, sentence for sentence.
 pub(super) const DE: &[&str] = &[
-    "Der Regen hatte seit drei Tagen nicht aufgehört, und der Fluss hinter der Mühle stieg schneller, als irgendjemand im Dorf zugeben wollte. Martha stand am Küchenfenster und sah dem Wasser zu.",
-    "Er hatte versprochen, jede Woche zu schreiben. Im ersten Monat hielt er sein Wort, und die Briefe kamen dienstags. Dann wurden sie dünner, und schließlich blieben sie ganz aus.",
-    "„Du hättest nicht zurückkommen sollen“, sagte der alte Mann, ohne sich umzudrehen. Seine Stimme war leise, fast sanft, aber etwas darin ließ Thomas an der Schwelle stehen bleiben.",
+    "Der Regen hatte seit drei Tagen nicht aufgehört, und der Fluss hinter der Mühle stieg schneller, als irgendjemand im Dorf zugeben wollte. Martha stand mit einer Tasse kaltem Tee am Küchenfenster und sah zu, wie das Wasser auf die Gartenmauer zukroch.",
+    "Er hatte versprochen, jede Woche zu schreiben. Im ersten Monat hielt er sein Wort, und die Briefe kamen dienstags, voller Neuigkeiten aus der Stadt und von den Menschen, die er dort traf. Dann wurden sie dünner, und dann blieben sie ganz aus.",
+    "„Du hättest nicht zurückkommen sollen“, sagte der alte Mann, ohne sich umzudrehen. Seine Stimme war leise, fast sanft, aber etwas darin ließ Thomas auf der Schwelle innehalten, die Hand an der Tür.",
 ];
 
-/// Spanish renderings of the first paragraphs.
+/// Spanish translations of the first paragraphs, sentence for sentence.
 pub(super) const ES: &[&str] = &[
-    "La lluvia no había parado en tres días, y el río detrás del molino crecía más rápido de lo que nadie en el pueblo quería admitir. Marta miraba el agua acercarse al muro del jardín.",
-    "Había prometido escribir cada semana. Durante el primer mes cumplió su palabra, y las cartas llegaban los martes, llenas de noticias de la ciudad. Luego se hicieron más escasas.",
-    "«No deberías haber vuelto», dijo el viejo sin darse la vuelta. Su voz era tranquila, casi amable, pero había algo en ella que hizo que Tomás se detuviera en el umbral.",
+    "La lluvia no había parado en tres días, y el río detrás del molino crecía más rápido de lo que nadie en el pueblo quería admitir. Marta estaba junto a la ventana de la cocina con una taza de té frío, mirando cómo el agua avanzaba hacia el muro del jardín.",
+    "Había prometido escribir cada semana. Durante el primer mes cumplió su palabra, y las cartas llegaban los martes, llenas de noticias de la ciudad y de la gente que conocía allí. Luego se fueron haciendo más escasas, y después dejaron de llegar.",
+    "«No deberías haber vuelto», dijo el viejo sin darse la vuelta. Su voz era tranquila, casi amable, pero había algo en ella que hizo que Tomás se detuviera en el umbral, con la mano en la puerta.",
 ];
 
-/// A Russian rendering of the first paragraph.
-pub(super) const RU: &str = "Дождь не прекращался уже три дня, и река за мельницей поднималась быстрее, чем кто-либо в деревне хотел признать. Марта стояла у кухонного окна и смотрела на воду.";
+/// A Russian translation of the first paragraph.
+pub(super) const RU: &str = "Дождь не прекращался уже три дня, и река за мельницей поднималась быстрее, чем кто-либо в деревне хотел признать. Марта стояла у кухонного окна с чашкой холодного чая и смотрела, как вода подбирается к садовой стене.";
 
 #[test]
 fn the_english_paragraphs_are_as_described() {

@@ -6,7 +6,10 @@ use dragoman_model::vocab::{PassageStatus, Severity, SignalCode};
 
 use super::length::{self, Deviation};
 use super::text;
-use super::{Assessment, Check, Flag, Sheet, Signal, language, refusal, terms};
+use super::{
+    Assessment, Check, Flag, Sheet, Signal, language, numbers, order, partial, refusal, sentences,
+    symbols, terms,
+};
 use crate::translate::check_placeholders;
 
 /// Penalties, in points off 100.
@@ -29,6 +32,23 @@ pub(super) mod penalty {
     pub const FLAG_MAJOR: u32 = 15;
     pub const FLAG_CRITICAL: u32 = 30;
     pub const FLAGS_MAX: u32 = 45;
+    pub const NUMBER: u32 = 15;
+    pub const NUMBER_MAX: u32 = 30;
+    pub const OMISSION: u32 = 20;
+    pub const OMISSION_MAX: u32 = 40;
+    pub const ADDITION: u32 = 15;
+    pub const ADDITION_MAX: u32 = 30;
+    pub const PARTIAL: u32 = 30;
+    pub const PARTIAL_MAX: u32 = 50;
+    pub const ORDER: u32 = 20;
+    pub const ORDER_MAX: u32 = 40;
+    pub const URL: u32 = 15;
+    pub const URL_MAX: u32 = 30;
+    pub const PUNCTUATION: u32 = 5;
+    pub const PUNCTUATION_MAX: u32 = 10;
+    pub const REPEATED_WORD: u32 = 5;
+    pub const REPEATED_WORD_MAX: u32 = 10;
+    pub const WHITESPACE: u32 = 2;
 }
 
 /// The fewest words with letters a source needs for an identical
@@ -59,6 +79,136 @@ fn unchanged(check: &Check<'_>, source: &str, translation: &str) -> bool {
     text::primary(check.source_language) != text::primary(check.target_language)
         && text::words_with_letters(source) >= UNCHANGED_MIN_WORDS
         && text::normalized(source) == text::normalized(translation)
+}
+
+/// A signal for `found` items at `each` points (at most `max`), its
+/// message `what` followed by the items; nothing when none was found.
+fn listed(
+    code: SignalCode,
+    found: &[String],
+    each: u32,
+    max: u32,
+    what: &str,
+    out: &mut Vec<Signal>,
+) {
+    if !found.is_empty() {
+        out.push(signal(
+            code,
+            found.len(),
+            capped(found.len(), each, max),
+            &format!("{what}: {}", text::listing(found)),
+        ));
+    }
+}
+
+/// The fidelity checks of a translation: numbers, sentences omitted,
+/// added or left in the source language, links, punctuation and
+/// whitespace. Returns whether a sentence was found omitted or added,
+/// which explains a length outside the band.
+fn fidelity_signals(
+    check: &Check<'_>,
+    source: &str,
+    translation: &str,
+    truncated: bool,
+    out: &mut Vec<Signal>,
+) -> bool {
+    let (from, to) = (check.source_language, check.target_language);
+    listed(
+        SignalCode::NumberMismatch,
+        &numbers::mismatches(source, translation, from, to),
+        penalty::NUMBER,
+        penalty::NUMBER_MAX,
+        "numbers of the source missing or changed",
+        out,
+    );
+    let partial = partial::untranslated_sentences(source, translation, from, to);
+    listed(
+        SignalCode::PartialTranslation,
+        &partial,
+        penalty::PARTIAL,
+        penalty::PARTIAL_MAX,
+        "sentences left in the source language",
+        out,
+    );
+    let mut aligned = false;
+    if !truncated {
+        // A cut translation lacks its last sentences because of the cut.
+        let alignment = sentences::align(source, translation, from, to);
+        listed(
+            SignalCode::Omission,
+            &alignment.omitted,
+            penalty::OMISSION,
+            penalty::OMISSION_MAX,
+            "source sentences missing from the translation",
+            out,
+        );
+        // A sentence left in the source language is not also an addition.
+        let added: Vec<String> = alignment
+            .added
+            .into_iter()
+            .filter(|a| !partial.contains(a))
+            .collect();
+        listed(
+            SignalCode::Addition,
+            &added,
+            penalty::ADDITION,
+            penalty::ADDITION_MAX,
+            "sentences the source does not have",
+            out,
+        );
+        aligned = !alignment.omitted.is_empty() || !added.is_empty();
+        if !aligned {
+            listed(
+                SignalCode::SentenceOrder,
+                &order::swapped(source, translation, from, to),
+                penalty::ORDER,
+                penalty::ORDER_MAX,
+                "sentences in each other's place",
+                out,
+            );
+        }
+    }
+    let found = symbols::check(source, translation, from, to);
+    listed(
+        SignalCode::UrlMismatch,
+        &found.urls,
+        penalty::URL,
+        penalty::URL_MAX,
+        "URLs or e-mail addresses missing or altered",
+        out,
+    );
+    // A cut translation loses its final mark, closing quotes and
+    // ellipses because of the cut.
+    let punctuation = if truncated {
+        &[][..]
+    } else {
+        &found.punctuation
+    };
+    listed(
+        SignalCode::Punctuation,
+        punctuation,
+        penalty::PUNCTUATION,
+        penalty::PUNCTUATION_MAX,
+        "punctuation",
+        out,
+    );
+    listed(
+        SignalCode::RepeatedWord,
+        &found.repeated,
+        penalty::REPEATED_WORD,
+        penalty::REPEATED_WORD_MAX,
+        "words repeated",
+        out,
+    );
+    listed(
+        SignalCode::Whitespace,
+        &found.whitespace,
+        penalty::WHITESPACE,
+        penalty::WHITESPACE,
+        "whitespace",
+        out,
+    );
+    aligned
 }
 
 fn flag_penalty(flag: &Flag) -> u32 {
@@ -101,7 +251,9 @@ fn content_signals(
     out: &mut Vec<Signal>,
 ) {
     let (from, to) = (check.source_language, check.target_language);
-    if length::truncated(source, translation, from, to) {
+    let truncated = length::truncated(source, translation, from, to);
+    let aligned = fidelity_signals(check, source, translation, truncated, out);
+    if truncated {
         let tail: String = {
             let rev: Vec<char> = translation.trim().chars().rev().take(40).collect();
             rev.into_iter().rev().collect()
@@ -113,8 +265,10 @@ fn content_signals(
             &format!("the translation stops before the source does: \"…{tail}\""),
         ));
     } else if let Some((deviation, ratio, expected)) = length::check(source, translation, from, to)
+        && !aligned
     {
-        // Only when not truncated: a cut translation is short because of it.
+        // Only when not truncated, nor a sentence found omitted or added:
+        // those say why the length is off.
         let cost = match deviation {
             Deviation::Outside => penalty::LENGTH_RATIO,
             Deviation::Far => penalty::LENGTH_RATIO_FAR,
@@ -230,13 +384,14 @@ fn translated_signals(check: &Check<'_>, translation: &str, sheet: &Sheet) -> Ve
     out
 }
 
-/// The status the signals and the score give.
+/// The status the signals and the score give: a minor signal alone (a
+/// stray space, a lost final stop) costs points but asks nobody to look.
 fn status_of(signals: &[Signal], score: i32, review_below: i32) -> PassageStatus {
     if signals.iter().any(|s| s.code == SignalCode::Refusal) {
         PassageStatus::Refused
     } else if signals.iter().any(|s| s.code.is_hard()) {
         PassageStatus::Error
-    } else if !signals.is_empty() || score < review_below {
+    } else if signals.iter().any(Signal::serious) || score < review_below {
         PassageStatus::Check
     } else {
         PassageStatus::Ok
@@ -247,8 +402,8 @@ fn status_of(signals: &[Signal], score: i32, review_below: i32) -> PassageStatus
 /// from 0 to 100) and its status. A passage without a translation is
 /// `untranslated`, scores 0 and keeps its source text
 /// ([`PassageStatus::SourceRetained`]); otherwise a refusal makes it
-/// `refused`, another hard signal `error`, any other signal or a score
-/// under `review_below` `check`, and it is `ok` when nothing was found.
+/// `refused`, another hard signal `error`, a major signal or a score
+/// under `review_below` `check`, and it is `ok` otherwise.
 pub fn assess(check: &Check<'_>, sheet: &Sheet, review_below: i32) -> Assessment {
     let Some(translation) = check.translation else {
         return Assessment {

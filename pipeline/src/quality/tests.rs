@@ -209,13 +209,25 @@ fn wrong_language_table() {
     }
 }
 
+/// `text` with each sentence saying its words `times` over, as a
+/// verbose translation might: as many sentences, each far longer.
+fn wordy(text: &str, times: usize) -> String {
+    sentences::split(text)
+        .iter()
+        .map(|s| {
+            let body = s.trim_end_matches('.');
+            format!("{}.", vec![body; times].join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn length_ratio_table() {
-    let long = [FR[0], FR[1], FR[2]].join(" ");
     let cases = [
         (EN[0], FR[0].to_owned(), None),
-        (EN[0], long.clone(), Some(20)),
-        (EN[0], [long.as_str(), &long].join(" "), Some(35)),
+        (EN[0], wordy(FR[0], 3), Some(20)),
+        (EN[0], wordy(FR[0], 5), Some(35)),
         (
             "Short line.",
             "Une ligne bien plus longue que sa source.".to_owned(),
@@ -230,6 +242,53 @@ fn length_ratio_table() {
             assert_eq!(a.status, PassageStatus::Check);
             assert_eq!(a.score, 100 - i32::try_from(p).unwrap_or(0));
         }
+    }
+}
+
+#[test]
+fn sentence_signals_table() {
+    // EN[1] and its translation have three sentences each.
+    let fr = sentences::split(FR[1]);
+    let en = sentences::split(EN[1]);
+    assert_eq!((fr.len(), en.len()), (3, 3));
+    let extra = "Il pleuvait ce jour-là sur toute la ville et sur le vieux port.";
+    let english_extra = "It was raining over the whole town and the old harbour that day.";
+    let cases = [
+        ([fr[0], fr[2]].join(" "), SignalCode::Omission, 20, en[1]),
+        (
+            [fr[0], fr[1], extra, fr[2]].join(" "),
+            SignalCode::Addition,
+            15,
+            extra,
+        ),
+        (
+            [fr[0], fr[1], en[2]].join(" "),
+            SignalCode::PartialTranslation,
+            30,
+            en[2],
+        ),
+        // An added sentence in English is one left in the source language,
+        // not also an addition.
+        (
+            [fr[0], fr[1], english_extra, fr[2]].join(" "),
+            SignalCode::PartialTranslation,
+            30,
+            english_extra,
+        ),
+    ];
+    for (translation, code, penalty, sentence) in cases {
+        let a = assess_en_fr(EN[1], Some(&translation), &[]);
+        assert_eq!(codes(&a), vec![code], "{translation}");
+        let signal = &a.signals[0];
+        assert_eq!(
+            (signal.count, signal.penalty),
+            (1, penalty),
+            "{translation}"
+        );
+        assert!(signal.message.contains(sentence), "{}", signal.message);
+        assert_eq!(a.score, 100 - i32::try_from(penalty).unwrap_or(0));
+        assert_eq!(a.status, PassageStatus::Check);
+        assert!(a.serious(), "{translation}");
     }
 }
 
@@ -401,7 +460,13 @@ fn reviewer_flags_are_summed_and_capped() {
         assert_eq!(got, want);
         if let Some((_, p)) = want {
             assert_eq!(a.score, 100 - i32::try_from(p).unwrap_or(0));
-            assert_eq!(a.status, PassageStatus::Check);
+            // One minor flag (5 points) asks nobody to look; from 15 it does.
+            let status = if p >= 15 {
+                PassageStatus::Check
+            } else {
+                PassageStatus::Ok
+            };
+            assert_eq!(a.status, status);
             assert!(!a.must_fix());
         }
     }
@@ -445,9 +510,13 @@ fn score_and_status_rules() {
         ]
     );
     assert_eq!((a.score, a.status), (0, PassageStatus::Refused));
-    // A soft signal with a high score is still checked.
+    // A minor signal with a high score costs points but flags nothing; a
+    // major one is checked whatever the score.
     let a = assess_en_fr(EN[0], Some(FR[0]), &[flag(Severity::Minor)]);
-    assert_eq!((a.score, a.status), (95, PassageStatus::Check));
+    assert_eq!((a.score, a.status), (95, PassageStatus::Ok));
+    let a = assess_en_fr(EN[0], Some(FR[0]), &[flag(Severity::Major)]);
+    assert_eq!((a.score, a.status), (85, PassageStatus::Check));
+    assert!(a.serious());
 }
 
 #[test]

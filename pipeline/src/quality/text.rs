@@ -65,7 +65,7 @@ pub(super) fn primary(tag: &str) -> String {
 
 /// Scripts written without spaces between words: there a name or a term
 /// is not set off by word boundaries, so none is required.
-fn unspaced(c: char) -> bool {
+pub(super) fn unspaced(c: char) -> bool {
     matches!(c,
         '\u{0E00}'..='\u{0EFF}'      // Thai, Lao
         | '\u{1000}'..='\u{109F}'    // Myanmar

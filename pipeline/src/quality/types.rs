@@ -69,6 +69,12 @@ impl Assessment {
         self.signals.iter().any(|s| s.code.must_fix())
     }
 
+    /// Whether a signal is a major or critical issue: the autopilot takes
+    /// the passage up whatever its score.
+    pub fn serious(&self) -> bool {
+        self.signals.iter().any(Signal::serious)
+    }
+
     /// Whether a signal makes the translation unusable.
     pub fn hard(&self) -> bool {
         self.signals.iter().any(|s| s.code.is_hard())

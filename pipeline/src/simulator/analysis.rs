@@ -5,7 +5,8 @@
 //! On the text with its placeholders removed:
 //! - characters: every capitalised word (one capital, then lower-case
 //!   letters) that does not start a sentence and is not in [`STOP`], once
-//!   per passage, rendered by [`pseudo::render`]; `Alice (Ally)` gives
+//!   per passage, rendered by [`super::pseudo::render`] (kept as it is in
+//!   `--translator apertium` mode); `Alice (Ally)` gives
 //!   `Alice` with the alias `Ally`, which is then no entity of its own;
 //! - terms: every all-capitals word of three letters or more;
 //! - style: `tense` past when a word ends in "ed", `register` literary when
@@ -14,7 +15,6 @@
 
 use dragoman_book::placeholder::{self, Token};
 
-use super::pseudo;
 use crate::analysis::{AnalysisAnswer, AnalysisMessage, AnswerAnalysis};
 use dragoman_model::analysis::{ExtractedEntity, ExtractedTerm, Extraction, StyleNote};
 use dragoman_model::vocab::{BibleAspect, EntityKind};
@@ -57,16 +57,20 @@ const EVENT_CHARS: usize = 80;
 /// Quotes skipped when looking for what precedes a word.
 const QUOTES: [char; 11] = ['"', '\'', '“', '”', '‘', '’', '«', '»', '„', '‹', '›'];
 
+/// How a name or a term reads in a target language.
+pub(super) type Render = fn(&str, &str) -> String;
+
 /// The answer to an analysis message: one analysis per passage, same ids,
-/// same order.
-pub(super) fn answer(message: &AnalysisMessage) -> String {
+/// same order; names and terms rendered by `render` ([`super::pseudo::render`],
+/// or kept as they are in `--translator apertium` mode).
+pub(super) fn answer(message: &AnalysisMessage, render: Render) -> String {
     let answer = AnalysisAnswer {
         analyses: message
             .passages
             .iter()
             .map(|p| AnswerAnalysis {
                 id: serde_json::Value::String(p.id.clone()),
-                extraction: analyse(&p.text, &message.target_language),
+                extraction: analyse(&p.text, &message.target_language, render),
             })
             .collect(),
     };
@@ -90,7 +94,7 @@ pub(super) fn strip_placeholders(text: &str) -> String {
 }
 
 /// The analysis of one passage.
-fn analyse(text: &str, target: &str) -> Extraction {
+fn analyse(text: &str, target: &str, render: Render) -> Extraction {
     let text = strip_placeholders(text);
     let sentences = sentences(&text);
     let evidence = |at: usize| {
@@ -104,7 +108,7 @@ fn analyse(text: &str, target: &str) -> Extraction {
         .into_iter()
         .map(|name| ExtractedEntity {
             kind: EntityKind::Character,
-            target_name: Some(pseudo::render(&name.name, target)),
+            target_name: Some(render(&name.name, target)),
             description: "named in the text".into(),
             evidence: evidence(name.at),
             aliases: name.aliases,
@@ -119,7 +123,7 @@ fn analyse(text: &str, target: &str) -> Extraction {
         if caps && !terms.iter().any(|t| t.source == word) {
             terms.push(ExtractedTerm {
                 source: word.to_owned(),
-                translation: Some(pseudo::render(word, target)),
+                translation: Some(render(word, target)),
                 category: "term".into(),
                 evidence: evidence(at),
             });
@@ -291,6 +295,7 @@ fn clip(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pseudo;
     use super::*;
     use crate::translate::PassageIn;
 
@@ -313,7 +318,7 @@ mod tests {
     fn a_sample_passage_is_analysed() {
         let text = "Bob met Alice (Ally) on Monday near the ⟦1⟧WARPCORE⟦/1⟧. \
             \"Carol\" waved: Dana smiled. Then Mr Evans called Alice again and Ally listened.";
-        let answer = answer(&message(&[("p1", text), ("p2", "short")]));
+        let answer = answer(&message(&[("p1", text), ("p2", "short")]), pseudo::render);
         let items = crate::analysis::parse_analysis_answer(&answer).expect("protocol answer");
         assert_eq!(items.len(), 2);
         let (id, a) = &items[0];
@@ -363,15 +368,21 @@ mod tests {
     #[test]
     fn long_sentences_and_semicolons_are_literary() {
         let long = vec!["word"; 26].join(" ");
-        let a = analyse(&long, "fr");
+        let a = analyse(&long, "fr", pseudo::render);
         assert_eq!(a.style[1].text, "literary");
-        assert_eq!(analyse("one; two", "fr").style[1].text, "literary");
         assert_eq!(
-            analyse(&vec!["w"; 25].join(" "), "fr").style[1].text,
+            analyse("one; two", "fr", pseudo::render).style[1].text,
+            "literary"
+        );
+        assert_eq!(
+            analyse(&vec!["w"; 25].join(" "), "fr", pseudo::render).style[1].text,
             "plain"
         );
-        assert!(analyse("", "fr").events.is_empty());
-        assert_eq!(analyse("Hi there. Bye.", "fr").events, ["Hi there."]);
+        assert!(analyse("", "fr", pseudo::render).events.is_empty());
+        assert_eq!(
+            analyse("Hi there. Bye.", "fr", pseudo::render).events,
+            ["Hi there."]
+        );
     }
 
     #[test]

@@ -55,6 +55,20 @@
 //! than the request's token limit is cut there (`length`, `max_tokens`, or
 //! `incomplete` with `max_output_tokens`).
 //!
+//! Translator. That is `--translator pseudo`, the default. With
+//! `--translator apertium` (and `--apertium-bin PATH`, else `apertium` on
+//! `PATH`; the simulator does not start without it or without any mode
+//! installed) translation and review answers are Apertium's real
+//! translation for the message's language pair instead, the context's
+//! renderings still verbatim and the placeholders exact (see
+//! `apertium.rs` and `machine.rs`: one Apertium run per answer, the
+//! translations kept in memory); the analysis answer keeps names and terms
+//! as they are, and any other message is still pseudo-translated. A
+//! translation or review message whose pair Apertium has not installed is
+//! refused with a 400 whose error message says so and lists the installed
+//! modes (a bad request: no prompt, no fault draw); an Apertium run that
+//! fails or takes longer than a minute answers 500 (a server error).
+//!
 //! Transport faults. For every well-formed request, in arrival order, one
 //! seeded RNG draws the same number of values, and the first fault whose
 //! draw falls under its rate applies, in this order: 429 with `Retry-After`,
@@ -81,10 +95,12 @@
 //! the passage that got it.
 
 mod analysis;
+mod apertium;
 mod cache;
 mod context;
 mod embeddings;
 mod faults;
+mod machine;
 mod prompts;
 mod protocol;
 pub mod pseudo;
@@ -114,6 +130,7 @@ use tokio::task::JoinHandle;
 use crate::analysis::AnalysisMessage;
 use crate::review::ReviewMessage;
 use crate::translate::estimate_tokens;
+use apertium::Apertium;
 use cache::PromptCache;
 use faults::FaultLedger;
 pub use faults::{FaultKind, FaultRecord, KEPT as FAULTS_KEPT};
@@ -122,9 +139,28 @@ pub use prompts::{KEPT as PROMPTS_KEPT, Prompt};
 use protocol::{Content, Usage, Wire};
 use translation::{ContentFaults, Job};
 
+/// What writes the simulator's translations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Translator {
+    /// Deterministic pseudo-translation (`pseudo.rs`).
+    #[default]
+    Pseudo,
+    /// Apertium, the rule-based machine translator, for the pairs it has
+    /// installed (`apertium.rs`, `machine.rs`).
+    Apertium,
+}
+
 /// Latency and faults of a simulated provider.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct SimulatorConfig {
+    /// What writes the translations: `pseudo` (pseudo-translation) or
+    /// `apertium` (real text from Apertium for the pairs it has installed).
+    #[arg(long, value_enum, default_value_t = Translator::Pseudo)]
+    pub translator: Translator,
+    /// The Apertium binary of `--translator apertium` (`apertium` on
+    /// `PATH` by default).
+    #[arg(long = "apertium-bin", value_name = "PATH")]
+    pub apertium_bin: Option<PathBuf>,
     /// Delay before every answer, in milliseconds.
     #[arg(long = "latency-ms", value_name = "MS", default_value = "0", value_parser = parse_millis)]
     pub latency: Duration,
@@ -177,9 +213,12 @@ pub struct SimulatorConfig {
 }
 
 impl Default for SimulatorConfig {
-    /// No latency, no faults, seed 0, `Retry-After: 1`, no prompt log file.
+    /// Pseudo-translation, no latency, no faults, seed 0, `Retry-After: 1`,
+    /// no prompt log file.
     fn default() -> Self {
         SimulatorConfig {
+            translator: Translator::Pseudo,
+            apertium_bin: None,
             latency: Duration::ZERO,
             seed: 0,
             rate_429: 0.0,
@@ -293,6 +332,8 @@ struct Shared {
     prompts: PromptLog,
     faults: FaultLedger,
     stopping: watch::Receiver<bool>,
+    /// Apertium, in `--translator apertium` mode.
+    apertium: Option<Apertium>,
 }
 
 /// A mutex guard even after a panic elsewhere: the data are counters and
@@ -611,6 +652,10 @@ async fn handle(shared: Arc<Shared>, wire: Wire, headers: &HeaderMap, body: Byte
         Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
     };
     let message = Message::read(&request.user);
+    let mode = match apertium_mode(&shared, &message) {
+        Ok(mode) => mode,
+        Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
+    };
     shared.prompts.record(Prompt {
         n,
         kind: message.kind().to_owned(),
@@ -691,20 +736,25 @@ async fn handle(shared: Arc<Shared>, wire: Wire, headers: &HeaderMap, body: Byte
         Fault::DropPlaceholder(pick) => Some(pick),
         _ => None,
     };
-    let (full, applied) = match &message {
-        Message::Translation(job) => translation::answer(job, drop, &content),
-        Message::Analysis(m) => {
-            shared.count(|s| s.analyses += 1);
-            (analysis::answer(m), translation::Applied::default())
+    let (full, applied) = match compose(
+        &shared,
+        &message,
+        mode.as_deref(),
+        &request.user,
+        drop,
+        &content,
+    )
+    .await
+    {
+        Ok(composed) => composed,
+        Err(message) => {
+            shared.count(|s| s.server_errors += 1);
+            if request.stream {
+                return sse_response(protocol::stream_failure(n, &request.model, &message));
+            }
+            let body = protocol::error(wire, protocol::error_kind(wire, 500), &message);
+            return json_response(StatusCode::INTERNAL_SERVER_ERROR, body);
         }
-        Message::Review(m) => {
-            shared.count(|s| s.reviews += 1);
-            (review::answer(m), translation::Applied::default())
-        }
-        Message::Other => (
-            pseudo::pseudo_translate(&request.user, "sim"),
-            translation::Applied::default(),
-        ),
     };
     let mut text = full.as_str();
     let mut cut = false;
@@ -740,6 +790,65 @@ async fn handle(shared: Arc<Shared>, wire: Wire, headers: &HeaderMap, body: Byte
     reply(wire, &request, n, &answer, &usage)
 }
 
+/// The Apertium mode a translation or review message is translated in, in
+/// `--translator apertium` mode (`None` in pseudo mode and for the other
+/// messages); why not when its language pair is not installed.
+fn apertium_mode(shared: &Shared, message: &Message) -> Result<Option<String>, String> {
+    let Some(apertium) = &shared.apertium else {
+        return Ok(None);
+    };
+    let (source, target) = match message {
+        Message::Translation(job) => (&job.source_language, &job.target_language),
+        Message::Review(m) => (&m.source_language, &m.target_language),
+        Message::Analysis(_) | Message::Other => return Ok(None),
+    };
+    apertium.mode(source, target).map(Some)
+}
+
+/// The full text of the answer to `message` and the faults it carries;
+/// fails when Apertium does (`mode` is the one [`apertium_mode`] gave).
+async fn compose(
+    shared: &Shared,
+    message: &Message,
+    mode: Option<&str>,
+    user: &str,
+    drop: Option<u64>,
+    content: &ContentFaults,
+) -> Result<(String, translation::Applied), String> {
+    let apertium = shared.apertium.as_ref().zip(mode);
+    let clean = translation::Applied::default;
+    Ok(match (message, apertium) {
+        (Message::Translation(job), None) => {
+            translation::answer(job, drop, content, &translation::Pseudo(job))
+        }
+        (Message::Translation(job), Some((apertium, mode))) => {
+            let alone = content.glossary_violation.is_some();
+            let elsewhere = content.wrong_language.is_some();
+            let rendering = machine::translation(apertium, mode, job, alone, elsewhere).await?;
+            translation::answer(job, drop, content, &rendering)
+        }
+        (Message::Analysis(m), _) => {
+            shared.count(|s| s.analyses += 1);
+            let render: analysis::Render = if shared.apertium.is_some() {
+                machine::keep
+            } else {
+                pseudo::render
+            };
+            (analysis::answer(m, render), clean())
+        }
+        (Message::Review(m), None) => {
+            shared.count(|s| s.reviews += 1);
+            (review::answer(m), clean())
+        }
+        (Message::Review(m), Some((apertium, mode))) => {
+            let faithful = machine::review(apertium, mode, m).await?;
+            shared.count(|s| s.reviews += 1);
+            (review::answer_with(m, &faithful), clean())
+        }
+        (Message::Other, _) => (pseudo::pseudo_translate(user, "sim"), clean()),
+    })
+}
+
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(openai))
@@ -757,11 +866,13 @@ fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// The state of a simulator keeping the last `prompts_kept` prompts; fails
-/// when the prompt log file cannot be opened.
+/// The state of a simulator keeping the last `prompts_kept` prompts, with
+/// Apertium in `--translator apertium` mode; fails when the prompt log file
+/// cannot be opened.
 fn shared(
     config: SimulatorConfig,
     prompts_kept: usize,
+    apertium: Option<Apertium>,
 ) -> io::Result<(Arc<Shared>, watch::Sender<bool>)> {
     let (stop, stopping) = watch::channel(false);
     let prompts = PromptLog::open(prompts_kept, config.prompt_log.as_deref())?;
@@ -774,8 +885,18 @@ fn shared(
         prompts,
         faults: FaultLedger::new(FAULTS_KEPT),
         stopping,
+        apertium,
     });
     Ok((shared, stop))
+}
+
+/// Apertium in `--translator apertium` mode, else `None`; fails when it
+/// cannot be run or has no mode installed.
+async fn translator(config: &SimulatorConfig) -> io::Result<Option<Apertium>> {
+    match config.translator {
+        Translator::Pseudo => Ok(None),
+        Translator::Apertium => Ok(Some(Apertium::open(config.apertium_bin.as_deref()).await?)),
+    }
 }
 
 async fn run(
@@ -797,13 +918,15 @@ async fn run(
 
 /// Serves the simulator on `listener` until `shutdown` completes, then ends
 /// hanging requests and waits for the others. Prints nothing. Fails at once
-/// when the prompt log file cannot be opened.
+/// when the prompt log file cannot be opened, or in `--translator apertium`
+/// mode when Apertium cannot be run or has no mode installed.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: SimulatorConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let (shared, stop) = shared(config, PROMPTS_KEPT)?;
+    let apertium = translator(&config).await?;
+    let (shared, stop) = shared(config, PROMPTS_KEPT, apertium)?;
     run(listener, shared, stop, shutdown).await
 }
 
@@ -829,7 +952,8 @@ impl RunningSimulator {
     ) -> io::Result<RunningSimulator> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let (shared, stop_hangs) = shared(config, prompts_kept)?;
+        let apertium = translator(&config).await?;
+        let (shared, stop_hangs) = shared(config, prompts_kept, apertium)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(run(listener, shared.clone(), stop_hangs, async move {
             let _ = stopped.await;
@@ -957,12 +1081,27 @@ mod tests {
             cli.config.prompt_log,
             Some(PathBuf::from("/tmp/prompts.jsonl"))
         );
+        assert_eq!(cli.config.translator, Translator::Pseudo);
+        let cli = Cli::try_parse_from([
+            "x",
+            "--translator",
+            "apertium",
+            "--apertium-bin",
+            "/opt/apertium/bin/apertium",
+        ])
+        .unwrap();
+        assert_eq!(cli.config.translator, Translator::Apertium);
+        assert_eq!(
+            cli.config.apertium_bin,
+            Some(PathBuf::from("/opt/apertium/bin/apertium"))
+        );
+        assert!(Cli::try_parse_from(["x", "--translator", "deepl"]).is_err());
         assert!(Cli::try_parse_from(["x", "--rate-500", "1.5"]).is_err());
         assert!(Cli::try_parse_from(["x", "--rate-untranslated", "-0.1"]).is_err());
     }
 
     fn state(config: &SimulatorConfig) -> Arc<Shared> {
-        shared(config.clone(), PROMPTS_KEPT).expect("state").0
+        shared(config.clone(), PROMPTS_KEPT, None).expect("state").0
     }
 
     #[test]
@@ -1739,5 +1878,165 @@ mod tests {
         let stats = sim.stats();
         assert_eq!((stats.embeddings, stats.malformed), (1, 1));
         sim.stop().await.expect("stop");
+    }
+
+    fn spanish_job(passages: &[&str]) -> String {
+        json!({
+            "source_language": "en", "target_language": "es-ES",
+            "context": "Glossary:\n- warp core => núcleo warp (locked)\n\
+                        Characters:\n- Alice => Alicia",
+            "passages": passages.iter().enumerate()
+                .map(|(i, t)| json!({"id": format!("p{i}"), "text": t}))
+                .collect::<Vec<_>>(),
+        })
+        .to_string()
+    }
+
+    async fn apertium_simulator(config: SimulatorConfig) -> Option<RunningSimulator> {
+        apertium::for_tests().await?;
+        let config = SimulatorConfig {
+            translator: Translator::Apertium,
+            ..config
+        };
+        Some(RunningSimulator::start(config).await.expect("start"))
+    }
+
+    #[tokio::test]
+    async fn apertium_mode_answers_in_real_spanish_over_http() {
+        let Some(sim) = apertium_simulator(SimulatorConfig::default()).await else {
+            return;
+        };
+        let mut passages = vec![
+            "It was raining on the ⟦1⟧old⟦/1⟧ harbour.".to_owned(),
+            "Alice fixed the warp core⟦1/⟧ before dinner.".to_owned(),
+        ];
+        passages.extend((3..=20).map(|i| {
+            format!("In chapter {i}, the keeper counted the ships that passed in the night.")
+        }));
+        let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+        let started = std::time::Instant::now();
+        let (status, answer) = chat(&sim, &spanish_job(&refs)).await;
+        let first = started.elapsed();
+        assert_eq!(status, 200, "{answer}");
+        let texts = crate::translate::parse_answer(content(&answer)).expect("translations");
+        assert_eq!(texts.len(), 20);
+        assert!(texts[0].1.starts_with("Llovía"), "{texts:?}");
+        assert!(
+            texts[1].1.starts_with("Alicia") && texts[1].1.contains("núcleo warp⟦1/⟧"),
+            "{texts:?}"
+        );
+        assert!(texts[2].1.contains("barcos"), "{texts:?}");
+        for (source, (_, text)) in refs.iter().zip(&texts) {
+            assert_eq!(crate::translate::check_placeholders(source, text), Ok(()));
+        }
+        // The same request again: from memory, no Apertium run.
+        let started = std::time::Instant::now();
+        let (_, again) = chat(&sim, &spanish_job(&refs)).await;
+        let cached = started.elapsed();
+        assert_eq!(content(&again), content(&answer));
+        eprintln!("20 passages: {first:?}, again {cached:?}");
+        assert!(cached < first, "{cached:?} vs {first:?}");
+
+        // Reviewed against the same rendering: no flag.
+        let review = crate::review::review_message(
+            crate::analysis::Languages {
+                source: "en",
+                target: "es",
+            },
+            &[],
+            &[crate::review::ReviewName {
+                name: "Alice".into(),
+                aliases: vec![],
+                rendering: "Alicia".into(),
+            }],
+            &[crate::review::ReviewPassage {
+                id: "p0".into(),
+                source: refs[0].to_owned(),
+                translation: texts[0].1.clone(),
+            }],
+        );
+        let (status, answer) = chat(&sim, &review).await;
+        assert_eq!(status, 200, "{answer}");
+        let items = crate::review::parse_review_answer(content(&answer)).expect("reviews");
+        assert_eq!(
+            (items[0].correction.as_deref(), items[0].flags.len()),
+            (None, 0)
+        );
+
+        // Analyses keep names as they are, as Apertium does.
+        let (_, answer) = chat(&sim, &analysis_user()).await;
+        let analyses = crate::analysis::parse_analysis_answer(content(&answer)).expect("analyses");
+        let names: Vec<Option<&str>> = analyses[0]
+            .1
+            .entities
+            .iter()
+            .map(|e| e.target_name.as_deref())
+            .collect();
+        assert_eq!(names, [Some("Alice"), Some("Bob")]);
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn a_pair_apertium_lacks_is_a_clear_client_error() {
+        let Some(sim) = apertium_simulator(SimulatorConfig {
+            rate_500: 0.5,
+            ..SimulatorConfig::default()
+        })
+        .await
+        else {
+            return;
+        };
+        let user = json!({
+            "source_language": "en", "target_language": "ja",
+            "passages": [{"id": "p1", "text": "Rain fell."}],
+        })
+        .to_string();
+        let (status, answer) = chat(&sim, &user).await;
+        assert_eq!(status, 400, "{answer}");
+        assert_eq!(answer["error"]["type"], "invalid_request_error");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("en-ja is not installed in Apertium") && message.contains("eng-spa"),
+            "{message}"
+        );
+        let review = crate::review::review_message(
+            crate::analysis::Languages {
+                source: "de",
+                target: "es",
+            },
+            &[],
+            &[],
+            &[],
+        );
+        assert_eq!(chat(&sim, &review).await.0, 400);
+        let stats = sim.stats();
+        assert_eq!((stats.requests, stats.bad_requests), (2, 2));
+        assert!(sim.prompts().is_empty(), "a refused pair is no prompt");
+        // Refused before the fault draws: the next request gets the first.
+        let first = state(&SimulatorConfig {
+            rate_500: 0.5,
+            ..SimulatorConfig::default()
+        })
+        .draw();
+        let (status, _) = chat(&sim, &spanish_job(&["Rain fell."])).await;
+        assert_eq!(status == 500, first == Fault::Server);
+        sim.stop().await.expect("stop");
+    }
+
+    #[tokio::test]
+    async fn apertium_mode_needs_apertium_to_start() {
+        let config = SimulatorConfig {
+            translator: Translator::Apertium,
+            apertium_bin: Some(PathBuf::from("/nonexistent/apertium")),
+            ..SimulatorConfig::default()
+        };
+        let error = RunningSimulator::start(config)
+            .await
+            .err()
+            .expect("no start");
+        assert!(
+            error.to_string().contains("/nonexistent/apertium"),
+            "{error}"
+        );
     }
 }

@@ -111,6 +111,30 @@ pub fn pseudo_translate_with(text: &str, target: &str, fixed: &[(&str, &str)]) -
     out
 }
 
+/// `text` with every `fixed` source that [`pseudo_translate_with`] would
+/// replace written as `write(k)` (`k` its index into `fixed`), and
+/// everything else, placeholders included, as it is; `None` when its
+/// placeholders cannot be read.
+pub(crate) fn replace_fixed(
+    text: &str,
+    fixed: &[(&str, &str)],
+    mut write: impl FnMut(usize) -> String,
+) -> Option<String> {
+    let order = by_length(fixed);
+    let tokens = placeholder::tokenize(text).ok()?;
+    let mut out = String::with_capacity(text.len());
+    for token in &tokens {
+        match token {
+            Token::Text(s) => walk(s, &order, fixed, |piece| match piece {
+                Piece::Plain(c) => out.push(c),
+                Piece::Fixed(k) => out.push_str(&write(k)),
+            }),
+            other => push_token(&mut out, other),
+        }
+    }
+    Some(out)
+}
+
 /// The indices into `fixed` of the sources [`pseudo_translate_with`] would
 /// replace in `text`, in text order (repeats included).
 pub fn fixed_matches(text: &str, fixed: &[(&str, &str)]) -> Vec<usize> {

@@ -3,9 +3,10 @@
 //! rendering the simulator itself would have given.
 //!
 //! For each passage, the faithful rendering is
-//! [`pseudo::pseudo_translate_with`] of its source into the target language,
-//! with the message's glossary (source to translation) and characters (name
-//! and every alias to rendering) as fixed renderings. A translation equal to
+//! [`pseudo::pseudo_translate_with`] of its source into the target language
+//! (in `--translator apertium` mode, Apertium's translation, see
+//! `machine.rs`), with the message's glossary (source to translation) and
+//! characters (name and every alias to rendering) as fixed renderings. A translation equal to
 //! it gets no correction and no flag; any other gets the faithful rendering
 //! as its correction and one `major` flag, code `consistency`, whose message
 //! names the first fixed rendering missing from the translation when there
@@ -21,9 +22,9 @@ use crate::review::{ReviewMessage, ReviewPassage};
 /// The code of every flag the simulator raises.
 pub(super) const CODE: &str = "consistency";
 
-/// The answer to a review message: one review per passage, same ids, same
-/// order.
-pub(super) fn answer(message: &ReviewMessage) -> String {
+/// The fixed renderings of a review message: its glossary (source to
+/// translation) and its characters (name and every alias to rendering).
+pub(super) fn fixed(message: &ReviewMessage) -> Vec<(&str, &str)> {
     let mut fixed: Vec<(&str, &str)> = message
         .glossary
         .iter()
@@ -33,18 +34,37 @@ pub(super) fn answer(message: &ReviewMessage) -> String {
         fixed.push((c.name.as_str(), c.rendering.as_str()));
         fixed.extend(c.aliases.iter().map(|a| (a.as_str(), c.rendering.as_str())));
     }
+    fixed
+}
+
+/// The answer to a review message, held to the pseudo-translation: one
+/// review per passage, same ids, same order.
+pub(super) fn answer(message: &ReviewMessage) -> String {
+    let fixed = fixed(message);
     let target = message.target_language.as_str();
+    let faithful: Vec<String> = message
+        .passages
+        .iter()
+        .map(|p| pseudo::pseudo_translate_with(&p.source, target, &fixed))
+        .collect();
+    answer_with(message, &faithful)
+}
+
+/// The answer to a review message held to `faithful`, the faithful
+/// rendering of each passage (same order).
+pub(super) fn answer_with(message: &ReviewMessage, faithful: &[String]) -> String {
+    let fixed = fixed(message);
     let reviews: Vec<serde_json::Value> = message
         .passages
         .iter()
-        .map(|p| review(p, target, &fixed))
+        .zip(faithful)
+        .map(|(p, faithful)| review(p, faithful, &fixed))
         .collect();
     json!({ "reviews": reviews }).to_string()
 }
 
 /// One passage's review.
-fn review(passage: &ReviewPassage, target: &str, fixed: &[(&str, &str)]) -> serde_json::Value {
-    let faithful = pseudo::pseudo_translate_with(&passage.source, target, fixed);
+fn review(passage: &ReviewPassage, faithful: &str, fixed: &[(&str, &str)]) -> serde_json::Value {
     if passage.translation == faithful {
         return json!({"id": passage.id, "correction": null, "flags": []});
     }

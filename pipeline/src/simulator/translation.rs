@@ -1,7 +1,8 @@
 //! The simulator's answer in the translation protocol of
-//! [`crate::translate`]: every passage pseudo-translated, the renderings of
-//! the request's context kept verbatim, and the content faults that make an
-//! answer well-formed but wrong.
+//! [`crate::translate`]: every passage translated by a [`Renderer`]
+//! (pseudo-translated by [`Pseudo`], or translated by Apertium, see
+//! `machine.rs`), the renderings of the request's context kept verbatim,
+//! and the content faults that make an answer well-formed but wrong.
 //!
 //! Content faults, each in at most one passage of an answer and never two in
 //! the same passage (a fault that finds no passage left for it is not
@@ -13,8 +14,9 @@
 //! - glossary violation: a glossary source the passage contains rendered as
 //!   if the glossary did not map it;
 //! - untranslated: the source text sent back as it is;
-//! - wrong language: the passage pseudo-translated into
-//!   [`pseudo::other_language`].
+//! - wrong language: the passage in another language
+//!   ([`Renderer::elsewhere`]: pseudo-translated into
+//!   [`pseudo::other_language`], or see `machine.rs`).
 //!
 //! A faulty rendering that comes out the same as the faithful one does not
 //! count as applied. The dropped placeholder, drawn with the transport
@@ -32,10 +34,54 @@ use crate::translate::PassageIn;
 /// The translation protocol's user message, as far as the simulator needs it.
 #[derive(Deserialize)]
 pub(super) struct Job {
-    target_language: String,
     #[serde(default)]
-    context: Option<String>,
-    passages: Vec<PassageIn>,
+    pub source_language: String,
+    pub target_language: String,
+    #[serde(default)]
+    pub context: Option<String>,
+    pub passages: Vec<PassageIn>,
+}
+
+impl Job {
+    /// The renderings the context maps, in the order given.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.context
+            .as_deref()
+            .map(context::parse)
+            .unwrap_or_default()
+    }
+}
+
+/// How the passages of a job read in the target language: the faithful
+/// rendering, and what the content faults put in its place.
+pub(super) trait Renderer {
+    /// Passage `i` with `rules` (source, rendering) as its fixed renderings.
+    fn passage(&self, i: usize, rules: &[(&str, &str)]) -> String;
+    /// How a name no rule maps reads in the target language.
+    fn name(&self, name: &str) -> String;
+    /// Passage `i` in a language other than the target (for the
+    /// wrong-language fault).
+    fn elsewhere(&self, i: usize) -> String;
+}
+
+/// The pseudo-translation ([`pseudo::pseudo_translate_with`]) of a job.
+pub(super) struct Pseudo<'a>(pub &'a Job);
+
+impl Renderer for Pseudo<'_> {
+    fn passage(&self, i: usize, rules: &[(&str, &str)]) -> String {
+        pseudo::pseudo_translate_with(&self.0.passages[i].text, &self.0.target_language, rules)
+    }
+
+    fn name(&self, name: &str) -> String {
+        pseudo::render(name, &self.0.target_language)
+    }
+
+    /// Its pseudo-translation into [`pseudo::other_language`], without the
+    /// fixed renderings.
+    fn elsewhere(&self, i: usize) -> String {
+        let other = pseudo::other_language(&self.0.target_language);
+        pseudo::pseudo_translate(&self.0.passages[i].text, other)
+    }
 }
 
 /// The content faults drawn for one request: for each, the number that
@@ -101,23 +147,22 @@ fn drifted(source: &str, rendering: &str) -> String {
     }
 }
 
-/// The answer, `{"translations": [...]}`, and the faults it carries.
-/// `drop` picks the passage that loses a placeholder, if any.
-pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (String, Applied) {
-    let target = job.target_language.as_str();
-    let entries = job
-        .context
-        .as_deref()
-        .map(context::parse)
-        .unwrap_or_default();
+/// The answer, `{"translations": [...]}`, as `renderer` renders the
+/// passages, and the faults it carries. `drop` picks the passage that loses
+/// a placeholder, if any.
+pub(super) fn answer(
+    job: &Job,
+    drop: Option<u64>,
+    faults: &ContentFaults,
+    renderer: &dyn Renderer,
+) -> (String, Applied) {
+    let entries = job.entries();
     let fixed: Vec<(&str, &str)> = entries
         .iter()
         .map(|e| (e.source.as_str(), e.rendering.as_str()))
         .collect();
-    let render = |p: &PassageIn, fixed: &[(&str, &str)]| {
-        pseudo::pseudo_translate_with(&p.text, target, fixed)
-    };
-    let mut texts: Vec<String> = job.passages.iter().map(|p| render(p, &fixed)).collect();
+    let render = |i: usize, fixed: &[(&str, &str)]| renderer.passage(i, fixed);
+    let mut texts: Vec<String> = (0..job.passages.len()).map(|i| render(i, &fixed)).collect();
     let mut taken = vec![false; texts.len()];
     let mut applied = Applied::default();
     // The first mapped source of `kind` found in passage `i`, if any.
@@ -136,7 +181,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
                 Some(rule) => rule.1 = rendering.as_str(),
                 None => rules.push((source, rendering.as_str())),
             }
-            let text = render(&job.passages[i], &rules);
+            let text = render(i, &rules);
             (text != texts[i]).then_some((i, text))
         };
         let mapped: Vec<(usize, String)> = indices
@@ -152,7 +197,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
                 .filter_map(|&i| {
                     let plain = analysis::strip_placeholders(&job.passages[i].text);
                     let name = analysis::names(&plain).into_iter().next()?;
-                    let rendering = pseudo::render(&name.name, target);
+                    let rendering = renderer.name(&name.name);
                     with_rule(i, &name.name, drifted(&name.name, &rendering))
                 })
                 .collect()
@@ -177,7 +222,7 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
                     .copied()
                     .filter(|(s, _)| *s != entry.source)
                     .collect();
-                let text = render(&job.passages[i], &rules);
+                let text = render(i, &rules);
                 (text != texts[i]).then_some((i, text))
             })
             .collect();
@@ -202,12 +247,11 @@ pub(super) fn answer(job: &Job, drop: Option<u64>, faults: &ContentFaults) -> (S
     }
 
     if let Some(pick) = faults.wrong_language {
-        let other = pseudo::other_language(target);
         let candidates: Vec<(usize, String)> = indices
             .iter()
             .filter(|&&i| !taken[i])
             .filter_map(|&i| {
-                let text = pseudo::pseudo_translate(&job.passages[i].text, other);
+                let text = renderer.elsewhere(i);
                 (text != texts[i]).then_some((i, text))
             })
             .collect();
@@ -278,7 +322,8 @@ mod tests {
     fn answers_translate_every_passage() {
         let user = r#"{"source_language":"en","target_language":"fr","context":null,
             "passages":[{"id":"a","text":"Hi ⟦1/⟧"},{"id":"b","text":"no"}]}"#;
-        let (answer, applied) = super::answer(&job(user), None, &ContentFaults::default());
+        let job = job(user);
+        let (answer, applied) = super::answer(&job, None, &ContentFaults::default(), &Pseudo(&job));
         assert_eq!(applied, Applied::default());
         let parsed = crate::translate::parse_answer(&answer).unwrap();
         assert_eq!(
@@ -288,7 +333,8 @@ mod tests {
                 ("b".into(), "[fr] nó".into())
             ]
         );
-        let (answer, applied) = super::answer(&job(user), Some(5), &ContentFaults::default());
+        let (answer, applied) =
+            super::answer(&job, Some(5), &ContentFaults::default(), &Pseudo(&job));
         assert_eq!(applied.dropped_placeholder.as_deref(), Some("a"));
         assert!(answer.contains("[fr] Hí \""));
     }
@@ -297,7 +343,7 @@ mod tests {
     fn the_context_renderings_are_kept_verbatim() {
         let source = "Alice (or Ally) fixed the warp core in ⟦1⟧Wonderland⟦/1⟧, Alicee.";
         let job = with_context(Some(CONTEXT), &[source]);
-        let (answer, applied) = super::answer(&job, None, &ContentFaults::default());
+        let (answer, applied) = super::answer(&job, None, &ContentFaults::default(), &Pseudo(&job));
         assert_eq!(applied, Applied::default());
         assert_eq!(
             texts(&answer),
@@ -310,7 +356,7 @@ mod tests {
             with_context(None, &[source]),
             with_context(Some(CONTEXT), &["Bob ⟦1/⟧ ran."]),
         ] {
-            let (answer, _) = super::answer(&job, None, &ContentFaults::default());
+            let (answer, _) = super::answer(&job, None, &ContentFaults::default(), &Pseudo(&job));
             let text = &job.passages[0].text;
             assert_eq!(texts(&answer), [pseudo::pseudo_translate(text, "fr")]);
         }
@@ -334,7 +380,7 @@ mod tests {
             "Snow fell.",
         ];
         let job = with_context(Some(CONTEXT), &passages);
-        let (answer, applied) = super::answer(&job, None, &every(0));
+        let (answer, applied) = super::answer(&job, None, &every(0), &Pseudo(&job));
         assert_eq!(
             applied,
             Applied {
@@ -368,7 +414,7 @@ mod tests {
                 "[xx] Snow fell.",
             ]
         );
-        let (answer, applied) = super::answer(&job, None, &ContentFaults::default());
+        let (answer, applied) = super::answer(&job, None, &ContentFaults::default(), &Pseudo(&job));
         assert_eq!(applied, Applied::default());
         assert_eq!(
             texts(&answer),
@@ -388,7 +434,7 @@ mod tests {
             name_drift: Some(0),
             ..ContentFaults::default()
         };
-        let (answer, applied) = super::answer(&job, None, &faults);
+        let (answer, applied) = super::answer(&job, None, &faults, &Pseudo(&job));
         assert_eq!(applied.name_drift.as_deref(), Some("p1"));
         assert_eq!(texts(&answer), ["[fr] Ráín féll.", "[fr] Thén BOB léft."]);
     }
@@ -397,7 +443,7 @@ mod tests {
     fn faults_without_a_passage_for_them_are_not_applied() {
         // No name, no glossary source; one passage for two faults.
         let job = with_context(Some(CONTEXT), &["rain fell."]);
-        let (answer, applied) = super::answer(&job, None, &every(3));
+        let (answer, applied) = super::answer(&job, None, &every(3), &Pseudo(&job));
         assert_eq!(
             applied,
             Applied {

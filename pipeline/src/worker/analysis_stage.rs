@@ -10,7 +10,7 @@
 //! comes. Both give the same memory when the analyses do not depend on
 //! their neighbours.
 
-use dragoman_model::vocab::{AnalysisMode, Quality};
+use dragoman_model::vocab::{AnalysisMode, Quality, UsageStage};
 use dragoman_proto::v1::{JobTicket, PlanAnalysisRequest, ReconcileRequest, RecordAnalysisRequest};
 use dragoman_proto::wire::{self, WireEnum};
 use futures::StreamExt;
@@ -137,7 +137,8 @@ impl Worker {
             &mut |record| calls.push(record),
         )
         .await;
-        self.close_call(ticket, admitted, calls).await?;
+        self.close_call(ticket, UsageStage::Analysis, admitted, calls)
+            .await?;
         self.memory
             .record_analysis(self.credential.system_request(RecordAnalysisRequest {
                 project_id: ticket.project_id.clone(),

@@ -1,16 +1,18 @@
 //! The autopilot: after the review, rounds that translate again the
 //! passages that still fall short (a score below the request's threshold,
-//! or a signal that must be fixed whatever the score: an unusable
-//! translation, a passage left in source text, a locked term missing),
+//! or a major or critical signal whatever the score: an unusable
+//! translation, a passage left in source text, a locked term missing, a
+//! number changed, a sentence lost, added or left untranslated),
 //! then a last decision for each passage still short: kept as translated
 //! with a check (`accept`) when only its score is low, delivered in source
 //! text (`retain`) when its translation is unusable or breaks a locked term.
 //!
 //! Rounds, as many as the quality allows (`fast` 1, `normal` 2, `high` and
 //! `maximum` 3) within the installation's `AUTOPILOT_ROUNDS`:
-//! 1. the passage alone with its own context (a passage whose only fault is
-//!    a locked term gets a repair call instead: its context leads with the
-//!    locked terms it must use);
+//! 1. the passage alone with its own context, in batches of the
+//!    translation stage's size so that repairs cost few calls (a passage
+//!    whose only fault is a locked term gets a repair instead: the batch's
+//!    context leads with the locked terms it must use);
 //! 2. the passage with the passages around it, source and translation,
 //!    added to its context;
 //! 3. the stronger provider (`AUTOPILOT_PROVIDER`) when one is configured,
@@ -67,14 +69,57 @@ pub(super) fn rounds_for(quality: Quality, cap: u32) -> Vec<RoundKind> {
         .collect()
 }
 
-/// How a round asks for one passage again.
+/// How a round asks for a batch of passages again.
 struct Asked<'a> {
     number: i32,
     kind: RoundKind,
     /// The round's own provider (the stronger one), if it has one.
     own: Option<&'a Arc<Engine>>,
+    /// The batch's context from the memory.
     context: Option<String>,
-    around: Option<String>,
+    /// The passages around each passage of the batch, as context sections.
+    around: Vec<String>,
+}
+
+/// How a round packs its passages into calls: the first in batches of
+/// the translation stage's size, the later ones one passage a call.
+fn batches_of(
+    kind: RoundKind,
+    candidates: Vec<passage::Model>,
+    batch_tokens: usize,
+    ticket: &JobTicket,
+) -> Vec<Vec<passage::Model>> {
+    if kind != RoundKind::Alone {
+        return candidates.into_iter().map(|p| vec![p]).collect();
+    }
+    let asked: Vec<PassageIn> = candidates.iter().map(passage_in).collect();
+    let planned = translate::plan_translation(
+        &asked,
+        batch_tokens,
+        &ticket.source_language,
+        &ticket.target_language,
+    );
+    let mut by_id: HashMap<String, passage::Model> =
+        candidates.into_iter().map(|p| (p.id.clone(), p)).collect();
+    planned
+        .into_iter()
+        .map(|batch| batch.iter().filter_map(|p| by_id.remove(&p.id)).collect())
+        .filter(|batch: &Vec<passage::Model>| !batch.is_empty())
+        .collect()
+}
+
+/// A passage as a translation call asks for it.
+fn passage_in(p: &passage::Model) -> PassageIn {
+    PassageIn {
+        id: p.id.clone(),
+        text: p.source.clone(),
+    }
+}
+
+/// Whether a new translation improves on the stored one: it scores better,
+/// or it is usable where the passage had none.
+fn improves(before: &Assessment, after: &Assessment) -> bool {
+    after.score > before.score || (before.status == PassageStatus::SourceRetained && !after.hard())
 }
 
 /// Whether a passage still falls short: the autopilot takes it up.
@@ -86,7 +131,7 @@ pub(super) fn falls_short(p: &passage::Model, assessment: &Assessment, review_be
         p.status,
         PassageStatus::Error | PassageStatus::Refused | PassageStatus::SourceRetained
     ) || assessment.score < review_below
-        || assessment.must_fix()
+        || assessment.serious()
 }
 
 /// Why a passage falls short, for its decisions and a residual's reason:
@@ -233,8 +278,12 @@ impl Worker {
     }
 
     /// One round over its passages, side by side within the volume's
-    /// threads. The stronger round's provider serves it only while the job
-    /// has not moved to a cheaper provider near its budget.
+    /// threads. The first round asks for its passages in batches, as the
+    /// translation stage does, each passage still on its own (no
+    /// neighbours in its context); the later rounds ask for one passage a
+    /// call, with the passages around it. The stronger round's provider
+    /// serves it only while the job has not moved to a cheaper provider
+    /// near its budget.
     #[allow(clippy::too_many_arguments)]
     async fn round(
         &self,
@@ -250,38 +299,38 @@ impl Worker {
             (RoundKind::Stronger, Some(name)) => self.engine_named(name).await?.map(Arc::new),
             _ => None,
         };
-        let singles: Vec<Vec<PassageIn>> = candidates
-            .iter()
-            .map(|p| {
-                vec![PassageIn {
-                    id: p.id.clone(),
-                    text: p.source.clone(),
-                }]
-            })
-            .collect();
-        let contexts = self.contexts(ticket, &singles).await?;
         let around = match kind {
             RoundKind::Alone => HashMap::new(),
             RoundKind::WithContext | RoundKind::Stronger => self.around(&candidates).await?,
         };
+        let batches = batches_of(kind, candidates, self.config.batch_tokens, ticket);
+        let asked: Vec<Vec<PassageIn>> = batches
+            .iter()
+            .map(|batch| batch.iter().map(passage_in).collect())
+            .collect();
+        let contexts = self.contexts(ticket, &asked).await?;
         let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
         let own = own.as_ref();
+        let around = &around;
         let mut runs =
-            futures::stream::iter(candidates.into_iter().zip(contexts).map(|(p, context)| {
+            futures::stream::iter(batches.into_iter().zip(contexts).map(|(batch, context)| {
                 let lost = lost.clone();
-                let extra = around.get(&p.id).cloned();
                 async move {
                     if *lost.borrow() {
                         return Err(Stop::Released);
                     }
+                    let around: Vec<String> = batch
+                        .iter()
+                        .filter_map(|p| around.get(&p.id).cloned())
+                        .collect();
                     let asked = Asked {
                         number,
                         kind,
                         own,
                         context,
-                        around: extra,
+                        around,
                     };
-                    self.retry_passage(ticket, purse, scorer, p, asked).await
+                    self.retry_batch(ticket, purse, scorer, batch, asked).await
                 }
             }))
             .buffer_unordered(threads);
@@ -340,13 +389,14 @@ impl Worker {
         Ok(out)
     }
 
-    /// Translates one passage again and keeps what scores better.
-    async fn retry_passage(
+    /// Translates a batch of passages again and keeps, for each, what
+    /// scores better.
+    async fn retry_batch(
         &self,
         ticket: &JobTicket,
         purse: &Purse,
         scorer: &Scorer,
-        p: passage::Model,
+        batch: Vec<passage::Model>,
         asked: Asked<'_>,
     ) -> Result<(), Stop> {
         let Asked {
@@ -356,36 +406,35 @@ impl Worker {
             context,
             around,
         } = asked;
-        let before = stored_assessment(scorer, &p);
-        let repair = kind == RoundKind::Alone && only_locked_terms(&before);
-        let action = match (kind, repair) {
-            (_, true) => AutopilotAction::RepairTerm,
-            (RoundKind::Alone, false) => AutopilotAction::RetranslateAlone,
-            (RoundKind::WithContext, _) => AutopilotAction::RetranslateWithContext,
-            (RoundKind::Stronger, _) => AutopilotAction::RetranslateStronger,
-        };
-        let mut parts: Vec<String> = Vec::new();
-        if repair {
-            let required: Vec<String> = scorer
+        let befores: Vec<Assessment> = batch.iter().map(|p| stored_assessment(scorer, p)).collect();
+        let repairs: Vec<bool> = befores
+            .iter()
+            .map(|b| kind == RoundKind::Alone && only_locked_terms(b))
+            .collect();
+        let mut required: Vec<String> = Vec::new();
+        for (p, _) in batch.iter().zip(&repairs).filter(|(_, repair)| **repair) {
+            for t in scorer
                 .sheet
                 .terms
                 .iter()
                 .filter(|t| t.locked && contains_folded(&p.source, &t.source))
-                .map(|t| format!("- {} => {} (locked)", t.source, t.translation))
-                .collect();
-            if !required.is_empty() {
-                parts.push(format!("Glossary:\n{}", required.join("\n")));
+            {
+                let line = format!("- {} => {} (locked)", t.source, t.translation);
+                if !required.contains(&line) {
+                    required.push(line);
+                }
             }
+        }
+        let mut parts: Vec<String> = Vec::new();
+        if !required.is_empty() {
+            parts.push(format!("Glossary:\n{}", required.join("\n")));
         }
         parts.extend(context);
         parts.extend(around);
         let job = TranslateJob {
             source_language: ticket.source_language.clone(),
             target_language: ticket.target_language.clone(),
-            passages: vec![PassageIn {
-                id: p.id.clone(),
-                text: p.source.clone(),
-            }],
+            passages: batch.iter().map(passage_in).collect(),
             context: (!parts.is_empty()).then(|| parts.join("\n")),
         };
         let admitted = self.admit(purse, own, &CallSize::translation(&job)).await?;
@@ -397,42 +446,58 @@ impl Worker {
             &mut |r| calls.push(r),
         )
         .await;
-        self.close_call(ticket, admitted, calls).await?;
-        let text = outcomes.into_iter().next().and_then(|o| o.result.ok());
-        let after = text
-            .as_deref()
-            .map(|t| (t, scorer.assess(&p, Some(t), &[])));
-        let better = after.as_ref().filter(|(_, a)| {
-            a.score > before.score || (before.status == PassageStatus::SourceRetained && !a.hard())
-        });
+        self.close_call(
+            ticket,
+            dragoman_model::vocab::UsageStage::Autopilot,
+            admitted,
+            calls,
+        )
+        .await?;
+        let mut texts: HashMap<String, String> = outcomes
+            .into_iter()
+            .filter_map(|o| o.result.ok().map(|t| (o.id, t)))
+            .collect();
         let txn = dragoman_model::db::begin_write(&self.db)
             .await
             .map_err(|e| Stop::Failed(format!("database: {e}")))?;
-        let mut model: passage::ActiveModel = p.clone().into();
-        model.autopilot_round = Set(number);
-        model.attempts = Set(p.attempts + 1);
-        let score_after = match better {
-            Some((t, a)) => {
-                model.translation = Set(Some((*t).to_owned()));
-                model.last_error = Set(None);
-                model.reviewed = Set(false);
-                apply(&mut model, &p, a);
-                a.score
-            }
-            None => before.score,
-        };
-        model.update(&txn).await.map_err(db_error)?;
-        self.log_decision(
-            &txn,
-            ticket,
-            &p,
-            number,
-            action,
-            describe(&before, scorer.review_below),
-            before.score,
-            Some(score_after),
-        )
-        .await?;
+        for ((p, before), repair) in batch.into_iter().zip(befores).zip(repairs) {
+            let action = match (kind, repair) {
+                (_, true) => AutopilotAction::RepairTerm,
+                (RoundKind::Alone, false) => AutopilotAction::RetranslateAlone,
+                (RoundKind::WithContext, _) => AutopilotAction::RetranslateWithContext,
+                (RoundKind::Stronger, _) => AutopilotAction::RetranslateStronger,
+            };
+            let text = texts.remove(&p.id);
+            let after = text
+                .as_deref()
+                .map(|t| (t, scorer.assess(&p, Some(t), &[])));
+            let better = after.as_ref().filter(|(_, a)| improves(&before, a));
+            let mut model: passage::ActiveModel = p.clone().into();
+            model.autopilot_round = Set(number);
+            model.attempts = Set(p.attempts + 1);
+            let score_after = match better {
+                Some((t, a)) => {
+                    model.translation = Set(Some((*t).to_owned()));
+                    model.last_error = Set(None);
+                    model.reviewed = Set(false);
+                    apply(&mut model, &p, a);
+                    a.score
+                }
+                None => before.score,
+            };
+            model.update(&txn).await.map_err(db_error)?;
+            self.log_decision(
+                &txn,
+                ticket,
+                &p,
+                number,
+                action,
+                describe(&before, scorer.review_below),
+                before.score,
+                Some(score_after),
+            )
+            .await?;
+        }
         txn.commit().await.map_err(db_error)
     }
 

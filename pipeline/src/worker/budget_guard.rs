@@ -54,6 +54,7 @@ use std::time::Duration;
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::provider;
 use dragoman_model::tokens::estimate_tokens;
+use dragoman_model::vocab::UsageStage;
 use dragoman_model::{budget, clock, fallback, ids};
 use dragoman_proto::v1::{JobTicket, PauseForBudgetRequest, SwitchProviderRequest};
 use futures::{Stream, StreamExt};
@@ -713,12 +714,13 @@ impl Worker {
         }
     }
 
-    /// After the call: gives its slot back, records its usage, then frees
-    /// its reservations — in that order, so its cost is always either
+    /// After the call: gives its slot back, records its usage under
+    /// `stage`, then frees its reservations — in that order, so its cost is always either
     /// reserved or recorded — and lets the calls waiting for it ask again.
     pub(super) async fn close_call(
         &self,
         ticket: &JobTicket,
+        stage: UsageStage,
         admitted: Admitted,
         calls: Vec<CallRecord>,
     ) -> Result<(), Stop> {
@@ -730,7 +732,9 @@ impl Worker {
         } = admitted;
         self.release_slot(slot).await;
         flight.came_back(&calls);
-        let recorded = self.record_calls(ticket, &engine.provider, calls).await;
+        let recorded = self
+            .record_calls(ticket, &engine.provider, stage, calls)
+            .await;
         self.guard().release(hold).await;
         drop(flight);
         recorded
@@ -1001,6 +1005,7 @@ mod tests {
                 cached: Set(false),
                 cached_prompt_tokens: Set(0),
                 cache_write_tokens: Set(0),
+                stage: Set(UsageStage::Translation),
                 cost: Set(Some(cost)),
                 duration_ms: Set(1),
                 status: Set("ok".into()),

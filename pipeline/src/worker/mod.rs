@@ -49,7 +49,9 @@ use analysis_stage::{AnalysisRun, memory_unavailable};
 use budget_guard::{CallSize, Purse};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{passage, provider, provider_call};
-use dragoman_model::vocab::{AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality};
+use dragoman_model::vocab::{
+    AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality, UsageStage,
+};
 use dragoman_model::{clock, ids};
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
@@ -750,7 +752,8 @@ impl Worker {
             &mut |record| calls.push(record),
         )
         .await;
-        self.close_call(ticket, admitted, calls).await?;
+        self.close_call(ticket, UsageStage::Translation, admitted, calls)
+            .await?;
         let now = clock::now();
         for outcome in outcomes {
             if let Some(chapter_id) = titles::chapter_of(&outcome.id) {
@@ -792,10 +795,12 @@ impl Worker {
         Ok(())
     }
 
+    /// Stores the usage records of calls made for `stage`.
     async fn record_calls(
         &self,
         ticket: &JobTicket,
         provider: &provider::Model,
+        stage: UsageStage,
         calls: Vec<CallRecord>,
     ) -> Result<(), Stop> {
         if calls.is_empty() {
@@ -817,6 +822,7 @@ impl Worker {
                 cached: Set(c.cached),
                 cached_prompt_tokens: Set(i64::try_from(c.cached_prompt_tokens).unwrap_or(i64::MAX)),
                 cache_write_tokens: Set(i64::try_from(c.cache_write_tokens).unwrap_or(i64::MAX)),
+                stage: Set(stage),
                 cost: Set(c.cost),
                 duration_ms: Set(i64::try_from(c.duration_ms).unwrap_or(i64::MAX)),
                 status: Set(c.outcome),

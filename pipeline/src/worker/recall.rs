@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use dragoman_model::clock;
 use dragoman_model::entities::{passage, provider};
-use dragoman_model::vocab::PassageStatus;
+use dragoman_model::vocab::{PassageStatus, UsageStage};
 use dragoman_proto::v1::{JobTicket, PrepareTranslationRequest};
 use sea_orm::{ActiveModelTrait, Set};
 
@@ -101,7 +101,9 @@ impl Worker {
                 recall.keys.insert(item.passage_id, item.memory_key);
             }
         }
-        self.record_calls(ticket, provider, calls).await?;
+        // A recalled passage stands for its translation call.
+        self.record_calls(ticket, provider, UsageStage::Translation, calls)
+            .await?;
         Ok(recall)
     }
 }

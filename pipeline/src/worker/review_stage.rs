@@ -10,7 +10,7 @@
 //! a crash reviews (and pays for) no passage twice.
 
 use dragoman_model::entities::passage;
-use dragoman_model::vocab::{PassageStatus, Quality};
+use dragoman_model::vocab::{PassageStatus, Quality, UsageStage};
 use dragoman_proto::v1::JobTicket;
 use futures::StreamExt;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
@@ -146,7 +146,8 @@ impl Worker {
                     &mut |record| calls.push(record),
                 )
                 .await;
-                self.close_call(ticket, admitted, calls).await?;
+                self.close_call(ticket, UsageStage::Review, admitted, calls)
+                    .await?;
                 for outcome in outcomes {
                     if let Some(p) = by_id.get(outcome.id.as_str()) {
                         self.store_review(scorer, p, outcome.result.ok()).await?;

@@ -9,7 +9,7 @@ use super::job_start::{OnEstimate, StartSettings, StartVerdict, check, check_res
 use crate::error::SchedulerError;
 use crate::testing::{Fixture, chapter};
 use dragoman_model::entities::{api_token, job, project, provider, provider_call, request};
-use dragoman_model::vocab::{BudgetPeriod, ErrorCode, JobStatus, RequestStatus};
+use dragoman_model::vocab::{BudgetPeriod, ErrorCode, JobStatus, RequestStatus, UsageStage};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, EntityTrait, Set};
 use serde_json::json;
@@ -59,6 +59,7 @@ async fn spend(f: &Fixture, request_id: &str, cost: f64) {
         cached: Set(false),
         cached_prompt_tokens: Set(0),
         cache_write_tokens: Set(0),
+        stage: Set(UsageStage::Translation),
         cost: Set(Some(cost)),
         duration_ms: Set(1000),
         status: Set("ok".into()),

@@ -7,11 +7,14 @@ mod autopilot;
 mod cost;
 mod quality;
 mod residuals;
+mod usage;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod usage_tests;
 
 pub use autopilot::{decision_count, run_of};
 pub use dragoman_model::quality::{is_residual, open_alert};
@@ -107,8 +110,8 @@ pub async fn build(
         .filter(provider_call::Column::RequestId.eq(row.id.clone()))
         .all(db)
         .await?;
-    let priced: Vec<f64> = calls.iter().filter_map(|c| c.cost).collect();
-    let cost = (!priced.is_empty()).then(|| priced.iter().sum::<f64>());
+    let usage = usage::section(&calls);
+    let cost = usage::cost(&usage);
     let job_row = match &row.job_id {
         Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
@@ -159,16 +162,7 @@ pub async fn build(
         "residual_total": residual_total,
         "residuals": residual_items,
         "residuals_truncated": residual_total > MAX_RESIDUALS,
-        "usage": {
-            "calls": calls.iter().filter(|c| c.reached_provider()).count(),
-            "prompt_tokens": calls.iter().map(|c| c.prompt_tokens).sum::<i64>(),
-            "completion_tokens": calls.iter().map(|c| c.completion_tokens).sum::<i64>(),
-            // Passages served from the translation memory, never sent; the
-            // provider's own prompt cache shows in `cached_prompt_tokens`.
-            "cached_calls": calls.iter().filter(|c| !c.reached_provider()).count(),
-            "cached_prompt_tokens": calls.iter().map(|c| c.cached_prompt_tokens).sum::<i64>(),
-            "cost": cost,
-        },
+        "usage": usage,
         "cost": cost_section,
         "durations": {
             "total_seconds": now - row.created_at,

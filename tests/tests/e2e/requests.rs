@@ -239,6 +239,7 @@ const REPORT: &[(&str, Ty)] = &[
     ("/usage/completion_tokens", Ty::Int),
     ("/usage/cached_calls", Ty::Int),
     ("/usage/cost", Ty::NumOrNull),
+    ("/usage/by_stage", Ty::Obj),
     ("/cost", Ty::Obj),
     ("/cost/estimated", Ty::NumOrNull),
     ("/cost/actual", Ty::NumOrNull),
@@ -433,6 +434,7 @@ pub(crate) fn check_document(doc: &Value) {
 pub(crate) fn check_report(report: &Value) {
     check_types("report", report, REPORT);
     assert_eq!(report["version"], 1);
+    check_usage_by_stage(&report["usage"]);
     let cost = &report["cost"];
     // The job's estimate at its start, at the provider's prices: a number
     // exactly when the calls had a price.
@@ -467,6 +469,57 @@ pub(crate) fn check_report(report: &Value) {
             ["created", "unchanged", "replaced"].contains(&entry["status"].as_str().unwrap_or("")),
             "{entry}"
         );
+    }
+}
+
+/// The stages of `usage.by_stage`, each with the fields of the totals.
+pub(crate) const USAGE_STAGES: [&str; 4] = ["analysis", "translation", "review", "autopilot"];
+
+const STAGE_USAGE: &[(&str, Ty)] = &[
+    ("/calls", Ty::Int),
+    ("/prompt_tokens", Ty::Int),
+    ("/completion_tokens", Ty::Int),
+    ("/cached_calls", Ty::Int),
+    ("/cached_prompt_tokens", Ty::Int),
+    ("/cost", Ty::NumOrNull),
+];
+
+/// `usage.by_stage` has every stage, exactly, and the stages add up to the
+/// totals: each count, and the cost of the stages that have one (null
+/// exactly when none has).
+pub(crate) fn check_usage_by_stage(usage: &Value) {
+    let by_stage = &usage["by_stage"];
+    let mut want: Vec<String> = USAGE_STAGES.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(keys(by_stage), want, "usage.by_stage: {usage}");
+    for stage in USAGE_STAGES {
+        check_types(stage, &by_stage[stage], STAGE_USAGE);
+        check_exact_keys(stage, &by_stage[stage], STAGE_USAGE);
+    }
+    for (pointer, _) in &STAGE_USAGE[..5] {
+        let sum: u64 = USAGE_STAGES
+            .iter()
+            .filter_map(|s| by_stage[*s].pointer(pointer).and_then(Value::as_u64))
+            .sum();
+        assert_eq!(
+            Some(sum),
+            usage.pointer(pointer).and_then(Value::as_u64),
+            "{pointer}: the stages add up to the total: {usage}"
+        );
+    }
+    let costs: Vec<f64> = USAGE_STAGES
+        .iter()
+        .filter_map(|s| by_stage[*s]["cost"].as_f64())
+        .collect();
+    match usage["cost"].as_f64() {
+        None => assert!(costs.is_empty(), "a stage's cost without a total: {usage}"),
+        Some(total) => {
+            let sum: f64 = costs.iter().sum();
+            assert!(
+                (sum - total).abs() <= 1e-9 * total.abs().max(1.0),
+                "the stages' cost {sum} vs {total}: {usage}"
+            );
+        }
     }
 }
 

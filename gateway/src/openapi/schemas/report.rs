@@ -100,6 +100,34 @@ pub struct Usage {
     /// Counts only calls with a known price; null when none had one.
     #[schema(required = true)]
     pub cost: Option<f64>,
+    /// The same figures for each stage of the pipeline the calls were
+    /// made for; every stage is present (zeros and a null cost without
+    /// calls) and the stages add up to the totals. An addition to the
+    /// fields of spec 2.7.
+    pub by_stage: UsageByStage,
+}
+
+/// The request's usage by pipeline stage. A passage served from the
+/// translation memory counts in `translation`.
+#[derive(Serialize, ToSchema)]
+pub struct UsageByStage {
+    pub analysis: StageUsage,
+    pub translation: StageUsage,
+    pub review: StageUsage,
+    pub autopilot: StageUsage,
+}
+
+/// The provider calls of one stage, with the fields of the totals.
+#[derive(Serialize, ToSchema)]
+pub struct StageUsage {
+    pub calls: i64,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub cached_calls: i64,
+    pub cached_prompt_tokens: i64,
+    /// Counts only calls with a known price; null when none had one.
+    #[schema(required = true)]
+    pub cost: Option<f64>,
 }
 
 /// What the request cost against its estimate and budgets.

@@ -1,0 +1,119 @@
+//! Runs the per-passage quality checks on passages given as JSON lines, for
+//! the fidelity benchmark (`bench/fidelity_run.py`), which measures them on
+//! faults they did not define.
+//!
+//! Each line of standard input is one passage:
+//! `{"source", "translation" (string or null), "source_language",
+//! "target_language", "terms": [{"source", "translation", "locked"}],
+//! "names": [{"names": [..], "rendering"}]}`; `terms` and `names` may be
+//! left out. Each line of standard output is its assessment, in the same
+//! order: `{"score", "status", "signals": [{"code", "count", "penalty",
+//! "message", "severity"}]}`, or `{"error": ..}` for a line that is not such
+//! a passage. The threshold under which a passage is to check is the
+//! service's default, or the first argument.
+//!
+//! `cargo run -p dragoman-pipeline --example assess < passages.jsonl`
+
+use std::io::{BufRead, BufWriter, Write};
+
+use dragoman_pipeline::quality::{Check, Sheet, SheetName, SheetTerm, assess};
+use serde::Deserialize;
+use serde_json::json;
+
+/// The service's default `review_below`.
+const REVIEW_BELOW: i32 = 70;
+
+#[derive(Deserialize)]
+struct Passage {
+    source: String,
+    translation: Option<String>,
+    source_language: String,
+    target_language: String,
+    #[serde(default)]
+    terms: Vec<Term>,
+    #[serde(default)]
+    names: Vec<Name>,
+}
+
+#[derive(Deserialize)]
+struct Term {
+    source: String,
+    translation: String,
+    #[serde(default)]
+    locked: bool,
+}
+
+#[derive(Deserialize)]
+struct Name {
+    names: Vec<String>,
+    rendering: String,
+}
+
+fn assessment(line: &str, review_below: i32) -> serde_json::Value {
+    let passage: Passage = match serde_json::from_str(line) {
+        Ok(p) => p,
+        Err(e) => return json!({ "error": e.to_string() }),
+    };
+    let sheet = Sheet {
+        terms: passage
+            .terms
+            .into_iter()
+            .map(|t| SheetTerm {
+                source: t.source,
+                translation: t.translation,
+                locked: t.locked,
+            })
+            .collect(),
+        names: passage
+            .names
+            .into_iter()
+            .map(|n| SheetName {
+                names: n.names,
+                rendering: n.rendering,
+            })
+            .collect(),
+    };
+    let check = Check {
+        source: &passage.source,
+        translation: passage.translation.as_deref(),
+        source_language: &passage.source_language,
+        target_language: &passage.target_language,
+        flags: &[],
+    };
+    let found = assess(&check, &sheet, review_below);
+    let signals: Vec<serde_json::Value> = found
+        .signals
+        .iter()
+        .map(|s| {
+            json!({
+                "code": s.code.as_str(),
+                "count": s.count,
+                "penalty": s.penalty,
+                "message": s.message,
+                "severity": s.severity().as_str(),
+            })
+        })
+        .collect();
+    json!({
+        "score": found.score,
+        "status": found.status.as_str(),
+        "signals": signals,
+    })
+}
+
+fn main() -> std::io::Result<()> {
+    let review_below = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(REVIEW_BELOW);
+    let stdin = std::io::stdin();
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for line in stdin.lock().lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        writeln!(out, "{}", assessment(&line, review_below))?;
+    }
+    out.flush()
+}
