@@ -32,6 +32,8 @@ use sea_orm::{
 use sea_orm_migration::SchemaManager;
 use serde_json::json;
 
+mod support;
+
 const TABLES: [&str; 26] = [
     "accounts",
     "sessions",
@@ -685,45 +687,12 @@ async fn sqlite_concurrent_writers_wait() {
     first.close().await.unwrap();
 }
 
-/// `TEST_DATABASE_URL`; when it is not set, a CI run fails, naming it, and
-/// elsewhere the caller is told to skip (`None`, with a note on stderr), as
-/// every crate's tests do ([`dragoman_model::test_env`]).
-fn test_database_url() -> Option<String> {
-    dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL migration test")
-}
-
 #[tokio::test]
 async fn postgres_up_round_trip_down() {
-    let Some(admin_url) = test_database_url() else {
-        return;
-    };
-    let admin = db::connect(&admin_url).await.unwrap();
-    assert_eq!(backend_name(&admin), "postgres");
-
-    let name = format!("dragoman_test_{}", uuid::Uuid::new_v4().simple());
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .unwrap();
-    let mut url = url::Url::parse(&admin_url).unwrap();
-    url.set_path(&format!("/{name}"));
-    let url = url.to_string();
-
-    // Run in a task so that a failed assertion still lets us drop the database.
-    let outcome = tokio::spawn(async move {
-        let db = db::connect(&url).await.unwrap();
+    support::on_scratch_postgres("PostgreSQL migration test", |db| async move {
         assert_eq!(backend_name(&db), "postgres");
         exercise(&db).await;
-        db.close().await.unwrap();
+        db.close().await.expect("close");
     })
     .await;
-
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-        .await
-        .unwrap();
-    admin.close().await.unwrap();
-    if let Err(err) = outcome {
-        std::panic::resume_unwind(err.into_panic());
-    }
 }

@@ -13,9 +13,10 @@ use dragoman_model::entities::{account, provider, provider_call};
 use dragoman_model::ids::new_id;
 use dragoman_model::vocab::{Priority, ProviderKind, UsageStage};
 use sea_orm::{
-    ActiveModelTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
-    QuerySelect, Set,
+    ActiveModelTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QuerySelect, Set,
 };
+
+mod support;
 
 const T: i64 = 1_700_000_000;
 
@@ -145,41 +146,11 @@ async fn sqlite_earlier_calls_take_the_translation_stage() {
     db.close().await.expect("close");
 }
 
-/// `TEST_DATABASE_URL`; when it is not set, a CI run fails, naming it, and
-/// elsewhere the caller is told to skip (`None`, with a note on stderr).
-fn test_database_url() -> Option<String> {
-    dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL usage stage test")
-}
-
 #[tokio::test]
 async fn postgres_earlier_calls_take_the_translation_stage() {
-    let Some(admin_url) = test_database_url() else {
-        return;
-    };
-    let admin = db::connect(&admin_url).await.expect("postgres");
-    let name = format!("dragoman_test_{}", uuid::Uuid::new_v4().simple());
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create database");
-    let mut url = url::Url::parse(&admin_url).expect("url");
-    url.set_path(&format!("/{name}"));
-    let url = url.to_string();
-
-    // In a task, so that a failed assertion still lets us drop the database.
-    let outcome = tokio::spawn(async move {
-        let db = db::connect(&url).await.expect("test database");
+    support::on_scratch_postgres("PostgreSQL usage stage test", |db| async move {
         exercise(&db).await;
         db.close().await.expect("close");
     })
     .await;
-
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-        .await
-        .expect("drop database");
-    admin.close().await.expect("close");
-    if let Err(err) = outcome {
-        std::panic::resume_unwind(err.into_panic());
-    }
 }

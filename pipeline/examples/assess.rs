@@ -16,7 +16,7 @@
 
 use std::io::{BufRead, BufWriter, Write};
 
-use dragoman_pipeline::quality::{Check, Sheet, SheetName, SheetTerm, assess};
+use dragoman_pipeline::quality::{Check, Sheet, assess};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -29,49 +29,14 @@ struct Passage {
     translation: Option<String>,
     source_language: String,
     target_language: String,
-    #[serde(default)]
-    terms: Vec<Term>,
-    #[serde(default)]
-    names: Vec<Name>,
-}
-
-#[derive(Deserialize)]
-struct Term {
-    source: String,
-    translation: String,
-    #[serde(default)]
-    locked: bool,
-}
-
-#[derive(Deserialize)]
-struct Name {
-    names: Vec<String>,
-    rendering: String,
+    #[serde(flatten)]
+    sheet: Sheet,
 }
 
 fn assessment(line: &str, review_below: i32) -> serde_json::Value {
     let passage: Passage = match serde_json::from_str(line) {
         Ok(p) => p,
         Err(e) => return json!({ "error": e.to_string() }),
-    };
-    let sheet = Sheet {
-        terms: passage
-            .terms
-            .into_iter()
-            .map(|t| SheetTerm {
-                source: t.source,
-                translation: t.translation,
-                locked: t.locked,
-            })
-            .collect(),
-        names: passage
-            .names
-            .into_iter()
-            .map(|n| SheetName {
-                names: n.names,
-                rendering: n.rendering,
-            })
-            .collect(),
     };
     let check = Check {
         source: &passage.source,
@@ -80,7 +45,7 @@ fn assessment(line: &str, review_below: i32) -> serde_json::Value {
         target_language: &passage.target_language,
         flags: &[],
     };
-    let found = assess(&check, &sheet, review_below);
+    let found = assess(&check, &passage.sheet, review_below);
     let signals: Vec<serde_json::Value> = found
         .signals
         .iter()

@@ -4,24 +4,29 @@
 
 use dragoman_model::vocab::{PassageStatus, Severity, SignalCode};
 
-/// What the checks know of the volume: the glossary in force and the characters.
-#[derive(Debug, Clone, Default)]
+/// What the checks know of the volume: the glossary in force and the
+/// characters. Readable from JSON, so that a tool outside the service can
+/// run the checks with a sheet of its own.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct Sheet {
+    #[serde(default)]
     pub terms: Vec<SheetTerm>,
+    #[serde(default)]
     pub names: Vec<SheetName>,
 }
 
 /// A term of the glossary in force.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Deserialize)]
 pub struct SheetTerm {
     pub source: String,
     pub translation: String,
     /// A locked term must appear in every passage whose source has it.
+    #[serde(default)]
     pub locked: bool,
 }
 
 /// A character of the volume.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Deserialize)]
 pub struct SheetName {
     /// The name and its aliases, source side.
     pub names: Vec<String>,

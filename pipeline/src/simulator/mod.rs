@@ -1281,10 +1281,15 @@ mod tests {
     }
 
     fn review_user(source: &str, translation: &str) -> String {
+        review_user_into("fr", "p1", source, translation)
+    }
+
+    /// A review message for one passage en→`target`, Alice rendered Alicia.
+    fn review_user_into(target: &str, id: &str, source: &str, translation: &str) -> String {
         crate::review::review_message(
             crate::analysis::Languages {
                 source: "en",
-                target: "fr",
+                target,
             },
             &[],
             &[crate::review::ReviewName {
@@ -1293,7 +1298,7 @@ mod tests {
                 rendering: "Alicia".into(),
             }],
             &[crate::review::ReviewPassage {
-                id: "p1".into(),
+                id: id.into(),
                 source: source.into(),
                 translation: translation.into(),
             }],
@@ -1938,23 +1943,7 @@ mod tests {
         assert!(cached < first, "{cached:?} vs {first:?}");
 
         // Reviewed against the same rendering: no flag.
-        let review = crate::review::review_message(
-            crate::analysis::Languages {
-                source: "en",
-                target: "es",
-            },
-            &[],
-            &[crate::review::ReviewName {
-                name: "Alice".into(),
-                aliases: vec![],
-                rendering: "Alicia".into(),
-            }],
-            &[crate::review::ReviewPassage {
-                id: "p0".into(),
-                source: refs[0].to_owned(),
-                translation: texts[0].1.clone(),
-            }],
-        );
+        let review = review_user_into("es", "p0", refs[0], &texts[0].1);
         let (status, answer) = chat(&sim, &review).await;
         assert_eq!(status, 200, "{answer}");
         let items = crate::review::parse_review_answer(content(&answer)).expect("reviews");
