@@ -13,7 +13,9 @@
 //!   the runner-up, scaled by the length of the text) as another language
 //!   that is not a close neighbour of the target ([`CLOSE`]: Dutch and
 //!   Afrikaans, Danish and Norwegian, Croatian and Serbian, Czech and
-//!   Slovak, Bulgarian and Macedonian), *and* that language is one a wrong
+//!   Slovak, Bulgarian and Macedonian, Spanish and Portuguese: rough but
+//!   real Spanish, machine-translated, is read reliably as Portuguese in
+//!   about 4 paragraphs of 1,000), *and* that language is one a wrong
 //!   answer plausibly comes in: the source's language, one of the widely
 //!   written Latin-script languages of [`COMMON`], or any language of
 //!   another script than Latin (whatlang then reads the script itself).
@@ -81,6 +83,7 @@ const CLOSE: &[(Lang, Lang)] = &[
     (Lang::Hrv, Lang::Srp),
     (Lang::Ces, Lang::Slk),
     (Lang::Bul, Lang::Mkd),
+    (Lang::Spa, Lang::Por),
 ];
 
 /// ISO 639-1 codes (and a few legacy or macrolanguage ones) of whatlang's
@@ -296,7 +299,7 @@ mod tests {
             (EN[0], "en", "fr", EN[1]),
             (EN[0], "en", "fr", ES[0]),
             (EN[0], "en", "fr", DE[1]),
-            (EN[0], "en", "pt", ES[2]),
+            (EN[0], "en", "it", ES[2]),
             (EN[0], "en", "de", FR[2]),
             // The target unknown to whatlang: only "the source's language".
             (EN[0], "en", "ga", EN[2]),
@@ -318,6 +321,8 @@ mod tests {
     fn what_is_not_checked() {
         // Too few letters.
         assert_eq!(check(EN[0], "Yes, of course.", "en", "fr"), None);
+        // Close neighbours: Spanish for Portuguese is not another language.
+        assert_eq!(check(EN[0], ES[2], "en", "pt"), None);
         // Same language on both sides: English "into" en-GB is fine.
         assert_eq!(check(EN[0], EN[1], "en", "en-GB"), None);
         // Neither language known.
