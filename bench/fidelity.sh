@@ -28,7 +28,8 @@ what="${1:-all}"
 for tool in python3 curl apertium lt-proc; do
   command -v "$tool" >/dev/null || { echo "fidelity: $tool is needed (apt-get install apertium apertium-eng-spa curl python3)" >&2; exit 1; }
 done
-apertium -l | grep -qE '^[[:space:]]*eng-spa$' || { echo "fidelity: Apertium's eng-spa pair is needed (apt-get install apertium-eng-spa)" >&2; exit 1; }
+# (grep -q would stop reading early, and pipefail count apertium's SIGPIPE.)
+apertium -l | grep -cE '^[[:space:]]*eng-spa$' >/dev/null || { echo "fidelity: Apertium's eng-spa pair is needed (apt-get install apertium-eng-spa)" >&2; exit 1; }
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 if [ -n "${DRAGOMAN_BENCH_BIN:-}" ]; then
   bin="$DRAGOMAN_BENCH_BIN"
@@ -50,7 +51,7 @@ fi
 [ "$what" = all ] || [ "$what" = deliver ] || exit 0
 
 translator="${FIDELITY_TRANSLATOR:-apertium}"
-if [ "$translator" != pseudo ] && ! "$bin" simulate-provider --help | grep -q -- --translator; then
+if [ "$translator" != pseudo ] && ! "$bin" simulate-provider --help | grep -c -- --translator >/dev/null; then
   echo "fidelity: this build's simulator has no --translator (FIDELITY_TRANSLATOR=pseudo runs on pseudo-translations)" >&2
   exit 1
 fi
