@@ -21,6 +21,7 @@ use crate::translate::reason;
 const WRITE_CHUNK: usize = 200;
 
 /// What every assessment of one job is made against.
+#[derive(Clone)]
 pub(super) struct Scorer {
     pub sheet: Sheet,
     pub source_language: String,
@@ -170,8 +171,16 @@ impl Worker {
             .map_err(db_error)?;
         for chunk in unscored.chunks(WRITE_CHUNK) {
             // Assessed before the write lock is taken: other jobs write
-            // while this one reads its texts.
-            let assessed: Vec<Assessment> = chunk.iter().map(|p| scorer.assess_stored(p)).collect();
+            // while this one reads its texts. The checks are CPU work (a
+            // long passage's sentences aligned, its numbers read every
+            // way): on a blocking thread, so that the process's other
+            // roles (the scheduler's calls, lease renewals) keep answering.
+            let (owned, sheet) = (chunk.to_vec(), scorer.clone());
+            let assessed: Vec<Assessment> = tokio::task::spawn_blocking(move || {
+                owned.iter().map(|p| sheet.assess_stored(p)).collect()
+            })
+            .await
+            .map_err(|e| Stop::Failed(format!("scoring: {e}")))?;
             let txn = dragoman_model::db::begin_write(&self.db)
                 .await
                 .map_err(|e| Stop::Failed(format!("database: {e}")))?;
