@@ -424,6 +424,8 @@ async fn sigkill_during_the_autopilot_never_retranslates_a_passage_of_its_round(
     let mut api = Api::builder(Backend::Sqlite)
         .env("DRAGOMAN_WORKERS", "1")
         .env("DRAGOMAN_LEASE_SECONDS", "3")
+        // One passage a call, so that the kill falls inside the round.
+        .env("DRAGOMAN_BATCH_TOKENS", "1")
         .simulator(&[
             "--latency-ms",
             "250",
