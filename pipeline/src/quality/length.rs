@@ -154,12 +154,60 @@ fn terminal(c: char) -> bool {
 /// drops its punctuation (`Yes!` → `Oui`).
 pub(super) const MIN_TRUNCATION_CHARS: usize = 20;
 
+/// Closing quotes and brackets, which end a text after its last mark.
+fn closing(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\'' | '”' | '’' | '»' | '›' | '」' | '』' | ')' | ']' | '）'
+    )
+}
+
+/// Marks that end a sentence.
+fn sentence_end(c: char) -> bool {
+    matches!(c, '.' | '!' | '?' | '…' | '。' | '！' | '？' | '．')
+}
+
+/// Whether a text stops inside a sentence: on a letter or digit, or on a
+/// comma, once its closing quotes and brackets are set aside (`"Yes," he`
+/// and `"Yes,"` both stop mid-sentence; `"Yes."` does not).
+fn stops_mid_sentence(text: &str) -> bool {
+    text.trim_end_matches(|c: char| closing(c) || c.is_whitespace())
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric() || matches!(c, ',' | '，' | '、'))
+}
+
+/// The characters of a text's last sentence: what follows the last
+/// sentence mark before its own end.
+fn last_sentence_chars(text: &str) -> usize {
+    let body = text
+        .trim_end()
+        .trim_end_matches(|c: char| closing(c) || sentence_end(c));
+    let start = body
+        .char_indices()
+        .filter(|&(i, c)| {
+            sentence_end(c)
+                && body[i + c.len_utf8()..]
+                    .chars()
+                    .find(|n| !closing(*n))
+                    .is_some_and(char::is_whitespace)
+        })
+        .last()
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    text::chars(&body[start..])
+}
+
 /// Whether the `truncated` check fires for plain (placeholder-free) texts.
-///
-/// Conservative: either the source ends a sentence and the translation
-/// ends without doing so while under 70 % of its expected length, or the
-/// translation stops on a letter or digit (no ellipsis) under half of it.
 /// Sources under [`MIN_TRUNCATION_CHARS`] are not checked.
+///
+/// A translation stopping on a letter or digit under half of its expected
+/// length is cut whatever its source. Where the source ends a sentence,
+/// the translation is cut when it ends without one and is under 70 % of
+/// its expected length, or when it stops mid-sentence (on a word or a
+/// comma) and either it is under 90 % of its expected length or its last
+/// sentence is under three quarters of the source's last one's: a model
+/// that only dropped the final stop leaves both lengths whole, and gets
+/// the `punctuation` finding instead.
 pub(super) fn truncated(
     source: &str,
     translation: &str,
@@ -175,12 +223,24 @@ pub(super) fn truncated(
     else {
         return false;
     };
-    let expected =
-        count_f64(text::chars(source)) * expected_ratio(source_language, target_language);
+    let ratio = expected_ratio(source_language, target_language);
+    let expected = count_f64(text::chars(source)) * ratio;
     let got = count_f64(text::chars(translation));
-    let unended = terminal(source_end) && !terminal(last) && got < expected * 0.7;
-    let mid_word = last.is_alphanumeric() && got < expected * 0.5;
-    unended || mid_word
+    if last.is_alphanumeric() && got < expected * 0.5 {
+        return true;
+    }
+    if !terminal(source_end) || stops_mid_sentence(source) {
+        return false;
+    }
+    if !terminal(last) && got < expected * 0.7 {
+        return true;
+    }
+    if !stops_mid_sentence(translation) {
+        return false;
+    }
+    let source_last = count_f64(last_sentence_chars(source)) * ratio;
+    let translation_last = count_f64(last_sentence_chars(translation));
+    got < expected * 0.9 || translation_last < source_last * 0.75
 }
 
 #[cfg(test)]
@@ -266,10 +326,35 @@ mod tests {
                 "La pluie n'avait pas cessé depuis trois jours, et",
                 true,
             ),
+            // The last words lost: the length is in the band, the last
+            // sentence stops on a word.
             (
                 SOURCE,
                 "La pluie n'avait pas cessé depuis trois jours, et la rivière derrière le moulin",
+                true,
+            ),
+            // Whole, only its final stop dropped.
+            (
+                SOURCE,
+                "La pluie n'avait pas cessé depuis trois jours, et la rivière derrière le moulin montait",
                 false,
+            ),
+            (
+                "He waited. The rain had not stopped for three days, and the river behind the mill was rising.",
+                "Il attendit. La pluie n'avait pas cessé depuis trois jours, et la rivière derrière le moulin montait",
+                false,
+            ),
+            // Cut inside its last sentence, long before the source's end.
+            (
+                "The rain had not stopped for three days. The river behind the old mill was rising fast, and nobody in the village slept.",
+                "La pluie n'avait pas cessé depuis trois jours. La rivière derrière le vieux moulin montait vite, et personne au village",
+                true,
+            ),
+            // Cut after a comma inside a quotation.
+            (
+                "\"Yes,\" he said, \"we shall go to the river tomorrow.\"",
+                "« Oui, » dit-il, « nous irons à la rivière demain, »",
+                true,
             ),
             (SOURCE, "La pluie n'avait pas cessé…", false),
             (

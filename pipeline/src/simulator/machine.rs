@@ -258,6 +258,7 @@ mod tests {
     use super::*;
     use crate::review::{ReviewName, ReviewPassage, ReviewTerm, parse_review_answer};
     use crate::simulator::apertium;
+    use crate::simulator::translation::tests::texts;
     use crate::simulator::translation::{Applied, ContentFaults, answer};
     use crate::translate::check_placeholders;
 
@@ -310,14 +311,6 @@ mod tests {
             "context": CONTEXT, "passages": passages,
         }))
         .expect("a translation message")
-    }
-
-    fn texts(answer: &str) -> Vec<String> {
-        crate::translate::parse_answer(answer)
-            .expect("protocol answer")
-            .into_iter()
-            .map(|(_, t)| t)
-            .collect()
     }
 
     fn every(pick: u64) -> ContentFaults {

@@ -285,14 +285,15 @@ pub(super) fn answer(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn job(user: &str) -> Job {
         serde_json::from_str(user).expect("a translation message")
     }
 
-    fn texts(answer: &str) -> Vec<String> {
+    /// The translations of a protocol answer, in order.
+    pub(in crate::simulator) fn texts(answer: &str) -> Vec<String> {
         crate::translate::parse_answer(answer)
             .expect("protocol answer")
             .into_iter()
