@@ -185,14 +185,14 @@ fn last_sentence_chars(text: &str) -> usize {
         .trim_end_matches(|c: char| closing(c) || sentence_end(c));
     let start = body
         .char_indices()
-        .filter(|&(i, c)| {
+        .rev()
+        .find(|&(i, c)| {
             sentence_end(c)
                 && body[i + c.len_utf8()..]
                     .chars()
                     .find(|n| !closing(*n))
                     .is_some_and(char::is_whitespace)
         })
-        .last()
         .map_or(0, |(i, c)| i + c.len_utf8());
     text::chars(&body[start..])
 }

@@ -15,15 +15,15 @@
 //! | `unchanged` | 70 | the translation is the source (3 words or more, different languages) |
 //! | `wrong_language` | 70 | whatlang reads another language (`language.rs`) |
 //! | `markup_mismatch` | 60 | the placeholders differ ([`check_placeholders`]) |
-//! | `truncated` | 50 | the translation stops before the source does (`length.rs`) |
-//! | `locked_term` | 25 per term, at most 50 | a locked term of the source missing (`terms.rs`) |
+//! | `truncated` | 50 | the translation stops before the source does: mid-sentence where the source ends one, short of its expected length or its last sentence (`length.rs`) |
+//! | `locked_term` | 25 per term, at most 50 | a locked term of the source missing: neither its rendering nor, as often as the source has the term, its plural or inflected forms (`terms.rs`) |
 //! | `glossary_term` | 10 per term, at most 20 | another glossary term missing (`terms.rs`) |
-//! | `name_drift` | 15 per name, at most 30 | a character's rendering missing (`terms.rs`) |
+//! | `name_drift` | 15 per name, at most 30 | a character's rendering missing, or misspelt beside right mentions (`terms.rs`) |
 //! | `partial_translation` | 30 per sentence, at most 50 | a sentence still in the source language (`partial.rs`) |
-//! | `omission` | 20 per sentence, at most 40 | a source sentence without counterpart (`sentences.rs`) |
-//! | `addition` | 15 per sentence, at most 30 | a sentence the source does not have (`sentences.rs`) |
-//! | `sentence_order` | 20 per pair, at most 40 | two neighbouring sentences in each other's place (`order.rs`) |
-//! | `number_mismatch` | 15 per number, at most 30 | a number, date or time missing or changed (`numbers.rs`) |
+//! | `omission` | 20 per sentence, at most 40 | a source sentence of two words or more without counterpart (`sentences/`) |
+//! | `addition` | 15 per sentence, at most 30 | a sentence of two words or more the source does not have (`sentences/`) |
+//! | `sentence_order` | 20 per pair, at most 40 | two sentences in each other's place: they match crossed far better than in order (`sentences/`), or, nothing else found, two neighbours' lengths, names or questions fit crossed (`order.rs`) |
+//! | `number_mismatch` | 15 per number, at most 30 | a number, date or time missing or changed, or a number in words changed to another (`numbers/`) |
 //! | `url_mismatch` | 15 per link, at most 30 | a URL or e-mail address missing or altered (`symbols.rs`) |
 //! | `length_ratio` | 20, 35 beyond twice outside the band | length outside half to twice the expected, no sentence omitted or added (`length.rs`) |
 //! | `punctuation` | 5 per finding, at most 10 | quotes or brackets unbalanced, ellipsis or final punctuation lost (`symbols.rs`) |

@@ -5,6 +5,11 @@
 //! translation keeps of its sentence: its length in proportion to the
 //! pair's expected ratio, the numbers and capitalised words it carries
 //! over verbatim, and whether it asks or exclaims.
+//!
+//! The alignment ([`sentences::align`]) finds most exchanged sentences,
+//! near or far, by matching them crossed; this check is what is left to
+//! try when the alignment found nothing: two neighbours as many on both
+//! sides.
 
 use super::length::{count_f64, expected_ratio};
 use super::sentences;
@@ -69,7 +74,11 @@ pub(super) fn swapped(
     target_language: &str,
 ) -> Vec<String> {
     let (s, t) = (sentences::split(source), sentences::split(translation));
-    if s.len() != t.len() || s.len() < 2 {
+    // Sentences are paired one for one only when both sides also have as
+    // many pieces cut at questions and exclamations: otherwise a boundary
+    // one side has and the other not pairs the wrong sentences.
+    let pieces = |text| sentences::split_at(text, true).len();
+    if s.len() != t.len() || s.len() < 2 || pieces(source) != pieces(translation) {
         return Vec::new();
     }
     let ratio = expected_ratio(source_language, target_language);
@@ -137,5 +146,30 @@ mod tests {
         let crossed = "Thomas abrió el viejo libro. Clara levantó la linterna sobre la mesa.";
         assert!(swapped(source, clean, "en", "es").is_empty());
         assert_eq!(swapped(source, crossed, "en", "es").len(), 1);
+    }
+
+    #[test]
+    fn what_cannot_be_told_is_not_reported() {
+        // Two sentences of a length, nothing carried over: either order.
+        assert!(
+            swapped(
+                "He sat down. She stood up.",
+                "Ella se levantó. Él se sentó.",
+                "en",
+                "es"
+            )
+            .is_empty()
+        );
+        // A dialogue tag the translation starts with a capital: the counts
+        // differ, the sentences are not paired up.
+        assert!(
+            swapped(
+                "\"Where had Thomas gone?\" asked Martha. It was late.",
+                "\"¿Adónde había ido Thomas?\" Preguntó Marta. Era tarde.",
+                "en",
+                "es"
+            )
+            .is_empty()
+        );
     }
 }

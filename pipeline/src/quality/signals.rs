@@ -157,16 +157,19 @@ fn fidelity_signals(
             out,
         );
         aligned = !alignment.omitted.is_empty() || !added.is_empty();
-        if !aligned {
-            listed(
-                SignalCode::SentenceOrder,
-                &order::swapped(source, translation, from, to),
-                penalty::ORDER,
-                penalty::ORDER_MAX,
-                "sentences in each other's place",
-                out,
-            );
-        }
+        let moved = if alignment.moved.is_empty() && !aligned {
+            order::swapped(source, translation, from, to)
+        } else {
+            alignment.moved
+        };
+        listed(
+            SignalCode::SentenceOrder,
+            &moved,
+            penalty::ORDER,
+            penalty::ORDER_MAX,
+            "sentences in each other's place",
+            out,
+        );
     }
     let found = symbols::check(source, translation, from, to);
     listed(
@@ -284,7 +287,13 @@ fn content_signals(
     }
 
     let runs = text::segments(check.source);
-    let missing = terms::missing_terms(&runs, translation, sheet);
+    let missing = terms::missing_terms(
+        &runs,
+        translation,
+        sheet,
+        check.source_language,
+        check.target_language,
+    );
     if !missing.locked.is_empty() {
         out.push(signal(
             SignalCode::LockedTerm,

@@ -438,7 +438,7 @@ async fn sigkill_during_the_autopilot_never_retranslates_a_passage_of_its_round(
         ])
         .start()
         .await;
-    let mut body = imported_with_locked_term(&api, "Killed", novel(3, 10)).await;
+    let mut body = imported_with_locked_term(&api, "Killed", novel(2, 6)).await;
     body["pipeline"] = json!({"threads": 1, "final_review": false, "quality": "fast"});
     let id = id_of(&api.submit_ok(&body).await);
     let db = api.server.installation.sql().await;

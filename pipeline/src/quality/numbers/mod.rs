@@ -14,14 +14,23 @@
 //! or a chapter in Roman numerals (`19th` → `XIXe`), unless a small number
 //! is left over on the other side as well (`1 → 2`: changed, though the
 //! text says `un`). Non-Latin decimal digits count as theirs.
+//!
+//! Numbers written in words are matched too, by value, numerals standing
+//! for theirs: a plain number word of the source left without
+//! counterpart while one of the translation has a value the source lacks
+//! is a number changed (`two` → `siete`). `one` and its articles (`un`,
+//! `ein`), words that are as often something else (`second`, `cuarto`)
+//! and the parts of hyphenated numbers (`twenty-five`, `quatre-vingts`)
+//! only stand for a number, never count as one changed; a number word left over on one
+//! side alone is taken for a rewording (`both` → `los dos`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::text;
 
 mod words;
 
-use words::words_for;
+use words::{number_words_in, words_for};
 
 /// Spaces that group thousands (no-break, narrow no-break, thin): never
 /// between two separate numbers.
@@ -648,9 +657,128 @@ fn compare(
     describe(missing, added)
 }
 
+/// A number of one side for [`changed_words`]: a number word, or the
+/// whole numbers a numeral may stand for.
+struct Counted {
+    text: String,
+    values: Vec<u32>,
+    /// A plain number word, which may count as changed.
+    plain: bool,
+}
+
+/// The whole numbers a numeral, a time or a date stands for.
+fn whole_values(kind: &Kind) -> Vec<u32> {
+    match kind {
+        Kind::Number(values) | Kind::Date(values) => {
+            values.iter().filter_map(|v| v.parse().ok()).collect()
+        }
+        Kind::Time(h, m) => vec![*h, h % 12, *m],
+    }
+}
+
+/// The numbers of one side: its number words, then its numerals.
+fn counted(
+    text: &str,
+    chars: &[char],
+    languages: (&str, &str),
+    other_words: &HashSet<String>,
+) -> Vec<Counted> {
+    let words = number_words_in(
+        text,
+        &text::primary(languages.0),
+        other_words,
+        &text::primary(languages.1),
+    );
+    let mut out: Vec<Counted> = words
+        .into_iter()
+        .map(|w| Counted {
+            text: w.text,
+            values: w.values,
+            plain: w.plain,
+        })
+        .collect();
+    if !out.is_empty() {
+        out.extend(scan(chars, false).into_iter().map(|t| Counted {
+            values: whole_values(&t.kind),
+            text: t.text,
+            plain: false,
+        }));
+    }
+    out
+}
+
+/// Numbers written in words and changed (`two` → `siete`): a plain
+/// number word of the translation whose value the source lacks while a
+/// plain number word of the source has no counterpart. A numeral on
+/// either side stands for its value. Only such pairs count: a number word
+/// left over on one side alone is more often a rewording (`both` → `los
+/// dos`, `twenty-five` → `veinticinco`) than a fault, and a numeral left
+/// over is the numerals' own finding.
+fn changed_words(
+    source: &str,
+    translation: &str,
+    source_chars: &[char],
+    translation_chars: &[char],
+    source_language: &str,
+    target_language: &str,
+) -> Vec<String> {
+    let source_words = words::lower_words(source);
+    let translation_words = words::lower_words(translation);
+    let languages = (source_language, target_language);
+    let from = counted(source, source_chars, languages, &translation_words);
+    if !from.iter().any(|c| c.plain) {
+        return Vec::new();
+    }
+    let to = counted(
+        translation,
+        translation_chars,
+        (target_language, source_language),
+        &source_words,
+    );
+    if !to.iter().any(|c| c.plain) || from.len().saturating_mul(to.len()) > AUGMENT_LIMIT {
+        return Vec::new();
+    }
+    // Like pairs with like first: a plain word with a plain word, an
+    // ambiguous word or a numeral with its kind (`second` with `segundo`,
+    // not with the `dos` that stands for `two`), then any two that agree.
+    let mut partner_of_target: Vec<Option<usize>> = vec![None; to.len()];
+    let mut source_done = vec![false; from.len()];
+    for alike in [true, false] {
+        let edges: Vec<Vec<usize>> = from
+            .iter()
+            .map(|a| {
+                (0..to.len())
+                    .filter(|&t| {
+                        (!alike || a.plain == to[t].plain)
+                            && a.values.iter().any(|v| to[t].values.contains(v))
+                    })
+                    .collect()
+            })
+            .collect();
+        for (s, done) in source_done.iter_mut().enumerate() {
+            if !*done {
+                let mut seen = vec![false; to.len()];
+                *done = augment(s, &edges, &mut seen, &mut partner_of_target);
+            }
+        }
+    }
+    let missing = from
+        .iter()
+        .zip(&source_done)
+        .filter(|(c, done)| c.plain && !**done);
+    let added = to
+        .iter()
+        .zip(&partner_of_target)
+        .filter(|(c, partner)| c.plain && partner.is_none());
+    missing
+        .zip(added)
+        .map(|((m, _), (a, _))| format!("{} → {}", m.text, a.text))
+        .collect()
+}
+
 /// The source's numbers missing or changed in the translation, and the
 /// translation's the source lacks, each described for a message (`"3.5"`,
-/// `"1890 → 1891"`, `"added 8"`); empty when they agree.
+/// `"1890 → 1891"`, `"added 8"`, `"two → siete"`); empty when they agree.
 pub(super) fn mismatches(
     source: &str,
     translation: &str,
@@ -659,6 +787,35 @@ pub(super) fn mismatches(
 ) -> Vec<String> {
     let source_chars = normalize(source);
     let translation_chars = normalize(translation);
+    let mut found = numeral_mismatches(
+        source,
+        translation,
+        &source_chars,
+        &translation_chars,
+        source_language,
+        target_language,
+    );
+    found.extend(changed_words(
+        source,
+        translation,
+        &source_chars,
+        &translation_chars,
+        source_language,
+        target_language,
+    ));
+    found
+}
+
+/// The numerals' mismatches: the numerals of each side matched with the
+/// other's numerals, or its numbers in words.
+fn numeral_mismatches(
+    source: &str,
+    translation: &str,
+    source_chars: &[char],
+    translation_chars: &[char],
+    source_language: &str,
+    target_language: &str,
+) -> Vec<String> {
     if !source_chars.iter().any(char::is_ascii_digit)
         && !translation_chars.iter().any(char::is_ascii_digit)
     {
@@ -666,10 +823,10 @@ pub(super) fn mismatches(
     }
     // An ordinary space may group thousands (`3 500`) or part two numbers:
     // each side is read both ways and the closest reading kept.
-    let source_readings = [scan(&source_chars, false), scan(&source_chars, true)];
+    let source_readings = [scan(source_chars, false), scan(source_chars, true)];
     let translation_readings = [
-        scan(&translation_chars, false),
-        scan(&translation_chars, true),
+        scan(translation_chars, false),
+        scan(translation_chars, true),
     ];
     let mut best: Option<Vec<String>> = None;
     for s in &source_readings {

@@ -298,3 +298,116 @@ fn numbers_are_read_as_written() {
     assert_eq!(read("٣٫٥"), vec![number(&["3.5"])]);
     assert_eq!(read("０７"), vec![number(&["7"])]);
 }
+
+#[test]
+fn numbers_in_words_changed_are_flagged() {
+    let cases = [
+        (
+            "He had two sons.",
+            "Tenía siete hijos.",
+            "es",
+            vec!["two → siete"],
+        ),
+        (
+            "He looked at me for a second or two.",
+            "Me miró un segundo o cien.",
+            "es",
+            vec!["two → cien"],
+        ),
+        (
+            "They were three.",
+            "Ils étaient quatre.",
+            "fr",
+            vec!["three → quatre"],
+        ),
+        (
+            "He had two dogs and a cat.",
+            "Er hatte drei Hunde und eine Katze.",
+            "de",
+            vec!["two → drei"],
+        ),
+        (
+            "He came once, with eleven men.",
+            "Vino una vez, con doce hombres.",
+            "es",
+            vec!["eleven → doce"],
+        ),
+        (
+            "Into the six-barrel casks.",
+            "En los veinte-barril casks.",
+            "es",
+            vec!["six → veinte"],
+        ),
+    ];
+    for (source, translation, to, want) in cases {
+        assert_eq!(
+            check(source, translation, to),
+            want,
+            "{source:?} → {translation:?}"
+        );
+    }
+}
+
+#[test]
+fn numbers_in_words_reworded_are_not_flagged() {
+    let cases = [
+        (
+            "He had two sons and one daughter.",
+            "Tenía dos hijos y una hija.",
+            "es",
+        ),
+        // Articles and `one`.
+        ("A man had one dog.", "Un hombre tenía un perro.", "es"),
+        (
+            "One of them had a dog.",
+            "Uno de ellos tenía dos perros.",
+            "es",
+        ),
+        // A compound, a word that is also something else.
+        (
+            "Wait a second for the twenty-five men.",
+            "Espera un segundo a los veinticinco hombres.",
+            "es",
+        ),
+        (
+            "He slept in the fourth room.",
+            "Dormía en el cuarto cuatro.",
+            "es",
+        ),
+        // A number left over on one side alone: a rewording.
+        (
+            "Both came, all four.",
+            "Los dos vinieron, los cuatro.",
+            "es",
+        ),
+        // Digits for words and words for digits.
+        (
+            "He had 2 sons and three dogs.",
+            "Tenía 2 hijos y 3 perros.",
+            "es",
+        ),
+        // A name kept that is a number in the target language.
+        ("Otto had three cats.", "Otto aveva tre gatti.", "it"),
+        (
+            "He came once, with eleven men.",
+            "Vino una vez, con once hombres.",
+            "es",
+        ),
+        ("Six men, six horses.", "Six hommes, six chevaux.", "fr"),
+        ("Eighty-two men.", "Quatre-vingt-deux hommes.", "fr"),
+        // A hyphenated number one word on the other side, and `both`.
+        (
+            "Both of the twenty-five men.",
+            "Los dos de los veinticinco hombres.",
+            "es",
+        ),
+        ("Seventy men.", "Soixante-dix hommes.", "fr"),
+    ];
+    for (source, translation, to) in cases {
+        assert_eq!(
+            check(source, translation, to),
+            Vec::<String>::new(),
+            "{source:?} → {translation:?}"
+        );
+    }
+}

@@ -1,5 +1,8 @@
 //! Numbers as words: 0 to 12 and the round numbers in the languages a
-//! translation writes them out in, and Roman numerals.
+//! translation writes them out in, and the number words of a text with
+//! the values they may stand for.
+
+use std::collections::HashSet;
 
 /// The words for 0 to 12 (cardinals, and ordinals where a translation
 /// writes `1st` as a word), lower-case.
@@ -299,4 +302,139 @@ pub(super) fn words_for(language: &str, n: u32) -> &'static [&'static str] {
             .map(|(_, words)| *words)
             .unwrap_or(&[])
     })
+}
+
+/// Number words that are as often something else (`second` of time,
+/// `cuarto` a room, `sei` "you are", `acht` heed, `neuf` new), or a
+/// count as often as a number (`dozen`, `por ciento`): they may stand
+/// for a number of the other side, never count as one changed.
+fn ambiguous(language: &str, word: &str) -> bool {
+    let words: &[&str] = match language {
+        "en" => &["second", "nil", "nought", "dozen"],
+        "fr" => &["second", "seconde", "neuf", "douzaine"],
+        "de" => &["acht", "achte", "achten", "elf", "dutzend"],
+        "es" => &[
+            "segundo", "segunda", "cuarto", "cuarta", "quinta", "docena", "ciento",
+        ],
+        "it" => &[
+            "sei", "secondo", "seconda", "quarto", "quarta", "dozzina", "cento",
+        ],
+        "pt" => &["segundo", "segunda", "quarto", "quarta", "dúzia", "cento"],
+        "nl" => &["acht", "elf"],
+        _ => &[],
+    };
+    words.contains(&word)
+}
+
+/// The numbers `word` (lower-case) may be in `language`, but one: `one`
+/// is as often `a` or `some` (`un`, `ein`, `uno`) to be counted.
+fn values_of(language: &str, word: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Some(small) = number_words(language) {
+        out.extend(
+            (0u32..)
+                .zip(small)
+                .filter(|(n, words)| *n != 1 && words.contains(&word))
+                .map(|(n, _)| n),
+        );
+    }
+    out.extend(
+        round_words(language)
+            .iter()
+            .filter(|(_, words)| words.contains(&word))
+            .map(|(n, _)| *n),
+    );
+    out
+}
+
+/// A number word of a text.
+#[derive(Debug, Clone)]
+pub(super) struct Word {
+    pub text: String,
+    pub values: Vec<u32>,
+    /// Whether it may count as a number changed: a plain number word,
+    /// not an ambiguous one nor part of a hyphenated number
+    /// (`twenty-five`, `quatre-vingts`), whose parts are not its value
+    /// (`six-barrel` is plain).
+    pub plain: bool,
+}
+
+/// The words of `text` (runs of letters), lower-cased, with whether a
+/// hyphen joins each to the word before and to the word after.
+fn words_of(text: &str) -> Vec<(String, bool, bool)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_alphabetic() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while chars.get(i).is_some_and(|c| c.is_alphabetic()) {
+            i += 1;
+        }
+        let joined_before =
+            start >= 2 && chars[start - 1] == '-' && chars[start - 2].is_alphabetic();
+        let joined_after =
+            chars.get(i) == Some(&'-') && chars.get(i + 1).is_some_and(|c| c.is_alphabetic());
+        let word: String = chars[start..i].iter().collect();
+        out.push((word.to_lowercase(), joined_before, joined_after));
+    }
+    out
+}
+
+/// Whether `word` (lower-case) is a number word of `language`, `one`
+/// included.
+fn is_number_word(language: &str, word: &str) -> bool {
+    number_words(language).is_some_and(|small| small.iter().any(|w| w.contains(&word)))
+        || round_words(language)
+            .iter()
+            .any(|(_, words)| words.contains(&word))
+}
+
+/// The number words of `text` in `language`. A word the other side
+/// (`other`: its lower-cased words, in `other_language`) also has and
+/// does not read as a number is left out: a name or a word kept as it is
+/// (`Otto`) is no number of this side. Chinese and Japanese write numbers
+/// inside words, so they give none.
+pub(super) fn number_words_in(
+    text: &str,
+    language: &str,
+    other: &HashSet<String>,
+    other_language: &str,
+) -> Vec<Word> {
+    if matches!(language, "zh" | "ja") || number_words(language).is_none() {
+        return Vec::new();
+    }
+    let words = words_of(text);
+    // A hyphenated number (`twenty-five`, `quatre-vingts`): another
+    // language may write it as one word (`veinticinco`), and its parts
+    // may multiply, so a part is not a number of its own.
+    let compound = |k: usize| {
+        let (_, before, after) = &words[k];
+        (*before && k > 0 && is_number_word(language, &words[k - 1].0))
+            || (*after
+                && words
+                    .get(k + 1)
+                    .is_some_and(|w| is_number_word(language, &w.0)))
+    };
+    words
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (word, _, _))| {
+            let values = values_of(language, word);
+            let kept = other.contains(word) && !is_number_word(other_language, word);
+            (!values.is_empty() && !kept).then(|| Word {
+                plain: !compound(k) && !ambiguous(language, word),
+                text: word.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// The lower-cased words of `text`, for [`number_words_in`].
+pub(super) fn lower_words(text: &str) -> HashSet<String> {
+    words_of(text).into_iter().map(|(w, _, _)| w).collect()
 }

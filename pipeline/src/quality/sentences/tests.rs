@@ -147,6 +147,7 @@ fn a_dropped_sentence_is_omitted() {
             let want = Alignment {
                 omitted: vec![(*lost).to_owned()],
                 added: vec![],
+                moved: vec![],
             };
             assert_eq!(got, want, "{to}: sentence {k} dropped");
         }
@@ -197,6 +198,56 @@ fn one_sentence_for_two_is_flagged_when_the_lengths_say_so() {
     }
 }
 
+/// Where the lengths cannot tell a merge from a loss (a short sentence
+/// beside a long one), a joint where the short one's end would fall says
+/// the two were merged; without it, the short one is lost.
+#[test]
+fn a_merge_at_a_joint_is_no_loss() {
+    let cases: [(&str, &str, Vec<&str>, Vec<&str>); 6] = [
+        (
+            "He came in. He sat down by the fire.",
+            "Il entra et s'assit près du feu.",
+            vec![],
+            vec![],
+        ),
+        (
+            "The house was old. It had belonged to his grandfather, who had built it with his own hands in the year of the great flood.",
+            "La maison était vieille : elle avait appartenu à son grand-père, qui l'avait bâtie de ses propres mains l'année de la grande inondation.",
+            vec![],
+            vec![],
+        ),
+        (
+            "It was late, and the streets were empty, so we walked home quickly.",
+            "Il était tard. Les rues étaient vides, alors nous rentrâmes vite à la maison.",
+            vec![],
+            vec![],
+        ),
+        (
+            "He came in. He sat down by the fire.",
+            "Il s'assit près du feu.",
+            vec!["He came in."],
+            vec![],
+        ),
+        (
+            "The house was old. It had belonged to his grandfather, who had built it with his own hands in the year of the great flood.",
+            "Elle avait appartenu à son grand-père, qui l'avait bâtie de ses propres mains l'année de la grande inondation.",
+            vec!["The house was old."],
+            vec![],
+        ),
+        (
+            "The streets were empty, so we walked home quickly.",
+            "Il était tard. Les rues étaient vides, alors nous rentrâmes vite à la maison.",
+            vec![],
+            vec!["Il était tard."],
+        ),
+    ];
+    for (source, translation, omitted, added) in cases {
+        let got = align(source, translation, "en", "fr");
+        assert_eq!(got.omitted, omitted, "{translation}");
+        assert_eq!(got.added, added, "{translation}");
+    }
+}
+
 #[test]
 fn short_sentences_are_not_reported() {
     let cases = [
@@ -240,4 +291,94 @@ fn other_scripts_and_nothing_to_align() {
     );
     assert_eq!(align("", "Bonjour.", "en", "fr"), none());
     assert_eq!(align(source, "", "en", "fr"), none());
+}
+
+#[test]
+fn soft_boundaries_are_pieces_for_the_alignment_only() {
+    let text = "\"Is it?\" said he. \"Yes!\" she cried. We went on.";
+    assert_eq!(
+        split(text),
+        ["\"Is it?\" said he.", "\"Yes!\" she cried.", "We went on."]
+    );
+    assert_eq!(
+        split_at(text, true),
+        [
+            "\"Is it?\"",
+            "said he.",
+            "\"Yes!\"",
+            "she cried.",
+            "We went on."
+        ]
+    );
+    // Numbered items and pounds do not end a sentence on either side.
+    assert_eq!(
+        split(
+            "I. The SPERM WHALE; II. La BALLENA DERECHA; III. Otra. Pesaba 60 lbs. Friesland pork."
+        ),
+        [
+            "I.",
+            "The SPERM WHALE; II. La BALLENA DERECHA; III. Otra.",
+            "Pesaba 60 lbs. Friesland pork."
+        ]
+    );
+}
+
+#[test]
+fn boundaries_placed_differently_are_not_faults() {
+    let cases = [
+        (
+            "\"Is it?\" said he; \"I didn't notice it. You know the flood-tide always thickens it a bit.\"",
+            "\"¿Es?\" Dijo él; \"no lo noté. Sabes que la marea siempre lo espesa un poco.\"",
+        ),
+        (
+            "\"Oh, my Captain! my Captain! noble soul! grand old heart, after all! why should any one give chase to that hated fish!\"",
+            "\"¡Oh, mi Capitán! ¡Mi Capitán! ¡Alma noble! ¡Viejo gran corazón, después de todo! ¡Por qué iba nadie a perseguir a ese pez odiado!\"",
+        ),
+        (
+            "Dick broke the silence at last. What would you like to do? Shall we go back to Hammersmith? or will you come with us and hear some Welsh folk sing?",
+            "Dick rompió por fin el silencio. ¿Qué te gustaría hacer? ¿volvemos a Hammersmith? ¿O vienes con nosotros a oír cantar a unos galeses?",
+        ),
+    ];
+    for (source, translation) in cases {
+        assert_eq!(
+            align(source, translation, "en", "es"),
+            none(),
+            "{translation}"
+        );
+    }
+}
+
+const DIALOGUE: &str = "\"Did the doctor come in the end?\" asked Clara. \"Yes, fortunately.\" He had stayed with her all night, until the fever broke at dawn.";
+
+#[test]
+fn a_short_sentence_dropped_or_added_is_found() {
+    let dropped = "\"¿Vino el médico al final?\" preguntó Clara. Se había quedado con ella toda la noche, hasta que la fiebre cedió al amanecer.";
+    assert_eq!(
+        align(DIALOGUE, dropped, "en", "es").omitted,
+        ["\"Yes, fortunately.\""]
+    );
+    let source = "She looked down for a long time into the dark water under the bridge. Then she stepped slowly back from the edge.";
+    let added = "Durante mucho tiempo estuvo mirando el agua oscura que corría bajo el puente. Hacía frío. Después se apartó muy despacio del borde del puente.";
+    let got = align(source, added, "en", "es");
+    assert_eq!(got.added, ["Hacía frío."]);
+    assert!(got.omitted.is_empty() && got.moved.is_empty(), "{got:?}");
+    // The faithful ones.
+    let faithful = "\"¿Vino el médico al final?\" preguntó Clara. \"Sí, por suerte.\" Se había quedado con ella toda la noche, hasta que la fiebre cedió al amanecer.";
+    assert_eq!(align(DIALOGUE, faithful, "en", "es"), none());
+    let faithful = "Durante mucho tiempo estuvo mirando el agua oscura que corría bajo el puente. Después se apartó muy despacio del borde del puente.";
+    assert_eq!(align(source, faithful, "en", "es"), none());
+}
+
+#[test]
+fn sentences_exchanged_are_moved_not_lost() {
+    for (to, [a, b, c, d], _) in TRANSLATIONS {
+        for swapped in [[b, a, c, d], [a, c, b, d], [c, b, a, d]] {
+            let got = align(EN, &swapped.join(" "), "en", to);
+            assert!(!got.moved.is_empty(), "{to}: {swapped:?}: {got:?}");
+            assert!(
+                got.omitted.is_empty() && got.added.is_empty(),
+                "{to}: {swapped:?}: {got:?}"
+            );
+        }
+    }
 }
