@@ -115,38 +115,14 @@ pub(super) fn count_f64(n: usize) -> f64 {
     u32::try_from(n).map_or(f64::from(u32::MAX), f64::from)
 }
 
-/// Characters that can end a complete source text or translation.
+/// Characters that can end a complete source text or translation: a
+/// sentence mark, a closing quote or bracket, and what may end a line
+/// that goes on (a colon, a dash, an opening quote some typographies close
+/// with).
 fn terminal(c: char) -> bool {
-    matches!(
-        c,
-        '.' | '!'
-            | '?'
-            | '…'
-            | '"'
-            | '\''
-            | '”'
-            | '“'
-            | '’'
-            | '»'
-            | '«'
-            | '›'
-            | '」'
-            | '』'
-            | ')'
-            | ']'
-            | '）'
-            | ':'
-            | ';'
-            | '—'
-            | '–'
-            | '。'
-            | '！'
-            | '？'
-            | '：'
-            | '；'
-            | '．'
-            | '*'
-    )
+    sentence_end(c)
+        || closing(c)
+        || matches!(c, '“' | '«' | ':' | ';' | '—' | '–' | '：' | '；' | '*')
 }
 
 /// The shortest source (characters, placeholders stripped) whose

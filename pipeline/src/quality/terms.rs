@@ -98,7 +98,7 @@ fn rendered(
         .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
     let found: usize = target_forms
         .iter()
-        .map(|form| count_words(folded_translation, form))
+        .map(|form| count_words(folded_translation, form, Fit::Whole))
         .sum();
     let left_in = languages.0 != languages.1
         && term != rendering
@@ -317,20 +317,6 @@ fn misspelt<'a>(
         .collect()
 }
 
-/// How many times `needle` starts a word of `haystack`.
-fn count_starts(haystack: &str, needle: &str) -> usize {
-    let mut count = 0;
-    let mut from = 0;
-    while let Some(at) = haystack
-        .get(from..)
-        .and_then(|rest| text::find_word(rest, needle, Fit::Start))
-    {
-        count += 1;
-        from += at + needle.len().max(1);
-    }
-    count
-}
-
 /// For each character of the sheet named in the source whose rendering
 /// the plain translation lacks: the name found and the rendering
 /// expected; for each whose rendering is misspelt in it: the misspelling
@@ -373,11 +359,11 @@ pub(super) fn drifted_names(
                 .map(|name| {
                     source_runs
                         .iter()
-                        .map(|run| count_words(run, name))
+                        .map(|run| count_words(run, name, Fit::Whole))
                         .sum::<usize>()
                 })
                 .sum();
-            let short = count_starts(translation, rendering) < mentions;
+            let short = count_words(translation, rendering, Fit::Start) < mentions;
             let misspelling = rendering.split_whitespace().find_map(|part| {
                 misspelt(part, &words, &known)
                     .into_iter()
@@ -388,13 +374,13 @@ pub(super) fn drifted_names(
         .collect()
 }
 
-/// How many times `needle` is a whole word of `haystack`.
-fn count_words(haystack: &str, needle: &str) -> usize {
+/// How many times `needle` fits a word of `haystack` as `fit` says.
+fn count_words(haystack: &str, needle: &str, fit: Fit) -> usize {
     let mut count = 0;
     let mut from = 0;
     while let Some(at) = haystack
         .get(from..)
-        .and_then(|rest| text::find_word(rest, needle, Fit::Whole))
+        .and_then(|rest| text::find_word(rest, needle, fit))
     {
         count += 1;
         from += at + needle.len().max(1);
