@@ -114,6 +114,12 @@ pub struct Config {
     /// calls in flight are answered) before it stops anyway; default
     /// [`Config::drain_deadline`].
     pub drain_seconds: Option<u64>,
+    /// The longest database outage jobs ride through: their writes wait
+    /// for its return; past it a job fails, saying so.
+    pub database_outage_seconds: u64,
+    /// The longest a provider may stay unreachable while its jobs wait
+    /// (their `step` says why); past it they fail, saying so.
+    pub provider_outage_minutes: u64,
     /// Timeout of one provider call.
     pub provider_timeout_seconds: u64,
     /// Attempts of one provider call before the passage is tried alone.
@@ -246,6 +252,8 @@ impl Default for Config {
             workers: 2,
             lease_seconds: 30,
             drain_seconds: None,
+            database_outage_seconds: 300,
+            provider_outage_minutes: 30,
             provider_timeout_seconds: 120,
             provider_max_attempts: 4,
             provider_retry_max_seconds: 60,
@@ -420,6 +428,16 @@ impl Config {
     pub fn drain_deadline(&self) -> Duration {
         let derived = u64::try_from(self.lease_seconds.saturating_mul(2) / 3).unwrap_or(1);
         Duration::from_secs(self.drain_seconds.unwrap_or(derived).max(1))
+    }
+
+    /// `DRAGOMAN_DATABASE_OUTAGE_SECONDS` as a duration.
+    pub fn database_outage(&self) -> Duration {
+        Duration::from_secs(self.database_outage_seconds)
+    }
+
+    /// `DRAGOMAN_PROVIDER_OUTAGE_MINUTES` as a duration.
+    pub fn provider_outage(&self) -> Duration {
+        Duration::from_secs(self.provider_outage_minutes.saturating_mul(60))
     }
 
     /// Message limit and deadline of every call to another process.

@@ -93,6 +93,10 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     let db = dragoman_model::db::connect(&database_url)
         .await
         .map_err(|e| format!("database {}: {e}", redact(&database_url)))?;
+    let database =
+        dragoman_model::db_watch::DatabaseWatch::open(&database_url, config.database_outage())
+            .await
+            .map_err(|e| format!("database {}: {e}", redact(&database_url)))?;
     if config.migrate_on_start {
         Migrator::up(&db, None)
             .await
@@ -163,23 +167,26 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
         licence: config.licence_settings(),
     };
     let scheduler_local = runs(Role::Scheduler).then(|| {
-        Arc::new(SchedulerService::new(
-            db.clone(),
-            coordination.clone(),
-            credential.clone(),
-            IntakeLimits {
-                max_chapters: config.api_max_chapters,
-                analysis_mode: config.analysis_mode,
-                final_review: config.final_review,
-                review_below: config.quality_review_below,
-                licence: config.licence_settings(),
-                budget_switch_percent: config.budget_switch_percent,
-                queue,
-            },
-            webhooks.clone(),
-            blobs.clone(),
-            start,
-        ))
+        Arc::new(
+            SchedulerService::new(
+                db.clone(),
+                coordination.clone(),
+                credential.clone(),
+                IntakeLimits {
+                    max_chapters: config.api_max_chapters,
+                    analysis_mode: config.analysis_mode,
+                    final_review: config.final_review,
+                    review_below: config.quality_review_below,
+                    licence: config.licence_settings(),
+                    budget_switch_percent: config.budget_switch_percent,
+                    queue,
+                },
+                webhooks.clone(),
+                blobs.clone(),
+                start,
+            )
+            .with_database(database.clone()),
+        )
     });
     let pipeline_local = runs(Role::Pipeline)
         .then(|| Arc::new(PipelineService::new(db.clone(), credential.clone())));
@@ -229,6 +236,13 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             .await?;
 
     let mut tasks = tokio::task::JoinSet::new();
+    {
+        let (database, stop) = (database.clone(), stop_rx.clone());
+        tasks.spawn(async move {
+            database.run(stop).await;
+            Ok(())
+        });
+    }
     let serves_grpc = roles.iter().any(|r| *r != Role::Gateway);
     if serves_grpc && config.grpc_listen != "off" {
         let listener = TcpListener::bind(&config.grpc_listen)
@@ -389,6 +403,8 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
             })?;
         let worker = Arc::new(Worker {
             db: db.clone(),
+            database: database.clone(),
+            providers: Default::default(),
             coordination: coordination.clone(),
             scheduler: scheduler.handle.clone(),
             delivery: delivery.handle.clone(),
@@ -408,6 +424,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
                 autopilot_rounds: config.autopilot_rounds,
                 autopilot_provider: config.autopilot_provider.clone(),
                 budget_switch_percent: config.budget_switch_percent,
+                provider_outage: config.provider_outage(),
             },
         });
         let (stop, force) = (stop_rx.clone(), shutdown.forced());
@@ -426,6 +443,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     {
         let gateway = Gateway {
             db: db.clone(),
+            database: database.clone(),
             caches: ReadCaches::new(&coordination),
             coordination: coordination.clone(),
             scheduler,

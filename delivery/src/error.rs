@@ -86,9 +86,11 @@ impl From<DeliveryError> for ServiceError {
                 ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)
             }
             DeliveryError::AdminRequired => ServiceError::new(ErrorCode::AdminRequired, message),
-            DeliveryError::Db(_) | DeliveryError::Blob(_) | DeliveryError::Model(_) => {
-                ServiceError::new(ErrorCode::ServerError, message)
+            DeliveryError::Db(e) => {
+                ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
             }
+            DeliveryError::Model(e) => ServiceError::storage(e.is_outage(), message),
+            DeliveryError::Blob(_) => ServiceError::new(ErrorCode::ServerError, message),
         }
     }
 }

@@ -81,7 +81,15 @@ impl ApiError {
 }
 
 impl From<sea_orm::DbErr> for ApiError {
+    /// The database not answering is no fault of the call: it may be asked
+    /// again later (`service_unavailable`); any other database error is a
+    /// server error.
     fn from(e: sea_orm::DbErr) -> Self {
+        if dragoman_model::db_watch::is_outage(&e) {
+            let mut error = crate::outage::unavailable();
+            error.internal = Some(format!("database: {e}"));
+            return error;
+        }
         ApiError::server(format!("database: {e}"))
     }
 }
@@ -106,6 +114,11 @@ impl From<ServiceError> for ApiError {
             .and_then(|seconds| seconds.as_u64());
         if refusal.code == ErrorCode::ServerError {
             error.internal = Some(refusal.message);
+        }
+        // A service that could not reach the database: asking again is
+        // the answer, so the wait is always stated.
+        if refusal.code == ErrorCode::ServiceUnavailable && error.retry_after.is_none() {
+            error.retry_after = Some(crate::outage::RETRY_AFTER_SECONDS);
         }
         error
     }
@@ -177,6 +190,38 @@ mod tests {
         );
         let pending = response.extensions().get::<PendingError>().expect("error");
         assert!(!pending.0.extra.contains_key("retry_after"));
+    }
+
+    #[test]
+    fn a_service_refusal_for_an_outage_answers_503_with_retry_after() {
+        let sent = ServiceError::new(ErrorCode::ServiceUnavailable, "database away");
+        let response = ApiError::from(tonic::Status::from(sent)).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from(5u64))
+        );
+        // A wait the service states is kept.
+        let sent = ServiceError::new(ErrorCode::ServiceUnavailable, "away").with("retry_after", 9);
+        let error = ApiError::from(tonic::Status::from(sent));
+        assert_eq!(error.retry_after, Some(9));
+    }
+
+    #[test]
+    fn a_database_outage_is_service_unavailable_and_a_statement_error_is_not() {
+        let away = sea_orm::DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout);
+        let response = ApiError::from(away).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from(5u64))
+        );
+        let pending = response.extensions().get::<PendingError>().expect("error");
+        assert_eq!(pending.0.code, ErrorCode::ServiceUnavailable);
+        assert!(!pending.0.extra.contains_key("reference"));
+
+        let broken = ApiError::from(sea_orm::DbErr::Custom("bad statement".into()));
+        assert_eq!(broken.code, ErrorCode::ServerError);
     }
 
     #[test]

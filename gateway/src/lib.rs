@@ -13,6 +13,7 @@ pub mod messages;
 pub mod metrics;
 pub mod openapi;
 pub mod operations;
+pub mod outage;
 pub mod routes;
 pub mod state;
 pub mod uploads;

@@ -205,6 +205,10 @@ pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
             "Erreur interne du serveur (référence : {reference}).",
             "Internal server error (reference: {reference}).",
         ),
+        ErrorCode::ServiceUnavailable => (
+            "Le service est momentanément indisponible : rien n'a été fait ; réessayez dans quelques secondes.",
+            "The service is temporarily unavailable: nothing was done; retry in a few seconds.",
+        ),
     }
 }
 

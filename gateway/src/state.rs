@@ -2,6 +2,7 @@
 //! services (local or remote behind the same trait) and the gateway settings.
 
 use dragoman_model::coordination::Coordination;
+use dragoman_model::db_watch::DatabaseWatch;
 use dragoman_model::server_key::ServerKey;
 use dragoman_proto::principal::{InternalCredential, Principal};
 use dragoman_proto::{Delivery, Memory, Pipeline, Scheduler};
@@ -45,6 +46,10 @@ pub struct GatewaySettings {
 
 pub struct Gateway {
     pub db: DatabaseConnection,
+    /// Whether the database answers: the API answers at once with
+    /// `service_unavailable` instead of waiting for it (see
+    /// [`crate::outage`]).
+    pub database: Arc<DatabaseWatch>,
     pub coordination: Arc<dyn Coordination>,
     pub scheduler: Service<dyn Scheduler>,
     pub pipeline: Service<dyn Pipeline>,

@@ -97,6 +97,19 @@ fn multipart_error(error: &MultipartError) -> ApiError {
     }
 }
 
+/// How long a client refused for the blob store is told to wait.
+const BLOB_STORE_RETRY_AFTER: u64 = 5;
+
+/// A blob store that refuses a write fails the upload with 503
+/// `service_unavailable`: the same upload may succeed shortly, and nothing
+/// of it is kept (what was written is aborted or deleted).
+fn refused_write(error: object_store::Error) -> ApiError {
+    let mut refused = ApiError::new(ErrorCode::ServiceUnavailable);
+    refused.retry_after = Some(BLOB_STORE_RETRY_AFTER);
+    refused.internal = Some(format!("blob store: {error}"));
+    refused
+}
+
 /// Streams `chunks` into the blob store at a fresh `uploads/` key, hashing
 /// as it goes.
 async fn store_stream<S, E>(
@@ -110,10 +123,7 @@ where
 {
     let key = format!("uploads/{}", ids::new_id());
     let path = Path::from(key.as_str());
-    let upload = blobs
-        .put_multipart(&path)
-        .await
-        .map_err(|e| ApiError::server(format!("blob store: {e}")))?;
+    let upload = blobs.put_multipart(&path).await.map_err(refused_write)?;
     let mut writer = WriteMultipart::new(upload);
     let mut hash = Sha256::new();
     let mut size: u64 = 0;
@@ -128,14 +138,12 @@ where
         hash.update(&chunk);
         size = size.saturating_add(chunk.len() as u64);
         if let Err(e) = writer.wait_for_capacity(4).await {
-            return Err(ApiError::server(format!("blob store: {e}")));
+            let _ = writer.abort().await;
+            return Err(refused_write(e));
         }
         writer.write(&chunk);
     }
-    writer
-        .finish()
-        .await
-        .map_err(|e| ApiError::server(format!("blob store: {e}")))?;
+    writer.finish().await.map_err(refused_write)?;
     Ok(UploadedFile {
         name: name.to_owned(),
         blob_key: key,
@@ -450,5 +458,28 @@ mod tests {
         assert_eq!(error.issues[0].loc, vec![json!("query"), json!("threads")]);
         let error = read_form(&[("colour".into(), "red".into())], "body").expect_err("unknown");
         assert_eq!(error.issues[0].kind, IssueKind::ExtraForbidden);
+    }
+
+    #[tokio::test]
+    async fn a_blob_store_that_refuses_the_write_fails_the_upload_with_503_and_keeps_nothing() {
+        let folder = tempfile::tempdir().expect("temp dir");
+        let store = object_store::local::LocalFileSystem::new_with_prefix(folder.path())
+            .expect("local store");
+        // A file where the store's `uploads` folder must go: every write
+        // under it is refused.
+        std::fs::write(folder.path().join("uploads"), b"in the way").expect("write");
+        let blobs: Arc<dyn ObjectStore> = Arc::new(store);
+        let chunks = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(b"book"))]);
+        let refused = store_stream(&blobs, "book.txt", chunks, |_| ApiError::server("read"))
+            .await
+            .expect_err("refused");
+        assert_eq!(refused.code, ErrorCode::ServiceUnavailable);
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.retry_after, Some(BLOB_STORE_RETRY_AFTER));
+        let kept: Vec<_> = std::fs::read_dir(folder.path())
+            .expect("read dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(kept, vec![std::ffi::OsString::from("uploads")]);
     }
 }

@@ -123,10 +123,11 @@ impl From<MemoryError> for ServiceError {
                 .with("report", report),
             MemoryError::ExternalNotConfigured => refusal(ErrorCode::Conflict),
             MemoryError::CleanupNotFound => refusal(ErrorCode::NotFound),
-            MemoryError::External(_)
-            | MemoryError::Database(_)
-            | MemoryError::Model(_)
-            | MemoryError::Export(_) => refusal(ErrorCode::ServerError),
+            MemoryError::Database(e) => {
+                ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
+            }
+            MemoryError::Model(e) => ServiceError::storage(e.is_outage(), message),
+            MemoryError::External(_) | MemoryError::Export(_) => refusal(ErrorCode::ServerError),
         }
     }
 }

@@ -24,3 +24,10 @@ pub enum ModelError {
     #[error("blob store error: {0}")]
     Blob(String),
 }
+
+impl ModelError {
+    /// Whether the database could not be reached ([`crate::db_watch::is_outage`]).
+    pub fn is_outage(&self) -> bool {
+        matches!(self, ModelError::Db(e) if crate::db_watch::is_outage(e))
+    }
+}

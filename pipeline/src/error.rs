@@ -31,7 +31,9 @@ impl From<PipelineError> for ServiceError {
             PipelineError::Invalid(issues) => {
                 ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)
             }
-            PipelineError::Db(_) => ServiceError::new(ErrorCode::ServerError, message),
+            PipelineError::Db(e) => {
+                ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
+            }
         }
     }
 }

@@ -23,7 +23,24 @@ pub struct ServiceError {
     pub issues: Vec<Issue>,
 }
 
+/// Seconds a caller is told to wait before asking again while a service's
+/// database is unreachable.
+pub const DATABASE_AWAY_RETRY_AFTER: u64 = 5;
+
 impl ServiceError {
+    /// What a failure of a service's own storage answers: when the
+    /// database could not be reached (`outage`), `service_unavailable` with
+    /// a `retry_after`, as asking again shortly may succeed; otherwise
+    /// `server_error`.
+    pub fn storage(outage: bool, message: impl Into<String>) -> Self {
+        if outage {
+            ServiceError::new(ErrorCode::ServiceUnavailable, message)
+                .with("retry_after", DATABASE_AWAY_RETRY_AFTER)
+        } else {
+            ServiceError::new(ErrorCode::ServerError, message)
+        }
+    }
+
     /// A refusal with `code`. A code that answers with another's spec code
     /// (`not_own_job` answers `conflict`) states what it is in `reason`,
     /// which a later [`ServiceError::with`] may replace.

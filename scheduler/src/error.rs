@@ -295,9 +295,11 @@ impl From<SchedulerError> for ServiceError {
                     .with("reason", reason)
                     .with("problem", message.clone())
             }
-            SchedulerError::Db(_) | SchedulerError::Model(_) | SchedulerError::Blob(_) => {
-                refusal(ErrorCode::ServerError)
+            SchedulerError::Db(e) => {
+                ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
             }
+            SchedulerError::Model(e) => ServiceError::storage(e.is_outage(), message),
+            SchedulerError::Blob(_) => refusal(ErrorCode::ServerError),
         }
     }
 }

@@ -14,7 +14,7 @@ pub mod queue_metrics;
 pub mod report;
 pub mod series;
 pub mod service;
-pub mod steps;
+pub use dragoman_model::steps;
 
 #[cfg(test)]
 mod testing;

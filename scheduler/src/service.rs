@@ -10,16 +10,23 @@ use crate::lifecycle::Dispatcher;
 use crate::lifecycle::job_start::StartSettings;
 use crate::{deleted_requests, document, lifecycle, series};
 use dragoman_model::coordination::Coordination;
+use dragoman_model::db_watch::DatabaseWatch;
 use dragoman_model::entities::request;
 use dragoman_model::vocab::{Channel, ControlAction, JobOutcome, RequestStatus, SeriesAction};
 use dragoman_model::webhook::WebhookPolicy;
+use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::*;
 use dragoman_proto::wire::WireEnum;
 use object_store::ObjectStore;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 use tonic::{Request, Response, Status};
+
+/// The outage limit of a service given no watch of its own.
+const DEFAULT_OUTAGE_LIMIT: Duration = Duration::from_secs(300);
 
 mod timers;
 pub use timers::STALL_SWEEP_EVERY;
@@ -37,6 +44,12 @@ pub struct SchedulerService {
     /// This process's dispatch state: the environment's queue settings and
     /// whose turn it is among accounts.
     dispatcher: Dispatcher,
+    /// Whether the database answers: the calls of workers are answered
+    /// `service_unavailable` at once while it does not.
+    database: Arc<DatabaseWatch>,
+    /// The outages (counted by [`dragoman_model::db_watch::Health::returns`])
+    /// after which the leases were judged again.
+    leases_judged: AtomicU64,
 }
 
 impl SchedulerService {
@@ -59,7 +72,53 @@ impl SchedulerService {
             blobs,
             start,
             dispatcher,
+            database: DatabaseWatch::unprobed(DEFAULT_OUTAGE_LIMIT),
+            leases_judged: AtomicU64::new(0),
         }
+    }
+
+    /// The service watching `database` for outages (without one, only the
+    /// errors of its own statements tell it the database is away).
+    pub fn with_database(mut self, database: Arc<DatabaseWatch>) -> Self {
+        self.database = database;
+        self
+    }
+
+    /// Runs a worker's call, answering `service_unavailable` at once rather
+    /// than keeping the worker waiting while the database is away.
+    async fn while_up<T>(
+        &self,
+        call: impl std::future::Future<Output = Result<T, Status>>,
+    ) -> Result<T, Status> {
+        match self.database.bounded(call, Duration::ZERO).await {
+            Ok(answer) => answer,
+            Err(outage) => Err(ServiceError::storage(true, outage.to_string()).into()),
+        }
+    }
+
+    /// After an outage, once: the leases held when it began run on from
+    /// its end, for `lease_seconds`. Their workers could not renew them
+    /// while the database was away, and no other worker could take their
+    /// jobs meanwhile; judged by the time alone, every job running through
+    /// the outage would pass to another worker and send again what its
+    /// worker has in flight.
+    async fn judge_leases_after_outage(&self, lease_seconds: i64) -> Result<(), SchedulerError> {
+        let health = self.database.health();
+        if health.returns <= self.leases_judged.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        if let Some(began) = health.last_outage_began_unix {
+            let extended = lifecycle::extend_after_outage(&self.db, began, lease_seconds).await?;
+            if extended > 0 {
+                tracing::info!(
+                    extended,
+                    "leases held through the database outage run on from its end"
+                );
+            }
+        }
+        self.leases_judged
+            .fetch_max(health.returns, Ordering::SeqCst);
+        Ok(())
     }
 
     /// Wake-ups are hints: a lost one only delays a poll until its timeout,
@@ -292,29 +351,34 @@ impl dragoman_proto::Scheduler for SchedulerService {
         request: Request<LeaseJobRequest>,
     ) -> Result<Response<LeaseJobResponse>, Status> {
         self.credential.verify(&request)?;
-        for failed in lifecycle::fail_abandoned(&self.db).await? {
-            self.after_end(&failed).await?;
-        }
         let message = request.into_inner();
-        let leased = lifecycle::lease(
-            &self.db,
-            &message.worker_id,
-            i64::from(message.lease_seconds.max(1)),
-            &self.dispatcher,
-            &self.start,
-        )
-        .await?;
-        for ended in &leased.ended {
-            self.after_end(ended).await?;
-        }
-        match &leased.ticket {
-            Some(ticket) => self.notify(&Channel::request(&ticket.request_id)).await,
-            // Jobs refused at their start made room: other workers may
-            // find the next one.
-            None if !leased.ended.is_empty() => self.notify(&Channel::Jobs).await,
-            None => {}
-        }
-        Ok(Response::new(LeaseJobResponse { job: leased.ticket }))
+        let lease_seconds = i64::from(message.lease_seconds.max(1));
+        self.while_up(async {
+            self.judge_leases_after_outage(lease_seconds).await?;
+            for failed in lifecycle::fail_abandoned(&self.db).await? {
+                self.after_end(&failed).await?;
+            }
+            let leased = lifecycle::lease(
+                &self.db,
+                &message.worker_id,
+                lease_seconds,
+                &self.dispatcher,
+                &self.start,
+            )
+            .await?;
+            for ended in &leased.ended {
+                self.after_end(ended).await?;
+            }
+            match &leased.ticket {
+                Some(ticket) => self.notify(&Channel::request(&ticket.request_id)).await,
+                // Jobs refused at their start made room: other workers may
+                // find the next one.
+                None if !leased.ended.is_empty() => self.notify(&Channel::Jobs).await,
+                None => {}
+            }
+            Ok(Response::new(LeaseJobResponse { job: leased.ticket }))
+        })
+        .await
     }
 
     async fn heartbeat(
@@ -323,14 +387,14 @@ impl dragoman_proto::Scheduler for SchedulerService {
     ) -> Result<Response<HeartbeatResponse>, Status> {
         self.credential.verify(&request)?;
         let m = request.into_inner();
-        let keep_going = lifecycle::heartbeat(
-            &self.db,
-            &m.job_id,
-            &m.worker_id,
-            i64::from(m.lease_seconds.max(1)),
-        )
-        .await?;
-        Ok(Response::new(HeartbeatResponse { keep_going }))
+        let lease_seconds = i64::from(m.lease_seconds.max(1));
+        self.while_up(async {
+            self.judge_leases_after_outage(lease_seconds).await?;
+            let keep_going =
+                lifecycle::heartbeat(&self.db, &m.job_id, &m.worker_id, lease_seconds).await?;
+            Ok(Response::new(HeartbeatResponse { keep_going }))
+        })
+        .await
     }
 
     async fn finish_job(
@@ -355,9 +419,12 @@ impl dragoman_proto::Scheduler for SchedulerService {
             stop_reason: m.stop_reason,
             delivery,
         };
-        let row = lifecycle::finish(&self.db, &m.job_id, &m.worker_id, end).await?;
-        self.after_end(&row).await?;
-        self.document(&row).await
+        self.while_up(async {
+            let row = lifecycle::finish(&self.db, &m.job_id, &m.worker_id, end).await?;
+            self.after_end(&row).await?;
+            self.document(&row).await
+        })
+        .await
     }
 
     async fn release_job(

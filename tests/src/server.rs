@@ -64,6 +64,9 @@ pub struct Installation {
     pub backend: Backend,
     data_dir: TempDir,
     database: Option<TestDatabase>,
+    /// A Postgres database the test owns itself (see
+    /// [`Installation::on_postgres_url`]), instead of `database`.
+    postgres_url: Option<String>,
     redis_url: Option<String>,
     secret_key: Option<String>,
 }
@@ -77,6 +80,7 @@ impl Installation {
                 backend,
                 data_dir: temp_dir(),
                 database: None,
+                postgres_url: None,
                 redis_url: None,
                 secret_key: None,
             }),
@@ -88,6 +92,7 @@ impl Installation {
                     backend,
                     data_dir: temp_dir(),
                     database: Some(TestDatabase::create(&admin).await),
+                    postgres_url: None,
                     redis_url: test_redis_url(),
                     secret_key: None,
                 })
@@ -101,8 +106,23 @@ impl Installation {
             backend: Backend::Postgres,
             data_dir: temp_dir(),
             database: Some(TestDatabase::create(database_admin_url).await),
+            postgres_url: None,
             redis_url: Some(redis_url.to_owned()),
             secret_key: Some(random_secret_key()),
+        })
+    }
+
+    /// An installation on the Postgres database of `url`, which the test
+    /// owns and may stop (see [`crate::scratch_postgres`]); Redis when
+    /// `TEST_REDIS_URL` is set, as for [`Backend::Postgres`].
+    pub fn on_postgres_url(url: &str) -> Arc<Installation> {
+        Arc::new(Installation {
+            backend: Backend::Postgres,
+            data_dir: temp_dir(),
+            database: None,
+            postgres_url: Some(url.to_owned()),
+            redis_url: test_redis_url(),
+            secret_key: None,
         })
     }
 
@@ -120,9 +140,10 @@ impl Installation {
     }
 
     pub fn database_url(&self) -> String {
-        match &self.database {
-            Some(db) => db.url().to_owned(),
-            None => format!("sqlite://{}", self.sqlite_file().display()),
+        match (&self.database, &self.postgres_url) {
+            (Some(db), _) => db.url().to_owned(),
+            (None, Some(url)) => url.clone(),
+            (None, None) => format!("sqlite://{}", self.sqlite_file().display()),
         }
     }
 
@@ -232,9 +253,10 @@ impl Installation {
     /// cannot do through the API (moving an expiry into the past, reading
     /// every stored byte).
     pub async fn sql(&self) -> DatabaseConnection {
-        let url = match &self.database {
-            Some(db) => db.url().to_owned(),
-            None => format!("sqlite://{}?mode=rw", self.sqlite_file().display()),
+        let url = match (&self.database, &self.postgres_url) {
+            (Some(db), _) => db.url().to_owned(),
+            (None, Some(url)) => url.clone(),
+            (None, None) => format!("sqlite://{}?mode=rw", self.sqlite_file().display()),
         };
         let mut options = sea_orm::ConnectOptions::new(url);
         options.sqlx_logging(false).max_connections(1);

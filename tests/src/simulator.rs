@@ -1,7 +1,8 @@
 //! The provider simulator as a separate process:
 //! `dragoman simulate-provider --listen 127.0.0.1:0 …`, started from the same
 //! binary as the service, read for its address, asked for its `/stats`,
-//! `/prompts` and `/faults`, and killed on drop. With `--translator
+//! `/prompts` and `/faults`, and killed on drop (or stopped and started
+//! again on the same address, as a provider that goes away and comes back). With `--translator
 //! apertium` ([`Simulator::start_apertium`]) it translates with Apertium,
 //! which the machine must have with the `eng-spa` pair
 //! ([`apertium_installed`]).
@@ -16,8 +17,10 @@ use tokio::process::{Child, Command};
 
 /// One running `dragoman simulate-provider` process.
 pub struct Simulator {
-    // Kept so the process lives (and is killed on drop) with the handle.
-    _child: Child,
+    // Kept so the process lives (and is killed on drop) with the handle;
+    // `None` while stopped (see [`Simulator::stop`]).
+    child: Option<Child>,
+    flags: Vec<String>,
     base: String,
     client: reqwest::Client,
 }
@@ -30,43 +33,36 @@ impl Simulator {
     ///
     /// When it exits or stays silent for [`START_TIMEOUT`].
     pub async fn start(flags: &[&str]) -> Simulator {
-        let mut command = Command::new(binary::dragoman());
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy();
-            if name.starts_with("DRAGOMAN_") || name.starts_with("API_") {
-                command.env_remove(name.as_ref());
-            }
-        }
-        command
-            .args(["simulate-provider", "--listen", "127.0.0.1:0"])
-            .args(flags)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start the simulator: {e}"));
-        let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
-        let base = tokio::time::timeout(START_TIMEOUT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(url) = line.strip_prefix("dragoman: simulator listening on ") {
-                    return Some(url.trim().trim_end_matches('/').to_owned());
-                }
-            }
-            None
-        })
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| panic!("the simulator ({flags:?}) never said where it listens"));
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let flags: Vec<String> = flags.iter().map(|f| (*f).to_owned()).collect();
+        let (child, base) = spawn("127.0.0.1:0", &flags).await;
         Simulator {
-            _child: child,
+            child: Some(child),
+            flags,
             base,
             client: reqwest::Client::new(),
         }
+    }
+
+    /// Kills the process (SIGKILL): calls in flight are cut, new ones
+    /// refused, as when a provider goes away.
+    pub async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().await.expect("SIGKILL the simulator");
+        }
+    }
+
+    /// Starts a new process with the same flags on the same address (after
+    /// [`Simulator::stop`]); its counts and logs start from zero.
+    ///
+    /// # Panics
+    ///
+    /// As [`Simulator::start`], and when the address cannot be taken again.
+    pub async fn start_again(&mut self) {
+        self.stop().await;
+        let address = self.base.trim_start_matches("http://").to_owned();
+        let (child, base) = spawn(&address, &self.flags).await;
+        assert_eq!(base, self.base, "the simulator came back elsewhere");
+        self.child = Some(child);
     }
 
     /// Starts the simulator with `--translator apertium` and `flags`;
@@ -188,6 +184,44 @@ impl Simulator {
             .as_u64()
             .expect("stats.requests")
     }
+}
+
+/// Starts `dragoman simulate-provider --listen <listen> <flags>` and reads
+/// its base URL.
+async fn spawn(listen: &str, flags: &[String]) -> (Child, String) {
+    let mut command = Command::new(binary::dragoman());
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("DRAGOMAN_") || name.starts_with("API_") {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
+        .args(["simulate-provider", "--listen", listen])
+        .args(flags)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the simulator: {e}"));
+    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    let base = tokio::time::timeout(START_TIMEOUT, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.strip_prefix("dragoman: simulator listening on ") {
+                return Some(url.trim().trim_end_matches('/').to_owned());
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+    .unwrap_or_else(|| panic!("the simulator ({flags:?}) never said where it listens on {listen}"));
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, base)
 }
 
 /// Whether `apertium` is on `PATH` with the `eng-spa` pair (what

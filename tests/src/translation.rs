@@ -26,6 +26,7 @@ pub struct ApiBuilder {
     env: Vec<(String, String)>,
     simulator: Vec<String>,
     provider: bool,
+    installation: Option<Arc<Installation>>,
 }
 
 impl ApiBuilder {
@@ -41,6 +42,13 @@ impl ApiBuilder {
         self
     }
 
+    /// This installation instead of a fresh one of the backend (a database
+    /// the test owns, see [`Installation::on_postgres_url`]).
+    pub fn installation(mut self, installation: Arc<Installation>) -> Self {
+        self.installation = Some(installation);
+        self
+    }
+
     /// No provider registered at all.
     pub fn without_provider(mut self) -> Self {
         self.provider = false;
@@ -49,7 +57,10 @@ impl ApiBuilder {
 
     pub async fn start(self) -> Api {
         let flags: Vec<&str> = self.simulator.iter().map(String::as_str).collect();
-        let installation = Installation::new(self.backend).await;
+        let installation = match self.installation {
+            Some(installation) => installation,
+            None => Installation::new(self.backend).await,
+        };
         let (simulator, server) = tokio::join!(
             Simulator::start(&flags),
             start_server(installation, &self.env)
@@ -97,6 +108,7 @@ impl Api {
             env: Vec::new(),
             simulator: Vec::new(),
             provider: true,
+            installation: None,
         }
     }
 

@@ -116,13 +116,15 @@ pub(crate) fn test_caller(token_id: &str, scopes: &[Scope]) -> TokenCaller {
     }
 }
 
-/// Middleware for the token-only routes.
+/// Middleware for the token-only routes. Reading the token is bounded as
+/// [`crate::outage::bounded`] says: the tool protocol reads it before any
+/// call is bounded.
 pub async fn require_token(
     State(state): State<AppState>,
     mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    let caller = authenticate(&state, request.headers()).await?;
+    let caller = crate::outage::bounded(&state, authenticate(&state, request.headers())).await?;
     request.extensions_mut().insert(caller);
     Ok(next.run(request).await)
 }

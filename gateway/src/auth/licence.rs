@@ -42,8 +42,10 @@ pub fn licence_cache(coordination: Arc<dyn Coordination>) -> LicenceCache {
     NotifiedCache::new(coordination, 1, LICENCE_CACHE_TTL)
 }
 
+/// Bounded as [`crate::outage::bounded`] says: the tool protocol reads it
+/// before any call is bounded.
 async fn features(state: &AppState) -> Result<Features, ApiError> {
-    state
+    let load = state
         .caches
         .licence
         .get_or_load(&(), &Channel::Licence, || async {
@@ -52,10 +54,16 @@ async fn features(state: &AppState) -> Result<Features, ApiError> {
                 .licence
                 .in_force(&state.db)
                 .await
-                .map_err(|e| ApiError::server(format!("licence: {e}")))?;
+                .map_err(|e| {
+                    if e.is_outage() {
+                        crate::outage::unavailable()
+                    } else {
+                        ApiError::server(format!("licence: {e}"))
+                    }
+                })?;
             Ok(in_force.features())
-        })
-        .await
+        });
+    crate::outage::bounded(state, load).await
 }
 
 /// The administrator saved or removed a licence: this process reads it

@@ -19,9 +19,14 @@ pub fn answer<T: Serialize>(result: ApiResult<T>) -> CallToolResult {
 }
 
 /// The `isError` answer of `error`; a server error is logged first, with
-/// the reference its message quotes.
+/// the reference its message quotes. A tool answer has no headers: the
+/// wait a `Retry-After` would state travels as `retry_after`.
 pub fn refusal(error: ApiError) -> CallToolResult {
-    let detail = envelope::detail(&error.logged(), Lang::En);
+    let mut error = error.logged();
+    if let Some(seconds) = error.retry_after {
+        error.extra.entry("retry_after").or_insert(seconds.into());
+    }
+    let detail = envelope::detail(&error, Lang::En);
     CallToolResult::error(vec![ContentBlock::text(detail.to_string())])
 }
 
@@ -64,6 +69,14 @@ mod tests {
                 .is_some_and(|m| m.contains(reference))
         );
         assert!(!detail.to_string().contains("db down"));
+    }
+
+    #[test]
+    fn an_outage_is_refused_with_the_wait_in_the_detail() {
+        let (is_error, detail) = sent(&refusal(crate::outage::unavailable()));
+        assert_eq!(is_error, json!(true));
+        assert_eq!(detail["code"], "service_unavailable");
+        assert_eq!(detail["retry_after"], 5);
     }
 
     #[test]

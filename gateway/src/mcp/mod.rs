@@ -17,7 +17,8 @@
 //!   `estimate_job`, `licence_status`, `export_book`.
 //!
 //! A deleting tool asks for `confirm: true` ([`confirm`]); `docs/mcp.md`
-//! documents each tool for clients.
+//! documents each tool for clients. While the database is away a call
+//! answers `service_unavailable` at once ([`crate::outage`]).
 
 mod answer;
 mod arguments;
@@ -31,9 +32,13 @@ mod work;
 
 use crate::auth::bearer::TokenCaller;
 use crate::operations::Caller;
+use crate::outage;
 use crate::state::AppState;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ServerCapabilities, ServerConfig,
+};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -75,6 +80,26 @@ impl McpTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for McpTools {
+    /// A tool call the database holds up past [`outage::GRACE`] once it is
+    /// known away answers `service_unavailable` as an `isError` result,
+    /// like any refusal of a tool.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        match self
+            .state
+            .database
+            .bounded(self.tool_router.call(call), outage::GRACE)
+            .await
+        {
+            Ok(answered) => answered,
+            Err(_) => Ok(answer::refusal(outage::unavailable()).into()),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("dragoman", env!("CARGO_PKG_VERSION")))

@@ -20,7 +20,7 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr};
 
 /// Codes every automation operation may answer (spec 4, 5, 7): the
 /// bearer's refusals, the licence without the automation API, a missing
-/// scope, the rate limit and a server error.
+/// scope, the rate limit, a server error and a database outage.
 pub const COMMON: &[ErrorCode] = &[
     ErrorCode::MissingToken,
     ErrorCode::InvalidToken,
@@ -32,10 +32,15 @@ pub const COMMON: &[ErrorCode] = &[
     ErrorCode::InsufficientScope,
     ErrorCode::RateLimited,
     ErrorCode::ServerError,
+    ErrorCode::ServiceUnavailable,
 ];
 
 /// Codes whose answer carries a `Retry-After` header (seconds).
-const RETRY_AFTER: &[ErrorCode] = &[ErrorCode::RateLimited, ErrorCode::ResultNotReady];
+const RETRY_AFTER: &[ErrorCode] = &[
+    ErrorCode::RateLimited,
+    ErrorCode::ResultNotReady,
+    ErrorCode::ServiceUnavailable,
+];
 
 /// Declares a type whose responses (for `#[utoipa::path(responses(…))]`)
 /// are the refusals of the codes given plus [`COMMON`].
@@ -325,7 +330,10 @@ mod tests {
             ErrorCode::QueueFull,
         ]);
         let statuses: Vec<&str> = answered.keys().map(String::as_str).collect();
-        assert_eq!(statuses, ["401", "402", "403", "404", "409", "429", "500"]);
+        assert_eq!(
+            statuses,
+            ["401", "402", "403", "404", "409", "429", "500", "503"]
+        );
         let RefOr::T(not_found) = &answered["404"] else {
             panic!("inline response");
         };
@@ -355,6 +363,11 @@ mod tests {
                 .contains_key("Retry-After")
         );
         assert!(shared.contains_key("InternalServerError"));
+        assert!(
+            shared["ServiceUnavailable"]
+                .headers
+                .contains_key("Retry-After")
+        );
     }
 
     #[test]

@@ -139,7 +139,7 @@ fn every_operation_states_its_scopes_refusals_and_an_id() {
             let scope = scope.as_str().expect("scope");
             assert!(scopes.contains(&scope), "{at}: unknown scope {scope}");
         }
-        for status in ["401", "402", "403", "429", "500"] {
+        for status in ["401", "402", "403", "429", "500", "503"] {
             assert!(
                 operation["responses"].get(status).is_some(),
                 "{at}: answers {status}"

@@ -1,6 +1,8 @@
 //! `GET /health`: the roles this installation reaches (asked through the same
 //! service traits as every call, so a remote role is really called), the
-//! database, the coordination backend and the demo flag.
+//! database, the coordination backend and the demo flag. It answers at once
+//! during a database outage, which it reports (`database.ok` false, since
+//! when in `database.down_since`).
 
 use crate::state::AppState;
 use axum::Json;
@@ -9,6 +11,7 @@ use axum::http::StatusCode;
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use std::future::Future;
 use std::time::Duration;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -30,66 +33,99 @@ enum Overall {
     Degraded,
 }
 
-fn role_json(
-    local: bool,
-    result: Result<Result<tonic::Response<RoleStatus>, tonic::Status>, tokio::time::error::Elapsed>,
-) -> (bool, Value) {
+/// What a role answered to its status call.
+enum Asked {
+    Answered(RoleStatus),
+    Refused(String),
+    Late,
+    /// The database is known away and the role did not answer within the
+    /// API's grace: it asks the database too.
+    DatabaseAway,
+}
+
+/// A role's status, within [`PROBE_TIMEOUT`], and within the API's grace
+/// ([`crate::outage::GRACE`]) while the database is known away, so that
+/// `/health` answers at once during an outage.
+async fn ask<F>(state: &AppState, call: F) -> Asked
+where
+    F: Future<Output = Result<tonic::Response<RoleStatus>, tonic::Status>>,
+{
+    let call = tokio::time::timeout(PROBE_TIMEOUT, call);
+    match state.database.bounded(call, crate::outage::GRACE).await {
+        Ok(Ok(Ok(answer))) => Asked::Answered(answer.into_inner()),
+        Ok(Ok(Err(status))) => Asked::Refused(status.message().to_owned()),
+        Ok(Err(_)) => Asked::Late,
+        Err(_) => Asked::DatabaseAway,
+    }
+}
+
+fn role_json(local: bool, asked: Asked) -> (bool, Value) {
     let place = if local {
         Location::Local
     } else {
         Location::Remote
     };
-    match result {
-        Ok(Ok(answer)) => {
-            let status = answer.into_inner();
-            (
-                status.ok,
-                json!({"ok": status.ok, "detail": status.detail, "location": place}),
-            )
+    let (ok, detail) = match asked {
+        Asked::Answered(status) => (status.ok, status.detail),
+        Asked::Refused(message) => (false, message),
+        Asked::Late => (false, "no answer in time".to_owned()),
+        Asked::DatabaseAway => (false, "no answer: the database is unreachable".to_owned()),
+    };
+    (ok, json!({"ok": ok, "detail": detail, "location": place}))
+}
+
+/// Whether the database answers. Known away: no at once. Else a ping
+/// through the pool, given up as soon as the database is known away (a
+/// pool that cannot connect would wait its whole acquire timeout) and
+/// after [`PROBE_TIMEOUT`] in any case; a ping failing for want of a
+/// connection marks it away for the whole process.
+async fn database_answers(state: &AppState) -> bool {
+    if !state.database.is_up() {
+        return false;
+    }
+    let ping = tokio::time::timeout(PROBE_TIMEOUT, state.db.ping());
+    match state.database.bounded(ping, Duration::ZERO).await {
+        Ok(Ok(Ok(()))) => true,
+        Ok(Ok(Err(error))) => {
+            state.database.report(&error);
+            false
         }
-        Ok(Err(status)) => (
-            false,
-            json!({"ok": false, "detail": status.message(), "location": place}),
-        ),
-        Err(_) => (
-            false,
-            json!({"ok": false, "detail": "no answer in time", "location": place}),
-        ),
+        Ok(Err(_)) | Err(_) => false,
     }
 }
 
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let cred = &state.credential;
     let (scheduler, pipeline, delivery, memory, database, coordination) = tokio::join!(
-        tokio::time::timeout(
-            PROBE_TIMEOUT,
+        ask(
+            &state,
             state
                 .scheduler
                 .handle
                 .status(cred.system_request(StatusRequest {}))
         ),
-        tokio::time::timeout(
-            PROBE_TIMEOUT,
+        ask(
+            &state,
             state
                 .pipeline
                 .handle
                 .status(cred.system_request(StatusRequest {}))
         ),
-        tokio::time::timeout(
-            PROBE_TIMEOUT,
+        ask(
+            &state,
             state
                 .delivery
                 .handle
                 .status(cred.system_request(StatusRequest {}))
         ),
-        tokio::time::timeout(
-            PROBE_TIMEOUT,
+        ask(
+            &state,
             state
                 .memory
                 .handle
                 .status(cred.system_request(StatusRequest {}))
         ),
-        dragoman_model::db::ping(&state.db),
+        database_answers(&state),
         state.coordination.ping(),
     );
     let mut roles = Map::new();
@@ -108,7 +144,7 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
         "gateway".into(),
         json!({"ok": true, "detail": "", "location": Location::Local}),
     );
-    let database_ok = database.is_ok();
+    let database_ok = database;
     let coordination_ok = coordination.is_ok();
     healthy &= database_ok && coordination_ok;
     let body = json!({
@@ -118,6 +154,8 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
         "database": {
             "backend": dragoman_model::db::backend_name(&state.db),
             "ok": database_ok,
+            // Unix seconds; null while it answers.
+            "down_since": state.database.health().down_since_unix,
         },
         "coordination": {
             "backend": state.coordination.backend_name(),

@@ -1,5 +1,7 @@
 //! The HTTP surface: `/health`, the automation API under `/api/v1` (tokens
-//! only), and the session routes under `/api` (cookies only).
+//! only), and the session routes under `/api` (cookies only). The API
+//! routes answer at once while the database is away ([`crate::outage`]);
+//! `/health` says so.
 pub mod auth;
 pub mod book_budget;
 pub mod edition;
@@ -20,6 +22,7 @@ use crate::envelope::envelope;
 use crate::error::ApiError;
 use crate::mcp::transport;
 use crate::openapi;
+use crate::outage;
 use crate::state::AppState;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
@@ -142,7 +145,9 @@ pub fn router(state: AppState) -> Router {
             crate::auth::licence::require_automation,
         ))
         // Added after the layers, so it needs no token (nor licence).
-        .route(openapi::DOCUMENT_PATH, get(openapi::serve));
+        .route(openapi::DOCUMENT_PATH, get(openapi::serve))
+        // Outermost, so the token's and the licence's reads are bounded too.
+        .layer(from_fn_with_state(state.clone(), outage::answer_within));
 
     let session_routes = Router::new()
         .route(SIGN_IN, post(auth::login))
@@ -189,11 +194,15 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(memory_routes())
         .fallback(not_found)
-        .layer(from_fn_with_state(state.clone(), session::same_origin));
+        .layer(from_fn_with_state(state.clone(), session::same_origin))
+        .layer(from_fn_with_state(state.clone(), outage::answer_within));
 
     // The tool protocol, outside in: POST only (405 otherwise, whoever
     // asks), the host and other sites' pages refused, the licence, the
     // bearer token, then the transport (body, batch, rate limit) before rmcp.
+    // No blanket bound for a database outage: the licence and the token
+    // are read bounded, and each tool call is bounded around its dispatch,
+    // so a call answers `service_unavailable` inside the protocol.
     let endpoint = Arc::new(transport::Endpoint::new(
         crate::mcp::service(state.clone()),
         limit,

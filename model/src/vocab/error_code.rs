@@ -130,6 +130,9 @@ error_codes! {
     QueueFull = ("queue_full", "queue_full", 429, ResourceExhausted),
 
     ServerError = ("server_error", "server_error", 500, Internal),
+    /// The database does not answer (an outage): nothing was done, asking
+    /// again later may succeed (`Retry-After`).
+    ServiceUnavailable = ("service_unavailable", "service_unavailable", 503, Unavailable),
 }
 
 impl std::fmt::Display for ErrorCode {
@@ -185,5 +188,8 @@ mod tests {
         assert_eq!(ErrorCode::ServerError.grpc_code(), Code::Internal);
         assert_eq!(ErrorCode::TermNotFound.http_status(), 404);
         assert_eq!(ErrorCode::TermNotFound.grpc_code(), Code::NotFound);
+        assert_eq!(ErrorCode::ServiceUnavailable.http_status(), 503);
+        assert_eq!(ErrorCode::ServiceUnavailable.grpc_code(), Code::Unavailable);
+        assert_eq!(ErrorCode::ServiceUnavailable.code(), "service_unavailable");
     }
 }

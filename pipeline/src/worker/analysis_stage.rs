@@ -139,22 +139,30 @@ impl Worker {
         .await;
         self.close_call(ticket, UsageStage::Analysis, admitted, calls)
             .await?;
-        self.memory
-            .record_analysis(self.credential.system_request(RecordAnalysisRequest {
-                project_id: ticket.project_id.clone(),
-                analyses: analyses.into_iter().map(wire::passage_analysis).collect(),
-                reconcile,
-                quality: run.quality.to_wire(),
-            }))
-            .await
-            .map_err(|s| memory_unavailable(ticket, &s))?;
+        // Paid for: kept until the memory's database takes it.
+        let analyses: Vec<_> = analyses.into_iter().map(wire::passage_analysis).collect();
+        self.storing_call(|| {
+            self.memory
+                .record_analysis(self.credential.system_request(RecordAnalysisRequest {
+                    project_id: ticket.project_id.clone(),
+                    analyses: analyses.clone(),
+                    reconcile,
+                    quality: run.quality.to_wire(),
+                }))
+        })
+        .await
+        .map_err(|s| memory_unavailable(ticket, &s))?;
         Ok(())
     }
 }
 
 /// A memory service that cannot be reached releases the job: its lease
 /// expires and it is tried again, rather than translated without its memory.
+/// One whose database is away holds the job until it is back.
 pub(super) fn memory_unavailable(ticket: &JobTicket, status: &tonic::Status) -> Stop {
+    if super::refused_for_outage(status) {
+        return Stop::Unavailable;
+    }
     tracing::warn!(job = %ticket.job_id, error = %status, "the memory service failed; the job is tried again");
     Stop::Released
 }

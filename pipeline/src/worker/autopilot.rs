@@ -165,6 +165,30 @@ fn describe(assessment: &Assessment, review_below: i32) -> String {
 }
 
 /// Only a locked term keeps the passage short: a repair call can fix it.
+/// The record of what a round decided for one passage.
+fn decision(
+    ticket: &JobTicket,
+    p: &passage::Model,
+    round: i32,
+    action: AutopilotAction,
+    reason: String,
+    score_before: i32,
+    score_after: Option<i32>,
+) -> autopilot_decision::ActiveModel {
+    autopilot_decision::ActiveModel {
+        id: Set(ids::new_id()),
+        request_id: Set(ticket.request_id.clone()),
+        job_id: Set(ticket.job_id.clone()),
+        passage_id: Set(p.id.clone()),
+        round: Set(round),
+        action: Set(action),
+        reason: Set(reason),
+        score_before: Set(Some(score_before)),
+        score_after: Set(score_after),
+        created_at: Set(clock::now()),
+    }
+}
+
 fn only_locked_terms(assessment: &Assessment) -> bool {
     let must: Vec<SignalCode> = assessment
         .signals
@@ -457,9 +481,7 @@ impl Worker {
             .into_iter()
             .filter_map(|o| o.result.ok().map(|t| (o.id, t)))
             .collect();
-        let txn = dragoman_model::db::begin_write(&self.db)
-            .await
-            .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+        let mut writes = Vec::with_capacity(batch.len());
         for ((p, before), repair) in batch.into_iter().zip(befores).zip(repairs) {
             let action = match (kind, repair) {
                 (_, true) => AutopilotAction::RepairTerm,
@@ -485,9 +507,7 @@ impl Worker {
                 }
                 None => before.score,
             };
-            model.update(&txn).await.map_err(db_error)?;
-            self.log_decision(
-                &txn,
+            let decision = decision(
                 ticket,
                 &p,
                 number,
@@ -495,10 +515,43 @@ impl Worker {
                 describe(&before, scorer.review_below),
                 before.score,
                 Some(score_after),
-            )
-            .await?;
+            );
+            writes.push((model, decision));
         }
-        txn.commit().await.map_err(db_error)
+        // Paid for: kept until the database takes it.
+        self.database.ride(|| self.store_round(&writes)).await?;
+        Ok(())
+    }
+
+    /// Stores a round's passages with their decisions, in one transaction.
+    /// A repeat after a broken connection that finds the first decision
+    /// already stored was preceded by an attempt that committed.
+    async fn store_round(
+        &self,
+        writes: &[(passage::ActiveModel, autopilot_decision::ActiveModel)],
+    ) -> Result<(), sea_orm::DbErr> {
+        let Some((_, first)) = writes.first() else {
+            return Ok(());
+        };
+        if let sea_orm::ActiveValue::Set(id) = &first.id
+            && autopilot_decision::Entity::find_by_id(id.clone())
+                .one(&self.db)
+                .await?
+                .is_some()
+        {
+            return Ok(());
+        }
+        let txn = dragoman_model::db::begin_write(&self.db)
+            .await
+            .map_err(|e| match e {
+                dragoman_model::ModelError::Db(e) => e,
+                other => sea_orm::DbErr::Custom(other.to_string()),
+            })?;
+        for (model, decision) in writes {
+            model.clone().update(&txn).await?;
+            decision.clone().insert(&txn).await?;
+        }
+        txn.commit().await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -513,21 +566,10 @@ impl Worker {
         score_before: i32,
         score_after: Option<i32>,
     ) -> Result<(), Stop> {
-        autopilot_decision::ActiveModel {
-            id: Set(ids::new_id()),
-            request_id: Set(ticket.request_id.clone()),
-            job_id: Set(ticket.job_id.clone()),
-            passage_id: Set(p.id.clone()),
-            round: Set(round),
-            action: Set(action),
-            reason: Set(reason),
-            score_before: Set(Some(score_before)),
-            score_after: Set(score_after),
-            created_at: Set(clock::now()),
-        }
-        .insert(db)
-        .await
-        .map_err(db_error)?;
+        decision(ticket, p, round, action, reason, score_before, score_after)
+            .insert(db)
+            .await
+            .map_err(db_error)?;
         Ok(())
     }
 
@@ -543,7 +585,7 @@ impl Worker {
         let (mut retained, mut accepted) = (0usize, 0usize);
         let txn = dragoman_model::db::begin_write(&self.db)
             .await
-            .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+            .map_err(super::scoring::model_error)?;
         for p in &short {
             let assessment = stored_assessment(scorer, p);
             let unusable = assessment.must_fix()

@@ -395,16 +395,16 @@ impl Purse {
     }
 
     /// Ends a stage whose calls run side by side, after one of them
-    /// stopped the job with `stop`. When a budget paused it, or the
-    /// process drains, the calls already in flight finish first (each
-    /// records its usage and stores what it got: that work is paid for);
-    /// the ones not started stop at once. Otherwise they are dropped as the
-    /// job is let go.
+    /// stopped the job with `stop`. When a budget paused it, the process
+    /// drains or the database is away, the calls already in flight finish
+    /// first (each records its usage and stores what it got, once the
+    /// database is back: that work is paid for); the ones not started stop
+    /// at once. Otherwise they are dropped as the job is let go.
     pub async fn wind_down<S>(&self, runs: &mut S, stop: Stop) -> Stop
     where
         S: Stream<Item = Result<(), Stop>> + Unpin,
     {
-        if self.paused() || self.draining() {
+        if self.paused() || self.draining() || matches!(stop, Stop::Unavailable) {
             while runs.next().await.is_some() {}
         }
         stop
@@ -654,7 +654,8 @@ impl Worker {
     /// then its reservations under every cap (see the module doc). Moves
     /// the job to a cheaper provider, or pauses it, when the caps refuse.
     /// Once the process drains no call goes ([`Stop::Drained`]), even one
-    /// that was waiting for a slot.
+    /// that was waiting for a slot; none goes while the database is away
+    /// ([`Stop::Unavailable`]).
     pub(super) async fn admit(
         &self,
         purse: &Purse,
@@ -672,6 +673,10 @@ impl Worker {
             }
             if purse.draining() {
                 return Err(Stop::Drained);
+            }
+            // Its answer could not be recorded.
+            if !self.database.is_up() {
+                return Err(Stop::Unavailable);
             }
             let limit = purse.limit();
             let engine = match own {

@@ -30,16 +30,30 @@
 //! A job drains the same way, alone, when its lease is not renewed (the
 //! scheduler unreachable) until a margin before it may pass to another
 //! worker, and is let go when it may ([`lease_hold`]).
+//!
+//! # Database outages
+//!
+//! A job rides through a database outage of up to the outage limit
+//! ([`DatabaseWatch`]): no provider call starts while the database is away
+//! (its answer could not be recorded), the answers of the calls in flight
+//! are kept and stored once it is back, and the job then goes on from what
+//! is stored ([`Stop::Unavailable`]). The lease is not lost meanwhile: the
+//! scheduler answers renewals `service_unavailable`, which the worker takes
+//! as a renewal, and on the database's return judges the leases it could
+//! not renew from then. Only an outage longer than the limit fails the job,
+//! with a reason that says so.
 
 mod analysis_stage;
 mod autopilot;
 mod budget_guard;
 mod lease_hold;
+mod provider_wait;
 mod recall;
 mod review_stage;
 mod scoring;
 mod slots;
 
+pub use provider_wait::ProviderReach;
 pub use recall::MEMORY_OUTCOME;
 
 use crate::llm::{LlmClient, ProviderConfig};
@@ -48,6 +62,7 @@ use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use analysis_stage::{AnalysisRun, memory_unavailable};
 use budget_guard::{CallSize, Purse};
 use dragoman_model::coordination::Coordination;
+use dragoman_model::db_watch::{DatabaseWatch, RideError};
 use dragoman_model::entities::{passage, provider, provider_call};
 use dragoman_model::vocab::{
     AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality, UsageStage,
@@ -96,6 +111,9 @@ pub struct WorkerConfig {
     /// `BUDGET_SWITCH_PERCENT`: share of a cap (1 to 100) past which a job
     /// on its original provider moves to a cheaper one, if there is one.
     pub budget_switch_percent: u8,
+    /// `DRAGOMAN_PROVIDER_OUTAGE_MINUTES`: how long a job waits for a
+    /// provider that does not answer before it fails.
+    pub provider_outage: Duration,
 }
 
 /// A provider with its client and its capacity.
@@ -107,6 +125,11 @@ struct Engine {
 
 pub struct Worker {
     pub db: DatabaseConnection,
+    /// Whether the database answers; what work waits for when it does not.
+    pub database: Arc<DatabaseWatch>,
+    /// When each provider last answered: tells a provider that is down
+    /// from one that failed a batch.
+    pub providers: ProviderReach,
     pub coordination: Arc<dyn Coordination>,
     pub scheduler: Arc<dyn Scheduler>,
     pub delivery: Arc<dyn Delivery>,
@@ -134,8 +157,32 @@ enum Stop {
     /// The process drains: the calls in flight came back and were stored,
     /// none starts any more; the job is handed back to the scheduler.
     Drained,
+    /// The database is unreachable: the calls in flight came back and
+    /// were stored (or are waiting to be), none starts any more; the job
+    /// goes on from what is stored once the database is back.
+    Unavailable,
     /// The job cannot go on: it fails with this reason.
     Failed(String),
+}
+
+impl From<RideError> for Stop {
+    fn from(error: RideError) -> Stop {
+        Stop::Failed(error.to_string())
+    }
+}
+
+/// The start of the reason a job fails with when the database stayed away
+/// past the outage limit.
+const OUTAGE_REASON: &str = "database outage";
+
+/// How long a call a service refused for its database's absence waits
+/// before it is made again.
+const OUTAGE_RETRY: Duration = Duration::from_secs(1);
+
+/// Whether a service refused a call because its database is away.
+pub(super) fn refused_for_outage(status: &tonic::Status) -> bool {
+    ServiceError::from_status(status)
+        .is_some_and(|refusal| refusal.code == ErrorCode::ServiceUnavailable)
 }
 
 /// How long handing a job back may take: the scheduler answers at once or
@@ -268,14 +315,22 @@ impl Worker {
         // big book takes longer than a lease.
         let outcome = tokio::select! {
             outcome = async {
-                self.translate_job(&ticket, &purse, lost_rx).await?;
-                if ticket.deliver_epub {
-                    if purse.draining() {
-                        return Err(Stop::Drained);
+                loop {
+                    let attempt = async {
+                        self.translate_job(&ticket, &purse, lost_rx.clone()).await?;
+                        if ticket.deliver_epub {
+                            if purse.draining() {
+                                return Err(Stop::Drained);
+                            }
+                            self.export_epub(&ticket, &mut finish).await?;
+                        }
+                        Ok(())
+                    };
+                    match attempt.await {
+                        Err(Stop::Unavailable) => self.await_database(&ticket).await?,
+                        outcome => break outcome,
                     }
-                    self.export_epub(&ticket, &mut finish).await?;
                 }
-                Ok(())
             } => outcome,
             _ = heartbeat => Err(Stop::Released),
             _ = turned_true(&mut force) => {
@@ -286,7 +341,9 @@ impl Worker {
         };
         match outcome {
             Ok(()) => {}
-            Err(Stop::Released) => {
+            // A job waits for the database inside its attempt loop: it is
+            // never let go for that.
+            Err(Stop::Released | Stop::Unavailable) => {
                 tracing::info!(job = %ticket.job_id, "job released (lease lost, paused or cancelled)");
                 return JobEnd::Settled;
             }
@@ -297,19 +354,68 @@ impl Worker {
             }
             Err(Stop::Failed(reason)) => {
                 finish.outcome = JobOutcome::Failed.to_wire();
+                if reason.starts_with(OUTAGE_REASON) {
+                    finish.stop_reason = Some(ErrorCode::ServiceUnavailable.code().to_owned());
+                }
                 finish.error = reason;
             }
         }
-        // A lost answer leaves the lease to expire: the job is leased again
-        // and, every passage being stored, finishes at once.
-        if let Err(status) = self
-            .scheduler
-            .finish_job(self.credential.system_request(finish))
-            .await
-        {
-            tracing::warn!(job = %ticket.job_id, error = %status, "finishing the job failed")
-        }
+        self.finish(&ticket.job_id, finish).await;
         JobEnd::Settled
+    }
+
+    /// Waits for the database to be back after a job found it away; past
+    /// the outage limit the job fails, saying so.
+    async fn await_database(&self, ticket: &JobTicket) -> Result<(), Stop> {
+        tracing::warn!(job = %ticket.job_id, "the database is unreachable: the job waits for its return");
+        match self.database.until_back().await {
+            Ok(()) => {
+                tracing::info!(job = %ticket.job_id, "the database is back: the job goes on");
+                Ok(())
+            }
+            Err(outage) => Err(Stop::Failed(format!("{OUTAGE_REASON}: {outage}"))),
+        }
+    }
+
+    /// Tells the scheduler the job ended. While its database is away the
+    /// end is told again once it is back; any other lost answer leaves the
+    /// lease to expire: the job is leased again and, every passage being
+    /// stored, finishes at once.
+    async fn finish(&self, job_id: &str, finish: FinishJobRequest) {
+        let told = self
+            .storing_call(|| {
+                self.scheduler
+                    .finish_job(self.credential.system_request(finish.clone()))
+            })
+            .await;
+        if let Err(status) = told {
+            tracing::warn!(job = %job_id, error = %status, "finishing the job failed");
+        }
+    }
+
+    /// Makes a call that stores something the job cannot do again cheaply
+    /// (what a paid provider call gave, the job's end), again while the
+    /// service it calls refuses it because its database is away, for at
+    /// most the outage limit.
+    async fn storing_call<T, F, Fut>(&self, mut call: F) -> Result<T, tonic::Status>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+    {
+        let started = Instant::now();
+        loop {
+            match call().await {
+                Err(status)
+                    if refused_for_outage(&status) && started.elapsed() < self.database.limit() =>
+                {
+                    // This process's watch knows when the database is back;
+                    // another process's database is asked again shortly.
+                    let _ = self.database.until_back().await;
+                    tokio::time::sleep(OUTAGE_RETRY).await;
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// Hands the job back to the scheduler so that another worker takes it
@@ -375,6 +481,11 @@ impl Worker {
                 Some(refusal) if refusal.code == ErrorCode::DeliveryFailed => {
                     finish.stop_reason = Some(ErrorCode::DeliveryFailed.code().to_owned());
                     Err(Stop::Failed(refusal.message))
+                }
+                // Its passages all stored: the export is asked again once
+                // the database is back.
+                Some(refusal) if refusal.code == ErrorCode::ServiceUnavailable => {
+                    Err(Stop::Unavailable)
                 }
                 _ => {
                     tracing::warn!(job = %ticket.job_id, error = %status, "delivering the EPUB failed; the job is tried again");
@@ -450,6 +561,10 @@ impl Worker {
                     let _ = lost.send(true);
                     return;
                 }
+                // The scheduler's database is away: no other worker can take
+                // the job meanwhile, and the scheduler judges the lease
+                // from the database's return.
+                Err(status) if refused_for_outage(&status) => hold.renewed(sent),
                 // A missed beat is not fatal: the lease outlives two.
                 Err(status) => tracing::warn!(job = %job_id, error = %status, "heartbeat failed"),
             }
@@ -741,56 +856,79 @@ impl Worker {
             passages: work.passages,
             context: work.context,
         };
-        let admitted = self
-            .admit(purse, None, &CallSize::translation(&job))
+        let mut silence = provider_wait::Silence::default();
+        let outcomes = loop {
+            let admitted = self
+                .admit(purse, None, &CallSize::translation(&job))
+                .await?;
+            let provider = admitted.engine.provider.clone();
+            let began = Instant::now();
+            let mut calls: Vec<CallRecord> = Vec::new();
+            let outcomes = translate::translate(
+                &admitted.engine.client,
+                &job,
+                &self.config.retry,
+                &mut |record| calls.push(record),
+            )
+            .await;
+            let all_failed = outcomes.iter().all(|o| o.result.is_err());
+            let unreachable = self.provider_unreachable(&provider.id, began, &calls, all_failed);
+            self.close_call(ticket, UsageStage::Translation, admitted, calls)
+                .await?;
+            if !unreachable {
+                self.provider_back(ticket, &mut silence).await;
+                break outcomes;
+            }
+            // Nothing to store: the batch is asked again once the
+            // provider answers.
+            self.wait_for_provider(ticket, &provider.name, began, &mut silence)
+                .await?;
+        };
+        // Paid for: kept until the database takes it.
+        self.database
+            .ride(|| self.store_translations(&outcomes, keys))
             .await?;
-        let mut calls: Vec<CallRecord> = Vec::new();
-        let outcomes = translate::translate(
-            &admitted.engine.client,
-            &job,
-            &self.config.retry,
-            &mut |record| calls.push(record),
-        )
-        .await;
-        self.close_call(ticket, UsageStage::Translation, admitted, calls)
-            .await?;
+        Ok(())
+    }
+
+    /// Stores what a translation call gave each passage (and title). Safe
+    /// to repeat: each write sets the passage to what the call gave.
+    async fn store_translations(
+        &self,
+        outcomes: &[translate::PassageOutcome],
+        keys: &HashMap<String, String>,
+    ) -> Result<(), sea_orm::DbErr> {
         let now = clock::now();
         for outcome in outcomes {
             if let Some(chapter_id) = titles::chapter_of(&outcome.id) {
                 // A title without a usable translation keeps its source.
-                if let Ok(text) = outcome.result {
-                    titles::store(&self.db, chapter_id, text)
-                        .await
-                        .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+                if let Ok(text) = &outcome.result {
+                    titles::store(&self.db, chapter_id, text.clone()).await?;
                 }
                 continue;
             }
             let Some(found) = passage::Entity::find_by_id(outcome.id.clone())
                 .one(&self.db)
-                .await
-                .map_err(|e| Stop::Failed(format!("database: {e}")))?
+                .await?
             else {
                 continue;
             };
             let mut model: passage::ActiveModel = found.into();
-            match outcome.result {
+            match &outcome.result {
                 Ok(text) => {
-                    model.translation = Set(Some(text));
+                    model.translation = Set(Some(text.clone()));
                     model.status = Set(PassageStatus::Ok);
                     model.last_error = Set(None);
                     model.memory_key = Set(keys.get(&outcome.id).cloned());
                 }
                 Err(residual) => {
                     model.status = Set(PassageStatus::SourceRetained);
-                    model.last_error = Set(Some(residual.reason));
+                    model.last_error = Set(Some(residual.reason.clone()));
                 }
             }
             model.attempts = Set(1);
             model.updated_at = Set(now);
-            model
-                .update(&self.db)
-                .await
-                .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+            model.update(&self.db).await?;
         }
         Ok(())
     }
@@ -830,10 +968,33 @@ impl Worker {
                 created_at: Set(now),
             })
             .collect();
-        provider_call::Entity::insert_many(rows)
-            .exec(&self.db)
-            .await
-            .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+        // The usage of paid calls, kept until the database takes it. An
+        // attempt after a broken connection that finds its rows already
+        // there was preceded by one that committed.
+        let mut again = false;
+        self.database
+            .ride(|| {
+                let (rows, repeated) = (rows.clone(), again);
+                again = true;
+                async move {
+                    match provider_call::Entity::insert_many(rows)
+                        .exec(&self.db)
+                        .await
+                    {
+                        Err(e)
+                            if repeated
+                                && matches!(
+                                    e.sql_err(),
+                                    Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+                                ) =>
+                        {
+                            Ok(())
+                        }
+                        outcome => outcome.map(|_| ()),
+                    }
+                }
+            })
+            .await?;
         Ok(())
     }
 }

@@ -94,7 +94,7 @@ impl Worker {
                     model
                         .update(&self.db)
                         .await
-                        .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+                        .map_err(super::scoring::db_error)?;
                     recall.recalled.insert(item.passage_id.clone());
                     calls.push(memory_record());
                 }

@@ -203,7 +203,13 @@ impl Worker {
                 None => apply(&mut model, p, &reviewed),
             }
         }
-        model.update(&self.db).await.map_err(db_error)?;
+        // Paid for: kept until the database takes it.
+        self.database
+            .ride(|| {
+                let model = model.clone();
+                async move { model.update(&self.db).await }
+            })
+            .await?;
         Ok(())
     }
 }

@@ -183,7 +183,7 @@ impl Worker {
             .map_err(|e| Stop::Failed(format!("scoring: {e}")))?;
             let txn = dragoman_model::db::begin_write(&self.db)
                 .await
-                .map_err(|e| Stop::Failed(format!("database: {e}")))?;
+                .map_err(model_error)?;
             for (p, assessment) in chunk.iter().zip(&assessed) {
                 let mut model: passage::ActiveModel = p.clone().into();
                 apply(&mut model, p, assessment);
@@ -195,6 +195,22 @@ impl Worker {
     }
 }
 
+/// A storage error stops the job: for a while when the database is
+/// unreachable (the job waits for it and goes on), for good otherwise.
+pub(super) fn model_error(e: dragoman_model::ModelError) -> Stop {
+    if e.is_outage() {
+        Stop::Unavailable
+    } else {
+        Stop::Failed(format!("database: {e}"))
+    }
+}
+
+/// A database error stops the job: for a while when the database is
+/// unreachable (the job waits for it and goes on), for good otherwise.
 pub(super) fn db_error(e: sea_orm::DbErr) -> Stop {
-    Stop::Failed(format!("database: {e}"))
+    if dragoman_model::db_watch::is_outage(&e) {
+        Stop::Unavailable
+    } else {
+        Stop::Failed(format!("database: {e}"))
+    }
 }

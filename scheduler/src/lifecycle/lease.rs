@@ -1470,6 +1470,30 @@ pub async fn heartbeat(
     Ok(updated.rows_affected == 1)
 }
 
+/// After a database outage that began at `began` (Unix seconds): every
+/// running job whose lease was still held then has it run on for
+/// `lease_seconds` from now, as if renewed at the database's return; its
+/// worker could not renew it meanwhile. Returns how many were extended.
+pub async fn extend_after_outage(
+    db: &DatabaseConnection,
+    began: i64,
+    lease_seconds: i64,
+) -> Result<u64, SchedulerError> {
+    let until = clock::now() + lease_seconds;
+    // A second or two of margin: the outage was noticed a little after it
+    // began.
+    let held_then = began - 2;
+    let extended = job::Entity::update_many()
+        .col_expr(job::Column::LeaseExpiresAt, Expr::value(until))
+        .filter(job::Column::Status.eq(JobStatus::Running))
+        .filter(job::Column::LeaseHolder.is_not_null())
+        .filter(job::Column::LeaseExpiresAt.gte(held_then))
+        .filter(job::Column::LeaseExpiresAt.lt(until))
+        .exec(db)
+        .await?;
+    Ok(extended.rows_affected)
+}
+
 /// Hands back the job `worker_id` holds running, before its lease ends (a
 /// worker stopping on shutdown): its lease is made expired, so the next
 /// lease of any worker takes it over at once ([`take_over`]), and the lease

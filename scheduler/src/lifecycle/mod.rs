@@ -20,7 +20,9 @@ pub mod waiting;
 pub use budget_pause::{pause_for_budget, switch_provider};
 pub use control::control;
 pub use ending::{JobEnd, finish, finish_report};
-pub use lease::{Dispatcher, Leased, fail_abandoned, heartbeat, lease, release};
+pub use lease::{
+    Dispatcher, Leased, extend_after_outage, fail_abandoned, heartbeat, lease, release,
+};
 pub use series_control::{SeriesControlled, SeriesReport, VolumeReport, control_series};
 pub use series_queue::{create_job, promote_next, series_busy, series_suspended};
 

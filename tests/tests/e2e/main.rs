@@ -8,6 +8,7 @@
 mod books;
 mod budgets;
 mod cluster;
+mod crash_drill;
 mod demo;
 mod deploy;
 mod drain;
@@ -28,6 +29,7 @@ mod memory;
 mod metrics;
 mod narrative;
 mod openapi;
+mod outages;
 mod provider_kinds;
 mod providers;
 mod quality;
