@@ -33,8 +33,9 @@ pub const GRACE: Duration = Duration::from_millis(300);
 
 /// The `Retry-After` of `service_unavailable`, in seconds: a managed
 /// database fails over in 30 to 120 seconds, and a client asking every
-/// few seconds finds it back soon after it returns.
-pub const RETRY_AFTER_SECONDS: u64 = 5;
+/// few seconds finds it back soon after it returns. The services state the
+/// same wait in their own refusals.
+pub const RETRY_AFTER_SECONDS: u64 = dragoman_proto::api_status::DATABASE_AWAY_RETRY_AFTER;
 
 /// 503 `service_unavailable` with its `Retry-After`.
 pub fn unavailable() -> ApiError {

@@ -97,15 +97,11 @@ fn multipart_error(error: &MultipartError) -> ApiError {
     }
 }
 
-/// How long a client refused for the blob store is told to wait.
-const BLOB_STORE_RETRY_AFTER: u64 = 5;
-
 /// A blob store that refuses a write fails the upload with 503
 /// `service_unavailable`: the same upload may succeed shortly, and nothing
 /// of it is kept (what was written is aborted or deleted).
 fn refused_write(error: object_store::Error) -> ApiError {
-    let mut refused = ApiError::new(ErrorCode::ServiceUnavailable);
-    refused.retry_after = Some(BLOB_STORE_RETRY_AFTER);
+    let mut refused = crate::outage::unavailable();
     refused.internal = Some(format!("blob store: {error}"));
     refused
 }
@@ -475,7 +471,10 @@ mod tests {
             .expect_err("refused");
         assert_eq!(refused.code, ErrorCode::ServiceUnavailable);
         assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(refused.retry_after, Some(BLOB_STORE_RETRY_AFTER));
+        assert_eq!(
+            refused.retry_after,
+            Some(crate::outage::RETRY_AFTER_SECONDS)
+        );
         let kept: Vec<_> = std::fs::read_dir(folder.path())
             .expect("read dir")
             .map(|e| e.expect("entry").file_name())
