@@ -37,6 +37,30 @@ pub const GRACE: Duration = Duration::from_millis(300);
 /// same wait in their own refusals.
 pub const RETRY_AFTER_SECONDS: u64 = dragoman_proto::api_status::DATABASE_AWAY_RETRY_AFTER;
 
+/// How long the gateway holds what it read (a token, the licence, a status
+/// document) to answer it while the database is away: past the outage
+/// limit's default, so what was read before an outage answers through it.
+pub const HELD_FOR: Duration = Duration::from_secs(600);
+
+/// Whether a call was refused because the database is away.
+pub fn is_unavailable(error: &ApiError) -> bool {
+    error.code == ErrorCode::ServiceUnavailable
+}
+
+/// A read for one of the gateway's caches: once the database is (or goes)
+/// away, refused at once with [`unavailable`], so the cache answers what
+/// it holds without waiting for the grace.
+pub async fn read_now<T>(
+    state: &AppState,
+    read: impl Future<Output = ApiResult<T>>,
+) -> ApiResult<T> {
+    state
+        .database
+        .bounded(read, Duration::ZERO)
+        .await
+        .unwrap_or_else(|_| Err(unavailable()))
+}
+
 /// 503 `service_unavailable` with its `Retry-After`.
 pub fn unavailable() -> ApiError {
     let mut error = ApiError::new(ErrorCode::ServiceUnavailable);

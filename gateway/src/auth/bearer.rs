@@ -151,17 +151,26 @@ pub async fn authenticate(
     let now = clock::now();
     let cache = &state.caches.tokens;
     let known = cache
-        .get_or_load(prefix, &Channel::Tokens, || async {
-            let found = api_token::Entity::find()
-                .filter(api_token::Column::Prefix.eq(prefix))
-                .find_also_related(account::Entity)
-                .one(&state.db)
-                .await?;
-            match found {
-                Some((token, Some(owner))) => Ok(Arc::new(Authenticated::new(token, owner))),
-                _ => Err(ApiError::new(ErrorCode::InvalidToken)),
-            }
-        })
+        .get_or_load_held(
+            prefix,
+            &Channel::Tokens,
+            || {
+                crate::outage::read_now(state, async {
+                    let found = api_token::Entity::find()
+                        .filter(api_token::Column::Prefix.eq(prefix))
+                        .find_also_related(account::Entity)
+                        .one(&state.db)
+                        .await?;
+                    match found {
+                        Some((token, Some(owner))) => {
+                            Ok(Arc::new(Authenticated::new(token, owner)))
+                        }
+                        _ => Err(ApiError::new(ErrorCode::InvalidToken)),
+                    }
+                })
+            },
+            crate::outage::is_unavailable,
+        )
         .await?;
     if let Err(refusal) = known.check(secret, now) {
         // A token refused for what it is (revoked, expired, its owner
@@ -232,7 +241,12 @@ pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(2);
 const TOKEN_CACHE_CAPACITY: u64 = 10_000;
 
 pub fn token_cache(coordination: Arc<dyn Coordination>) -> TokenCache {
-    NotifiedCache::new(coordination, TOKEN_CACHE_CAPACITY, TOKEN_CACHE_TTL)
+    NotifiedCache::new_held(
+        coordination,
+        TOKEN_CACHE_CAPACITY,
+        TOKEN_CACHE_TTL,
+        crate::outage::HELD_FOR,
+    )
 }
 
 /// A token or an account changed (revoked, limits, budget, disabled):
@@ -268,7 +282,9 @@ pub fn scopes_of(token: &api_token::Model) -> BTreeSet<Scope> {
 /// within the cache's lifetime, which reads it back.
 async fn touch(state: &AppState, known: &Authenticated, now: i64) -> Result<(), ApiError> {
     let last = known.last_used_at.load(Ordering::Relaxed);
-    if last != 0 && now - last < LAST_USED_EVERY {
+    // Informational: not worth a call while the database is away; it is
+    // noted at the first call after its return.
+    if (last != 0 && now - last < LAST_USED_EVERY) || !state.database.is_up() {
         return Ok(());
     }
     if known

@@ -359,6 +359,7 @@ pub fn document_cache(coordination: Arc<dyn Coordination>) -> DocumentCache {
         coordination,
         DOCUMENT_CACHE_BYTES,
         DOCUMENT_CACHE_TTL,
+        crate::outage::HELD_FOR,
         |doc: &Document| u32::try_from(doc.text.0.len()).unwrap_or(u32::MAX),
     )
 }
@@ -393,21 +394,29 @@ async fn document(
     let cache = &state.caches.documents;
     let key = document_key(caller, request_id);
     loop {
+        // While the database is away, the document last read answers.
         let doc = cache
-            .get_or_load(&key, &Channel::request(request_id), || async {
-                let reference = RequestRef {
-                    request_id: request_id.to_owned(),
-                };
-                let answer = caller
-                    .call(state, needs, reference, |request| {
-                        state.scheduler.handle.get_request(request)
+            .get_or_load_held(
+                &key,
+                &Channel::request(request_id),
+                || {
+                    crate::outage::read_now(state, async {
+                        let reference = RequestRef {
+                            request_id: request_id.to_owned(),
+                        };
+                        let answer = caller
+                            .call(state, needs, reference, |request| {
+                                state.scheduler.handle.get_request(request)
+                            })
+                            .await?;
+                        Ok::<_, ApiError>(Document {
+                            finished: answer.finished,
+                            text: DocumentText::of(answer),
+                        })
                     })
-                    .await?;
-                Ok::<_, ApiError>(Document {
-                    finished: answer.finished,
-                    text: DocumentText::of(answer),
-                })
-            })
+                },
+                crate::outage::is_unavailable,
+            )
             .await?;
         let left = deadline.saturating_duration_since(Instant::now());
         let mut stopping = state.stopping.clone();

@@ -18,13 +18,19 @@
 //! A time to live bounds what a change that announces nothing (an edit made
 //! behind the service's back) can leave stale, and a capacity bounds memory.
 //! The database stays the source of truth: a lost value only costs a read.
+//!
+//! A cache may also hold its values past their time to live
+//! ([`NotifiedCache::new_held`]), for one use only: answering while the
+//! database cannot be read ([`NotifiedCache::get_or_load_held`]). A held
+//! value is still dropped by the changes announced, so it is the last value
+//! known; and while the database is away nothing it holds can change.
 
 use std::borrow::Borrow;
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Coordination, Subscription};
 use crate::vocab::Channel;
@@ -42,6 +48,8 @@ pub struct NotifiedCache<K, V> {
     /// How many times this process dropped values: a value read under an
     /// earlier count may predate what a drop was about.
     drops: AtomicU64,
+    /// How long a value is answered without reading it again.
+    ttl: Duration,
 }
 
 struct Entry<V> {
@@ -50,6 +58,8 @@ struct Entry<V> {
     subscription: Subscription,
     /// [`NotifiedCache::drops`] when the read began.
     drops: u64,
+    /// When the read began.
+    read_at: Instant,
 }
 
 impl<K, V> NotifiedCache<K, V>
@@ -59,41 +69,58 @@ where
 {
     /// At most `capacity` values, each kept at most `ttl`.
     pub fn new(coordination: Arc<dyn Coordination>, capacity: u64, ttl: Duration) -> Self {
+        Self::new_held(coordination, capacity, ttl, ttl)
+    }
+
+    /// At most `capacity` values, each answered for `ttl`, and held for
+    /// `held_for` to answer while the database cannot be read.
+    pub fn new_held(
+        coordination: Arc<dyn Coordination>,
+        capacity: u64,
+        ttl: Duration,
+        held_for: Duration,
+    ) -> Self {
         Self::of(
             coordination,
+            ttl,
             moka::future::Cache::builder()
                 .max_capacity(capacity)
-                .time_to_live(ttl)
+                .time_to_live(ttl.max(held_for))
                 .build(),
         )
     }
 
     /// Values weighing `weight` each (bytes, say) up to `capacity` in all,
     /// each kept at most `ttl`: for values whose size varies widely.
+    /// Held for `held_for` as [`NotifiedCache::new_held`] says.
     pub fn weighed(
         coordination: Arc<dyn Coordination>,
         capacity: u64,
         ttl: Duration,
+        held_for: Duration,
         weight: fn(&V) -> u32,
     ) -> Self {
         Self::of(
             coordination,
+            ttl,
             moka::future::Cache::builder()
                 .max_capacity(capacity)
                 .weigher(move |_, entry: &Arc<Entry<V>>| weight(&entry.value))
-                .time_to_live(ttl)
+                .time_to_live(ttl.max(held_for))
                 .build(),
         )
     }
 
     fn of(
         coordination: Arc<dyn Coordination>,
+        ttl: Duration,
         entries: moka::future::Cache<K, Arc<Entry<V>>>,
     ) -> Self {
         Self {
             entries,
             coordination,
             drops: AtomicU64::new(0),
+            ttl,
         }
     }
 
@@ -117,12 +144,14 @@ where
         for _ in 0..SHARED_ATTEMPTS {
             let read = self.entries.try_get_with_by_ref(key, async {
                 let drops = self.drops.load(Ordering::SeqCst);
+                let read_at = Instant::now();
                 let subscription = self.coordination.subscribe(channel);
                 let value = load().await?;
                 Ok(Arc::new(Entry {
                     value,
                     subscription,
                     drops,
+                    read_at,
                 }))
             });
             let entry = read.await.map_err(Arc::unwrap_or_clone)?;
@@ -134,7 +163,48 @@ where
         load().await
     }
 
+    /// As [`NotifiedCache::get_or_load`], but when `load` fails because the
+    /// database cannot be read (`unreachable` says which failures those
+    /// are), the last value read answers instead, however old, unless a
+    /// change was announced since.
+    pub async fn get_or_load_held<Q, E, F, Fut>(
+        &self,
+        key: &Q,
+        channel: &Channel,
+        load: F,
+        unreachable: impl Fn(&E) -> bool,
+    ) -> Result<V, E>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        E: Clone + Send + Sync + 'static,
+    {
+        let held = self.entries.get(key).await.filter(|e| self.current(e));
+        match self.get_or_load(key, channel, load).await {
+            Err(e) if unreachable(&e) => match held {
+                Some(entry) => {
+                    let value = entry.value.clone();
+                    // Put back for the next call of the outage: the failed
+                    // read dropped it, and it is still the last known.
+                    if self.current(&entry) {
+                        self.entries.insert(key.to_owned(), entry).await;
+                    }
+                    Ok(value)
+                }
+                None => Err(e),
+            },
+            answer => answer,
+        }
+    }
+
     fn fresh(&self, entry: &Entry<V>) -> bool {
+        self.current(entry) && entry.read_at.elapsed() < self.ttl
+    }
+
+    /// No change was announced since the value was read.
+    fn current(&self, entry: &Entry<V>) -> bool {
         !entry.subscription.notified() && entry.drops == self.drops.load(Ordering::SeqCst)
     }
 
@@ -199,6 +269,44 @@ mod tests {
                 .await
                 .expect("read")
         }
+    }
+
+    #[tokio::test]
+    async fn a_held_value_answers_only_while_the_database_cannot_be_read() {
+        let coordination: Arc<dyn Coordination> = Arc::new(LocalCoordination::new());
+        let ttl = Duration::from_millis(50);
+        let cache: NotifiedCache<String, usize> =
+            NotifiedCache::new_held(coordination.clone(), 10, ttl, Duration::from_secs(60));
+        let channel = Channel::request("r");
+        #[derive(Clone, Debug, PartialEq)]
+        enum Failed {
+            Away,
+            Refused,
+        }
+        let away = |e: &Failed| *e == Failed::Away;
+        let read = |answer: Result<usize, Failed>| {
+            let cache = &cache;
+            let channel = &channel;
+            async move {
+                cache
+                    .get_or_load_held("r", channel, || async { answer.clone() }, away)
+                    .await
+            }
+        };
+        assert_eq!(read(Ok(1)).await, Ok(1));
+        tokio::time::sleep(ttl * 2).await;
+        // Past its time to live the value is read again; a database away
+        // leaves the last value read.
+        assert_eq!(read(Err(Failed::Away)).await, Ok(1));
+        assert_eq!(read(Err(Failed::Away)).await, Ok(1), "all through the outage");
+        assert_eq!(read(Ok(2)).await, Ok(2));
+        tokio::time::sleep(ttl * 2).await;
+        // Any other failure is answered as it is.
+        assert_eq!(read(Err(Failed::Refused)).await, Err(Failed::Refused));
+        // A change announced drops the held value too.
+        assert_eq!(read(Ok(3)).await, Ok(3));
+        coordination.notify(&channel).await.expect("notify");
+        assert_eq!(read(Err(Failed::Away)).await, Err(Failed::Away));
     }
 
     #[tokio::test]
@@ -299,7 +407,7 @@ mod tests {
     async fn weighed_values_stay_within_their_capacity() {
         let coordination: Arc<dyn Coordination> = Arc::new(LocalCoordination::new());
         let cache: NotifiedCache<u32, String> =
-            NotifiedCache::weighed(coordination, 1_000, Duration::from_secs(60), |text| {
+            NotifiedCache::weighed(coordination, 1_000, Duration::from_secs(60), Duration::from_secs(60), |text| {
                 u32::try_from(text.len()).unwrap_or(u32::MAX)
             });
         for key in 0..50 {
