@@ -39,42 +39,34 @@ pub type LicenceCache = NotifiedCache<(), Features>;
 pub const LICENCE_CACHE_TTL: Duration = Duration::from_secs(2);
 
 pub fn licence_cache(coordination: Arc<dyn Coordination>) -> LicenceCache {
-    NotifiedCache::new_held(
-        coordination,
-        1,
-        LICENCE_CACHE_TTL,
-        crate::outage::HELD_FOR,
-    )
+    NotifiedCache::new_held(coordination, 1, LICENCE_CACHE_TTL, crate::outage::HELD_FOR)
 }
 
 /// Bounded as [`crate::outage::bounded`] says: the tool protocol reads it
 /// before any call is bounded.
 async fn features(state: &AppState) -> Result<Features, ApiError> {
-    let load = state
-        .caches
-        .licence
-        .get_or_load_held(
-            &(),
-            &Channel::Licence,
-            || {
-                crate::outage::read_now(state, async {
-                    let in_force = state
-                        .settings
-                        .licence
-                        .in_force(&state.db)
-                        .await
-                        .map_err(|e| {
-                            if e.is_outage() {
-                                crate::outage::unavailable()
-                            } else {
-                                ApiError::server(format!("licence: {e}"))
-                            }
-                        })?;
-                    Ok(in_force.features())
-                })
-            },
-            crate::outage::is_unavailable,
-        );
+    let load = state.caches.licence.get_or_load_held(
+        &(),
+        &Channel::Licence,
+        || {
+            crate::outage::read_now(state, async {
+                let in_force = state
+                    .settings
+                    .licence
+                    .in_force(&state.db)
+                    .await
+                    .map_err(|e| {
+                        if e.is_outage() {
+                            crate::outage::unavailable()
+                        } else {
+                            ApiError::server(format!("licence: {e}"))
+                        }
+                    })?;
+                Ok(in_force.features())
+            })
+        },
+        crate::outage::is_unavailable,
+    );
     crate::outage::bounded(state, load).await
 }
 

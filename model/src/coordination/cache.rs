@@ -298,7 +298,11 @@ mod tests {
         // Past its time to live the value is read again; a database away
         // leaves the last value read.
         assert_eq!(read(Err(Failed::Away)).await, Ok(1));
-        assert_eq!(read(Err(Failed::Away)).await, Ok(1), "all through the outage");
+        assert_eq!(
+            read(Err(Failed::Away)).await,
+            Ok(1),
+            "all through the outage"
+        );
         assert_eq!(read(Ok(2)).await, Ok(2));
         tokio::time::sleep(ttl * 2).await;
         // Any other failure is answered as it is.
@@ -406,10 +410,13 @@ mod tests {
     #[tokio::test]
     async fn weighed_values_stay_within_their_capacity() {
         let coordination: Arc<dyn Coordination> = Arc::new(LocalCoordination::new());
-        let cache: NotifiedCache<u32, String> =
-            NotifiedCache::weighed(coordination, 1_000, Duration::from_secs(60), Duration::from_secs(60), |text| {
-                u32::try_from(text.len()).unwrap_or(u32::MAX)
-            });
+        let cache: NotifiedCache<u32, String> = NotifiedCache::weighed(
+            coordination,
+            1_000,
+            Duration::from_secs(60),
+            Duration::from_secs(60),
+            |text| u32::try_from(text.len()).unwrap_or(u32::MAX),
+        );
         for key in 0..50 {
             let value = cache
                 .get_or_load(&key, &Channel::Licence, || async {
