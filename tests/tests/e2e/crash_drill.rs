@@ -16,8 +16,8 @@
 use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::receiver::{Call, Receiver};
 use dragoman_e2e::server::ServerBuilder;
-use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, paragraphs, tail};
-use dragoman_e2e::{Installation, SCOPES, Server, Session, Simulator};
+use dragoman_e2e::translation::{chapter_from, paragraphs, tail};
+use dragoman_e2e::{Installation, RetryingClient, SCOPES, Server, Session, Simulator};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
@@ -103,93 +103,6 @@ fn env_number(name: &str, default: u64) -> u64 {
             .parse()
             .unwrap_or_else(|e| panic!("{name}={v}: not a number ({e})")),
         _ => default,
-    }
-}
-
-/// A client that retries through SIGKILLs: a refused connection, a cut
-/// answer or a 5xx is tried again on the other gateway (a submission with
-/// the same `Idempotency-Key`).
-#[derive(Clone)]
-struct Client {
-    http: reqwest::Client,
-    bases: Vec<String>,
-    token: String,
-}
-
-const RETRY_FOR: Duration = Duration::from_secs(120);
-
-impl Client {
-    async fn call(
-        &self,
-        what: &str,
-        build: impl Fn(&reqwest::Client, &str) -> reqwest::RequestBuilder,
-    ) -> (u16, Value) {
-        let deadline = tokio::time::Instant::now() + RETRY_FOR;
-        let mut turn = 0usize;
-        loop {
-            let base = &self.bases[turn % self.bases.len()];
-            turn += 1;
-            let why = match build(&self.http, base)
-                .bearer_auth(&self.token)
-                .send()
-                .await
-            {
-                Ok(response) if !response.status().is_server_error() => {
-                    let status = response.status().as_u16();
-                    let text = response.text().await.unwrap_or_default();
-                    match serde_json::from_str(&text) {
-                        Ok(body) => return (status, body),
-                        Err(e) => format!("{status}, body not JSON ({e}): {text}"),
-                    }
-                }
-                Ok(response) => format!("{}", response.status()),
-                Err(e) => e.to_string(),
-            };
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{what}: no answer through the kills within {RETRY_FOR:?}: {why}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
-    async fn submit(&self, body: &Value, key: &str) -> String {
-        let (status, answer) = self
-            .call(&format!("submit {key}"), |http, base| {
-                http.post(format!("{base}/api/v1/translation-requests"))
-                    .header("Idempotency-Key", key)
-                    .json(body)
-            })
-            .await;
-        assert!(
-            status == 202 || status == 200,
-            "submit {key}: {status} {answer}"
-        );
-        answer["request_id"]
-            .as_str()
-            .expect("request_id")
-            .to_owned()
-    }
-
-    async fn wait_final(&self, id: &str, deadline: tokio::time::Instant) -> Value {
-        loop {
-            let (status, doc) = self
-                .call(&format!("status of {id}"), |http, base| {
-                    http.get(format!("{base}/api/v1/translation-requests/{id}?wait=10"))
-                })
-                .await;
-            assert_eq!(status, 200, "status of {id}: {doc}");
-            if doc["status"]
-                .as_str()
-                .is_some_and(|s| FINAL_STATUSES.contains(&s))
-            {
-                return doc;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "request {id} not final in time: {doc}"
-            );
-        }
     }
 }
 
@@ -285,14 +198,13 @@ async fn a_cluster_under_sigkill_completes_every_book() {
         .token("drill", &SCOPES)
         .await
         .token;
-    let client = Client {
-        http: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .expect("HTTP client"),
-        bases: vec![gateway_a.base().to_owned(), gateway_b.base().to_owned()],
+    // A refused connection, a cut answer or a 5xx is tried again on the
+    // other gateway: two minutes cover a restart of both.
+    let client = RetryingClient::new(
+        vec![gateway_a.base().to_owned(), gateway_b.base().to_owned()],
         token,
-    };
+        Duration::from_secs(120),
+    );
     let mut processes: Vec<Process> = [
         (Role::Gateway, gateway_a),
         (Role::Gateway, gateway_b),

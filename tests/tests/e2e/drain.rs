@@ -16,7 +16,9 @@
 use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::server::ServerBuilder;
 use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, paragraphs, tail};
-use dragoman_e2e::{Api, Backend, Installation, SCOPES, Server, Session, Simulator, eventually};
+use dragoman_e2e::{
+    Api, Backend, Installation, RetryingClient, SCOPES, Server, Session, Simulator, eventually,
+};
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -92,15 +94,14 @@ impl Cluster {
         })
     }
 
-    fn client(&self) -> Client {
-        Client {
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .build()
-                .expect("HTTP client"),
-            base: self.gateway.base().to_owned(),
-            token: self.token.clone(),
-        }
+    /// A client of the one gateway that retries through its restarts (a
+    /// submission with the same `Idempotency-Key`) for up to a minute.
+    fn client(&self) -> RetryingClient {
+        RetryingClient::new(
+            vec![self.gateway.base().to_owned()],
+            self.token.clone(),
+            Duration::from_secs(60),
+        )
     }
 
     /// Stops `process` with SIGTERM and expects a clean exit (code 0)
@@ -247,91 +248,6 @@ async fn count(installation: &Installation, sql: &str) -> u64 {
     u64::try_from(n).expect("a count is not negative")
 }
 
-/// A client of the gateway that retries while it restarts: a refused
-/// connection or a 5xx is tried again (a submission with the same
-/// `Idempotency-Key`).
-#[derive(Clone)]
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
-
-/// How long a client keeps trying one call through restarts.
-const RETRY_FOR: Duration = Duration::from_secs(60);
-
-impl Client {
-    /// Sends until the gateway answers something other than a 5xx; panics
-    /// after [`RETRY_FOR`].
-    async fn call(
-        &self,
-        what: &str,
-        build: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
-    ) -> (u16, Value) {
-        let deadline = tokio::time::Instant::now() + RETRY_FOR;
-        loop {
-            let why = match build(&self.http).bearer_auth(&self.token).send().await {
-                Ok(response) if !response.status().is_server_error() => {
-                    let status = response.status().as_u16();
-                    let text = response.text().await.unwrap_or_default();
-                    match serde_json::from_str(&text) {
-                        Ok(body) => return (status, body),
-                        // Cut off while the gateway stopped.
-                        Err(e) => format!("{status}, body not JSON ({e}): {text}"),
-                    }
-                }
-                Ok(response) => format!("{}", response.status()),
-                Err(e) => e.to_string(),
-            };
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{what}: no answer through the restarts within {RETRY_FOR:?}: {why}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
-    /// Submits under `key` until accepted; returns the request id.
-    async fn submit(&self, body: &Value, key: &str) -> String {
-        let url = format!("{}/api/v1/translation-requests", self.base);
-        let (status, answer) = self
-            .call(&format!("submit {key}"), |http| {
-                http.post(&url).header("Idempotency-Key", key).json(body)
-            })
-            .await;
-        assert!(
-            status == 202 || status == 200,
-            "submit {key}: {status} {answer}"
-        );
-        answer["request_id"]
-            .as_str()
-            .expect("request_id")
-            .to_owned()
-    }
-
-    /// Long-polls the request until it is final.
-    async fn wait_final(&self, id: &str, within: Duration) -> Value {
-        let url = format!("{}/api/v1/translation-requests/{id}?wait=10", self.base);
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let (status, doc) = self
-                .call(&format!("status of {id}"), |http| http.get(&url))
-                .await;
-            assert_eq!(status, 200, "status of {id}: {doc}");
-            if doc["status"]
-                .as_str()
-                .is_some_and(|s| FINAL_STATUSES.contains(&s))
-            {
-                return doc;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "request {id} not final within {within:?}: {doc}"
-            );
-        }
-    }
-}
-
 #[tokio::test]
 async fn sigterm_mid_job_stores_the_calls_in_flight_and_hands_the_job_over() {
     // A lease far longer than the test waits for the takeover: only a job
@@ -392,7 +308,10 @@ async fn sigterm_mid_job_stores_the_calls_in_flight_and_hands_the_job_over() {
         .start()
         .await;
     let doc = client
-        .wait_final(&id, Duration::from_secs(LEASE * 2 / 3))
+        .wait_final(
+            &id,
+            tokio::time::Instant::now() + Duration::from_secs(LEASE * 2 / 3),
+        )
         .await;
     assert_eq!(
         doc["status"],
@@ -494,7 +413,9 @@ async fn a_rolling_restart_under_load_loses_nothing_and_pays_nothing_twice() {
     // Every accepted request completes, once.
     let mut reports = Vec::new();
     for id in &accepted {
-        let doc = client.wait_final(id, Duration::from_secs(90)).await;
+        let doc = client
+            .wait_final(id, tokio::time::Instant::now() + Duration::from_secs(90))
+            .await;
         assert_eq!(
             doc["status"],
             "completed",
@@ -658,7 +579,9 @@ async fn a_worker_cut_off_from_the_scheduler_stops_its_calls_before_its_lease_ca
     let taker = pipeline_builder(&cluster.installation, &cluster.services, LEASE)
         .start()
         .await;
-    let doc = client.wait_final(&id, Duration::from_secs(120)).await;
+    let doc = client
+        .wait_final(&id, tokio::time::Instant::now() + Duration::from_secs(120))
+        .await;
     assert_eq!(
         doc["status"],
         "completed",
