@@ -348,3 +348,56 @@ async fn a_released_job_is_taken_over_at_once_without_counting_a_lease() {
             .expect("release")
     );
 }
+
+#[tokio::test]
+async fn a_lease_held_through_a_database_outage_runs_on_from_its_return() {
+    let f = Fixture::new().await;
+    for n in 1..=2 {
+        f.accepted(&f.body(&format!("Saga {n}"), 1, json!([chapter(1, "a")])))
+            .await;
+    }
+    let held = leased(&f, "w1").await;
+    let lapsed = leased(&f, "w2").await;
+    let now = dragoman_model::clock::now();
+    // The outage began 100 s ago: the first lease was held then and ran
+    // out during it; the second had run out before it began.
+    let began = now - 100;
+    let set_expiry = |job_id: String, at: i64| {
+        let db = f.db.clone();
+        async move {
+            job::Entity::update_many()
+                .col_expr(
+                    job::Column::LeaseExpiresAt,
+                    sea_orm::sea_query::Expr::value(at),
+                )
+                .filter(job::Column::Id.eq(job_id))
+                .exec(&db)
+                .await
+                .expect("set expiry");
+        }
+    };
+    set_expiry(held.job_id.clone(), now - 50).await;
+    set_expiry(lapsed.job_id.clone(), now - 200).await;
+    let extended = extend_after_outage(&f.db, began, LEASE)
+        .await
+        .expect("judged");
+    assert_eq!(extended, 1);
+    let held_now = f.job(&held.job_id).await;
+    assert!(
+        held_now
+            .lease_expires_at
+            .is_some_and(|at| at >= now + LEASE)
+    );
+    assert_eq!(held_now.lease_holder.as_deref(), Some("w1"));
+    // Its worker renews it as usual; the lapsed one is another worker's.
+    assert!(
+        heartbeat(&f.db, &held.job_id, "w1", LEASE)
+            .await
+            .expect("beat")
+    );
+    assert_eq!(
+        f.job(&lapsed.job_id).await.lease_expires_at,
+        Some(now - 200)
+    );
+    assert_eq!(leased(&f, "w3").await.job_id, lapsed.job_id);
+}
