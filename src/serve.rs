@@ -90,7 +90,7 @@ pub async fn run(config: &mut Config, args: ServeArgs) -> Result<(), String> {
     let runs = |role: Role| roles.contains(&role);
 
     let database_url = config.database_url();
-    let db = dragoman_model::db::connect(&database_url)
+    let db = dragoman_model::db::connect_waiting(&database_url, config.database_outage())
         .await
         .map_err(|e| format!("database {}: {e}", redact(&database_url)))?;
     let database =

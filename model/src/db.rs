@@ -28,18 +28,30 @@ pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const SQLITE_MAX_CONNECTIONS: u32 = 4;
 /// Pool size for PostgreSQL.
 const POSTGRES_MAX_CONNECTIONS: u32 = 10;
-/// How long to wait for a pooled connection (or a new PostgreSQL connection).
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long to wait for a pooled connection (or a new PostgreSQL connection)
+/// at most.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Opens the database named by `url` (`sqlite:...` or `postgres://...`).
 ///
 /// Does not run migrations; see the `dragoman-migrations` crate.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, ModelError> {
+    connect_waiting(url, ACQUIRE_TIMEOUT).await
+}
+
+/// Opens the database named by `url`, whose statements wait at most
+/// `acquire` for a connection: a service that rides through outages up to
+/// a limit shorter than [`ACQUIRE_TIMEOUT`] learns of one within its limit.
+pub async fn connect_waiting(
+    url: &str,
+    acquire: Duration,
+) -> Result<DatabaseConnection, ModelError> {
+    let acquire = acquire.clamp(Duration::from_secs(1), ACQUIRE_TIMEOUT);
     let scheme = url.split(':').next().unwrap_or_default();
     match scheme {
-        "sqlite" => connect_sqlite(url).await,
-        "postgres" | "postgresql" => connect_postgres(url).await,
+        "sqlite" => connect_sqlite(url, acquire).await,
+        "postgres" | "postgresql" => connect_postgres(url, acquire).await,
         _ => Err(ModelError::Config(format!(
             "unsupported database URL scheme `{scheme}` (expected sqlite: or postgres://)"
         ))),
@@ -79,7 +91,7 @@ fn sqlite_url_flags(url: &str) -> SqliteUrlFlags {
     flags
 }
 
-async fn connect_sqlite(url: &str) -> Result<DatabaseConnection, ModelError> {
+async fn connect_sqlite(url: &str, acquire: Duration) -> Result<DatabaseConnection, ModelError> {
     let parsed = SqliteConnectOptions::from_str(url)
         .map_err(|e| ModelError::Config(format!("invalid SQLite URL: {e}")))?;
     let flags = sqlite_url_flags(url);
@@ -94,7 +106,7 @@ async fn connect_sqlite(url: &str) -> Result<DatabaseConnection, ModelError> {
         // refuses at once (the busy timeout does not apply) when another
         // connection is opening it too. One connection does it first; the
         // pool's connections then find the file already in WAL mode.
-        Database::connect(sqlite_options(url, flags, 1))
+        Database::connect(sqlite_options(url, flags, 1, acquire))
             .await?
             .close()
             .await?;
@@ -104,14 +116,19 @@ async fn connect_sqlite(url: &str) -> Result<DatabaseConnection, ModelError> {
     } else {
         SQLITE_MAX_CONNECTIONS
     };
-    Ok(Database::connect(sqlite_options(url, flags, max)).await?)
+    Ok(Database::connect(sqlite_options(url, flags, max, acquire)).await?)
 }
 
-fn sqlite_options(url: &str, flags: SqliteUrlFlags, max_connections: u32) -> ConnectOptions {
+fn sqlite_options(
+    url: &str,
+    flags: SqliteUrlFlags,
+    max_connections: u32,
+    acquire: Duration,
+) -> ConnectOptions {
     let mut options = ConnectOptions::new(url);
     options
         .sqlx_logging(false)
-        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .acquire_timeout(acquire)
         .min_connections(1)
         // An in-memory database lives as long as one of its connections; with a shared
         // cache, concurrent connections get table locks the busy timeout does not cover.
@@ -147,14 +164,14 @@ async fn create_parent_dir(file: &Path) -> Result<(), ModelError> {
     Ok(())
 }
 
-async fn connect_postgres(url: &str) -> Result<DatabaseConnection, ModelError> {
+async fn connect_postgres(url: &str, acquire: Duration) -> Result<DatabaseConnection, ModelError> {
     let mut options = ConnectOptions::new(url);
     options
         .sqlx_logging(false)
         .min_connections(1)
         .max_connections(POSTGRES_MAX_CONNECTIONS)
-        .connect_timeout(CONNECT_TIMEOUT)
-        .acquire_timeout(ACQUIRE_TIMEOUT);
+        .connect_timeout(CONNECT_TIMEOUT.min(acquire))
+        .acquire_timeout(acquire);
     Ok(Database::connect(options).await?)
 }
 

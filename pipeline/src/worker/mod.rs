@@ -62,7 +62,7 @@ use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
 use analysis_stage::{AnalysisRun, memory_unavailable};
 use budget_guard::{CallSize, Purse};
 use dragoman_model::coordination::Coordination;
-use dragoman_model::db_watch::{DatabaseWatch, RideError};
+use dragoman_model::db_watch::{DatabaseWatch, Outage, RideError};
 use dragoman_model::entities::{passage, provider, provider_call};
 use dragoman_model::vocab::{
     AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality, UsageStage,
@@ -161,13 +161,19 @@ enum Stop {
     /// were stored (or are waiting to be), none starts any more; the job
     /// goes on from what is stored once the database is back.
     Unavailable,
+    /// The database stayed away past the outage limit: the job fails,
+    /// saying so.
+    OutageTooLong(Outage),
     /// The job cannot go on: it fails with this reason.
     Failed(String),
 }
 
 impl From<RideError> for Stop {
     fn from(error: RideError) -> Stop {
-        Stop::Failed(error.to_string())
+        match error {
+            RideError::Db(e) => scoring::db_error(e),
+            RideError::Outage(outage) => Stop::OutageTooLong(outage),
+        }
     }
 }
 
@@ -352,15 +358,17 @@ impl Worker {
                 self.release(worker_id, &ticket.job_id).await;
                 return JobEnd::Settled;
             }
+            Err(Stop::OutageTooLong(outage)) => {
+                finish.outcome = JobOutcome::Failed.to_wire();
+                finish.stop_reason = Some(ErrorCode::ServiceUnavailable.code().to_owned());
+                finish.error = format!("{OUTAGE_REASON}: {outage}");
+            }
             Err(Stop::Failed(reason)) => {
                 finish.outcome = JobOutcome::Failed.to_wire();
-                if reason.starts_with(OUTAGE_REASON) {
-                    finish.stop_reason = Some(ErrorCode::ServiceUnavailable.code().to_owned());
-                }
                 finish.error = reason;
             }
         }
-        self.finish(&ticket.job_id, finish).await;
+        self.finish(&ticket.job_id, finish, stop).await;
         JobEnd::Settled
     }
 
@@ -373,28 +381,38 @@ impl Worker {
                 tracing::info!(job = %ticket.job_id, "the database is back: the job goes on");
                 Ok(())
             }
-            Err(outage) => Err(Stop::Failed(format!("{OUTAGE_REASON}: {outage}"))),
+            Err(outage) => Err(Stop::OutageTooLong(outage)),
         }
     }
 
     /// Tells the scheduler the job ended. While its database is away the
-    /// end is told again once it is back; any other lost answer leaves the
-    /// lease to expire: the job is leased again and, every passage being
-    /// stored, finishes at once.
-    async fn finish(&self, job_id: &str, finish: FinishJobRequest) {
-        let told = self
-            .storing_call(|| {
-                self.scheduler
-                    .finish_job(self.credential.system_request(finish.clone()))
-            })
-            .await;
-        if let Err(status) = told {
-            tracing::warn!(job = %job_id, error = %status, "finishing the job failed");
+    /// end is told again once it is back, however long that takes (unless
+    /// the process stops): a job that failed for an outage past the limit
+    /// stays failed. Any other lost answer leaves the lease to expire: the
+    /// job is leased again and, every passage being stored, finishes at
+    /// once.
+    async fn finish(&self, job_id: &str, finish: FinishJobRequest, stop: &watch::Receiver<bool>) {
+        loop {
+            let told = self
+                .scheduler
+                .finish_job(self.credential.system_request(finish.clone()))
+                .await;
+            match told {
+                Ok(_) => return,
+                Err(status) if refused_for_outage(&status) && !*stop.borrow() => {
+                    let _ = self.database.until_back().await;
+                    tokio::time::sleep(OUTAGE_RETRY).await;
+                }
+                Err(status) => {
+                    tracing::warn!(job = %job_id, error = %status, "finishing the job failed");
+                    return;
+                }
+            }
         }
     }
 
     /// Makes a call that stores something the job cannot do again cheaply
-    /// (what a paid provider call gave, the job's end), again while the
+    /// (what a paid provider call gave), again while the
     /// service it calls refuses it because its database is away, for at
     /// most the outage limit.
     async fn storing_call<T, F, Fut>(&self, mut call: F) -> Result<T, tonic::Status>

@@ -96,9 +96,10 @@ impl Worker {
         });
         let limit = self.config.provider_outage;
         if since.elapsed() >= limit {
+            let minutes = limit.as_secs().div_ceil(60);
+            let unit = if minutes == 1 { "minute" } else { "minutes" };
             return Err(Stop::Failed(format!(
-                "the provider {provider} was unreachable for more than {} minutes",
-                limit.as_secs().div_ceil(60)
+                "the provider {provider} was unreachable for more than {minutes} {unit}"
             )));
         }
         tracing::warn!(job = %ticket.job_id, provider, "the provider does not answer: the job waits for it");

@@ -14,9 +14,18 @@
 //! `completed` without residuals, and no passage answered before the outage
 //! is sent again.
 //!
+//! The limits, as the user sees them: a book whose provider is down says so
+//! in its `step` (naming the provider) instead of ending in source text,
+//! and completes when the provider returns, or fails past
+//! `DRAGOMAN_PROVIDER_OUTAGE_MINUTES` saying the provider was unreachable;
+//! a database outage longer than `DRAGOMAN_DATABASE_OUTAGE_SECONDS` fails
+//! the book with a reason that says so and `stop_reason`
+//! `service_unavailable`.
+//!
 //! The outages' lengths can be changed for manual runs with
-//! `DRAGOMAN_E2E_DATABASE_OUTAGE_SECONDS` and
-//! `DRAGOMAN_E2E_PROVIDER_OUTAGE_SECONDS`.
+//! `DRAGOMAN_E2E_DATABASE_OUTAGE_SECONDS`,
+//! `DRAGOMAN_E2E_PROVIDER_OUTAGE_SECONDS` and (the outage past the limit)
+//! `DRAGOMAN_E2E_DATABASE_LIMIT_OUTAGE_SECONDS`.
 
 use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, paragraphs, tail};
 use dragoman_e2e::{Answer, Api, Backend, Installation, ScratchPostgres, Simulator};
@@ -229,12 +238,14 @@ async fn a_database_outage_under_three_books_loses_nothing() {
             reads += 1;
             let path = format!("/api/v1/translation-requests/{id}");
             let what = format!("GET {path} {:?} into the outage", stopped.elapsed());
+            // Read before the outage, the document is held by the gateway
+            // and answered as it was.
             match answered_in_time(api.request(reqwest::Method::GET, &path), &what).await {
-                Ok(answer) if answer.status == 200 => {}
-                Ok(answer) => match check_unavailable(&answer) {
-                    Ok(()) => unavailable += 1,
-                    Err(why) => problems.push(format!("{what}: {why}")),
-                },
+                Ok(answer) if answer.status == 200 && answer.json()["request_id"] == *id => {}
+                Ok(answer) => problems.push(format!(
+                    "{what}: {} instead of the document the gateway holds: {}",
+                    answer.status, answer.text
+                )),
                 Err(why) => problems.push(why),
             }
         }
@@ -433,4 +444,233 @@ async fn a_provider_outage_of_a_minute_costs_nothing() {
         sent_after.len(),
         answered_before.len()
     );
+}
+
+/// The provider's name in the steps and reasons ([`Api::add_provider`]).
+const PROVIDER: &str = "sim";
+
+/// An API on SQLite whose provider calls give up quickly (two attempts,
+/// a second apart at most, 2 s each), one passage per call, with `env`.
+async fn start_quick_api(env: &[(&str, &str)]) -> Api {
+    let mut builder = Api::builder(Backend::Sqlite)
+        .env("DRAGOMAN_BATCH_TOKENS", "1")
+        .env("DRAGOMAN_PROVIDER_MAX_ATTEMPTS", "2")
+        .env("DRAGOMAN_PROVIDER_RETRY_MAX_SECONDS", "1")
+        .env("DRAGOMAN_PROVIDER_TIMEOUT_SECONDS", "2")
+        .simulator(&["--latency-ms", "300"]);
+    for (name, value) in env {
+        builder = builder.env(name, value);
+    }
+    builder.start().await
+}
+
+/// Whether the status document's step says the job waits for [`PROVIDER`].
+fn waits_for_the_provider(doc: &Value) -> bool {
+    doc["step"].as_str().is_some_and(|step| {
+        step.starts_with(&format!(
+            "waiting for the provider {PROVIDER}: unreachable since "
+        ))
+    })
+}
+
+/// Polls the status of `id` (every 250 ms) until `ready` holds for it;
+/// panics when the request ends meanwhile (its passages would be left in
+/// source text) or `within` passes.
+async fn while_running(
+    api: &Api,
+    id: &str,
+    within: Duration,
+    what: &str,
+    ready: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let doc = api.status(id).await;
+        let status = doc["status"].as_str().unwrap_or("");
+        assert!(
+            !FINAL_STATUSES.contains(&status),
+            "{what}: the book ended {status} while its provider was down: {doc}\n\
+             server stderr (end):\n{}",
+            tail(&api.server.stderr(), 6000)
+        );
+        if ready(&doc) {
+            return doc;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {within:?}: {doc}\nserver stderr (end):\n{}",
+            tail(&api.server.stderr(), 6000)
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_provider_down_shows_in_the_step_and_the_book_completes_on_its_return() {
+    let mut api = start_quick_api(&[]).await;
+    // Three chapters: seconds of translation are left after the return,
+    // in which the step is seen going back.
+    let id = api.submit_ok(&book(&api, "Down", 1, 3)).await["request_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    api.wait_until(&id, Duration::from_secs(30), "book running", |d| {
+        d["progress"]["translated"].as_u64() >= Some(1)
+    })
+    .await;
+
+    api.simulator.stop().await;
+    let stopped = Instant::now();
+    let doc = while_running(
+        &api,
+        &id,
+        Duration::from_secs(15),
+        "the step names the provider down",
+        waits_for_the_provider,
+    )
+    .await;
+    eprintln!(
+        "{:?} after the stop: step {}",
+        stopped.elapsed(),
+        doc["step"]
+    );
+    // At least one more ask of the provider: the book still waits.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    while_running(
+        &api,
+        &id,
+        Duration::from_secs(1),
+        "the book still waits",
+        waits_for_the_provider,
+    )
+    .await;
+
+    api.simulator.start_again().await;
+    let doc = while_running(
+        &api,
+        &id,
+        Duration::from_secs(15),
+        "the step goes back once the provider answers",
+        |d| !waits_for_the_provider(d),
+    )
+    .await;
+    assert_eq!(doc["step"], "translating", "{doc}");
+    let doc = api.wait_final(&id, Duration::from_secs(60)).await;
+    assert_eq!(
+        doc["status"],
+        "completed",
+        "after the provider's return: {doc}\nserver stderr (end):\n{}",
+        tail(&api.server.stderr(), 6000)
+    );
+    assert_eq!(doc["report"]["residual_total"], 0, "{doc}");
+    let passages = &doc["report"]["passages"];
+    assert_eq!(passages["translated"], passages["total"], "{doc}");
+}
+
+#[tokio::test]
+async fn a_provider_down_shows_in_the_step_and_fails_the_book_past_its_limit() {
+    let mut api = start_quick_api(&[("DRAGOMAN_PROVIDER_OUTAGE_MINUTES", "1")]).await;
+    api.simulator.stop().await;
+    let submitted = Instant::now();
+    let id = api.submit_ok(&book(&api, "Gone", 1, 1)).await["request_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    while_running(
+        &api,
+        &id,
+        Duration::from_secs(15),
+        "the step names the provider down",
+        waits_for_the_provider,
+    )
+    .await;
+    // Not ended before the limit, counted from its first unanswered call.
+    while_running(
+        &api,
+        &id,
+        Duration::from_secs(55),
+        "the book waits a minute",
+        |_| submitted.elapsed() >= Duration::from_secs(55),
+    )
+    .await;
+
+    let doc = api.wait_final(&id, Duration::from_secs(30)).await;
+    eprintln!(
+        "book ended {} {:?} after its submission: {}",
+        doc["status"],
+        submitted.elapsed(),
+        doc["error"]
+    );
+    assert!(
+        submitted.elapsed() >= Duration::from_secs(60),
+        "ended before the limit of a minute: {doc}"
+    );
+    assert_eq!(
+        doc["status"],
+        "failed",
+        "a book whose provider stays down: {doc}\nserver stderr (end):\n{}",
+        tail(&api.server.stderr(), 6000)
+    );
+    let error = doc["error"].as_str().unwrap_or("");
+    assert!(
+        error.contains(&format!(
+            "the provider {PROVIDER} was unreachable for more than 1 minute"
+        )),
+        "error: {error:?}\n{doc}"
+    );
+}
+
+#[tokio::test]
+async fn a_database_outage_past_its_limit_fails_the_book_saying_so() {
+    let Some(mut postgres) = ScratchPostgres::start().await else {
+        return;
+    };
+    let api = Api::builder(Backend::Postgres)
+        .installation(Installation::on_postgres_url(&postgres.url()))
+        .env("DRAGOMAN_BATCH_TOKENS", "1")
+        .env("DRAGOMAN_DATABASE_OUTAGE_SECONDS", "8")
+        .simulator(&["--latency-ms", LATENCY_MS])
+        .start()
+        .await;
+    let id = api.submit_ok(&book(&api, "Limit", 1, 2)).await["request_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    api.wait_until(&id, Duration::from_secs(60), "book running", |d| {
+        d["progress"]["translated"].as_u64() >= Some(1)
+    })
+    .await;
+
+    let outage = outage_length("DRAGOMAN_E2E_DATABASE_LIMIT_OUTAGE_SECONDS", 20);
+    postgres.stop().await;
+    tokio::time::sleep(outage).await;
+    postgres.start_again().await;
+    let restarted = Instant::now();
+    let doc = final_status(&api, &id, Duration::from_secs(90))
+        .await
+        .unwrap_or_else(|why| {
+            panic!(
+                "{why}\nserver stderr (end):\n{}",
+                tail(&api.server.stderr(), 8000)
+            )
+        });
+    eprintln!(
+        "book ended {} {:?} after the database's return",
+        doc["status"],
+        restarted.elapsed()
+    );
+    let context = || {
+        format!(
+            "after a database outage of {outage:?}, 8 s allowed: {doc}\nserver stderr (end):\n{}",
+            tail(&api.server.stderr(), 8000)
+        )
+    };
+    assert_eq!(doc["status"], "failed", "{}", context());
+    let error = doc["error"].as_str().unwrap_or("");
+    assert!(
+        error.contains("the database was unreachable for more than 8 seconds"),
+        "error {error:?}: {}",
+        context()
+    );
+    assert_eq!(doc["stop_reason"], "service_unavailable", "{}", context());
 }
