@@ -42,9 +42,6 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 pub struct Health {
     /// While the database is away: since when (this process's clock).
     pub down_since: Option<Instant>,
-    /// While the database is away: since when, in Unix seconds, to compare
-    /// with the times stored in it.
-    pub down_since_unix: Option<i64>,
     /// Outages seen to end since the process started.
     pub returns: u64,
     /// When the last outage began, in Unix seconds (kept after it ended).
@@ -54,6 +51,12 @@ pub struct Health {
 impl Health {
     pub fn is_up(&self) -> bool {
         self.down_since.is_none()
+    }
+
+    /// While the database is away: since when, in Unix seconds, to compare
+    /// with the times stored in it.
+    pub fn down_since_unix(&self) -> Option<i64> {
+        self.down_since.and(self.last_outage_began_unix)
     }
 }
 
@@ -183,10 +186,8 @@ impl DatabaseWatch {
                 return false;
             }
             tracing::warn!("the database is unreachable");
-            let now = crate::clock::now();
             health.down_since = Some(Instant::now());
-            health.down_since_unix = Some(now);
-            health.last_outage_began_unix = Some(now);
+            health.last_outage_began_unix = Some(crate::clock::now());
             true
         });
     }
@@ -200,7 +201,6 @@ impl DatabaseWatch {
                         "the database answers again"
                     );
                     health.down_since = None;
-                    health.down_since_unix = None;
                     health.returns += 1;
                     true
                 }
@@ -326,7 +326,7 @@ mod tests {
         assert!(watch.is_up());
         assert!(watch.report(&away()));
         let first = watch.health();
-        assert!(!first.is_up() && first.down_since_unix.is_some());
+        assert!(!first.is_up() && first.down_since_unix().is_some());
         watch.report(&away());
         assert_eq!(watch.health().down_since, first.down_since);
         watch.until_back().await.expect("back");

@@ -155,7 +155,7 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
             "backend": dragoman_model::db::backend_name(&state.db),
             "ok": database_ok,
             // Unix seconds; null while it answers.
-            "down_since": state.database.health().down_since_unix,
+            "down_since": state.database.health().down_since_unix(),
         },
         "coordination": {
             "backend": state.coordination.backend_name(),

@@ -164,7 +164,6 @@ fn describe(assessment: &Assessment, review_below: i32) -> String {
     }
 }
 
-/// Only a locked term keeps the passage short: a repair call can fix it.
 /// The record of what a round decided for one passage.
 fn decision(
     ticket: &JobTicket,
@@ -189,6 +188,7 @@ fn decision(
     }
 }
 
+/// Only a locked term keeps the passage short: a repair call can fix it.
 fn only_locked_terms(assessment: &Assessment) -> bool {
     let must: Vec<SignalCode> = assessment
         .signals
@@ -554,25 +554,6 @@ impl Worker {
         txn.commit().await
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn log_decision(
-        &self,
-        db: &impl sea_orm::ConnectionTrait,
-        ticket: &JobTicket,
-        p: &passage::Model,
-        round: i32,
-        action: AutopilotAction,
-        reason: String,
-        score_before: i32,
-        score_after: Option<i32>,
-    ) -> Result<(), Stop> {
-        decision(ticket, p, round, action, reason, score_before, score_after)
-            .insert(db)
-            .await
-            .map_err(db_error)?;
-        Ok(())
-    }
-
     /// The last decision for every passage still short, and the outcome.
     async fn decide(
         &self,
@@ -610,17 +591,10 @@ impl Worker {
             };
             model.updated_at = Set(clock::now());
             model.update(&txn).await.map_err(db_error)?;
-            self.log_decision(
-                &txn,
-                ticket,
-                p,
-                round,
-                action,
-                reason,
-                assessment.score,
-                None,
-            )
-            .await?;
+            decision(ticket, p, round, action, reason, assessment.score, None)
+                .insert(&txn)
+                .await
+                .map_err(db_error)?;
         }
         let any_decision = autopilot_decision::Entity::find()
             .filter(autopilot_decision::Column::RequestId.eq(ticket.request_id.clone()))
