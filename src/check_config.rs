@@ -7,6 +7,7 @@
 //! addresses that are not `http(s)://host:port` URLs.
 
 use crate::config::{Config, Role, variable_names};
+use crate::error::Error;
 use clap::Args;
 use dragoman_model::server_key::ServerKey;
 use std::collections::BTreeSet;
@@ -18,7 +19,7 @@ pub struct CheckConfigArgs {
     pub list_variables: bool,
 }
 
-pub fn run(config: &Config, args: &CheckConfigArgs) -> Result<(), String> {
+pub fn run(config: &Config, args: &CheckConfigArgs) -> Result<(), Error> {
     if args.list_variables {
         for name in variable_names() {
             println!("{name}");
@@ -54,7 +55,7 @@ pub fn run(config: &Config, args: &CheckConfigArgs) -> Result<(), String> {
 /// Everything `serve` would refuse at start, plus unknown `DRAGOMAN_*`
 /// names among `environment`, an unreadable secret key and malformed
 /// service addresses; the roles on success.
-pub fn check(config: &Config, environment: &[String]) -> Result<Vec<Role>, String> {
+pub fn check(config: &Config, environment: &[String]) -> Result<Vec<Role>, Error> {
     let known: BTreeSet<String> = variable_names().into_iter().collect();
     let unknown: Vec<&str> = environment
         .iter()
@@ -62,15 +63,18 @@ pub fn check(config: &Config, environment: &[String]) -> Result<Vec<Role>, Strin
         .filter(|name| name.starts_with("DRAGOMAN_") && !known.contains(*name))
         .collect();
     if !unknown.is_empty() {
-        return Err(format!(
+        return Err(Error::Config(format!(
             "unknown setting{} {}: no such variable (see `dragoman check-config --list-variables`)",
             if unknown.len() == 1 { "" } else { "s" },
             unknown.join(", ")
-        ));
+        )));
     }
-    let roles = config.validate()?;
+    let roles = config.validate().map_err(Error::Config)?;
     if let Some(key) = &config.secret_key {
-        ServerKey::from_base64(key).map_err(|e| format!("DRAGOMAN_SECRET_KEY: {e}"))?;
+        ServerKey::from_base64(key).map_err(|source| Error::Open {
+            what: "DRAGOMAN_SECRET_KEY".to_owned(),
+            source,
+        })?;
     }
     for role in Role::ALL.into_iter().filter(|r| *r != Role::Gateway) {
         if roles.contains(&role) {
@@ -83,10 +87,10 @@ pub fn check(config: &Config, environment: &[String]) -> Result<Vec<Role>, Strin
                     && u.port_or_known_default().is_some()
             });
             if parsed.is_none() {
-                return Err(format!(
+                return Err(Error::Config(format!(
                     "the address of the {} role, {address}, is not an http://host:port URL",
                     role.name()
-                ));
+                )));
             }
         }
     }
@@ -131,14 +135,16 @@ mod tests {
             "DRAGOMAN_DATABASE_URL".to_owned(),
             "DRAGOMAN_WORKER".to_owned(),
         ];
-        let err = check(&cluster("pipeline"), &environment).unwrap_err();
+        let err = check(&cluster("pipeline"), &environment)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("DRAGOMAN_WORKER") && !err.contains("DRAGOMAN_DATABASE_URL"),
             "{err}"
         );
         assert_eq!(
-            check(&cluster("pipeline"), &environment[..2]),
-            Ok(vec![Role::Pipeline])
+            check(&cluster("pipeline"), &environment[..2]).ok(),
+            Some(vec![Role::Pipeline])
         );
     }
 
@@ -148,18 +154,21 @@ mod tests {
             secret_key: Some("change-me".into()),
             ..cluster("gateway")
         };
-        let err = check(&config, &[]).unwrap_err();
+        let err = check(&config, &[]).unwrap_err().to_string();
         assert!(err.contains("DRAGOMAN_SECRET_KEY"), "{err}");
         let config = Config {
             memory_url: Some("memory:8081".into()),
             ..cluster("gateway")
         };
-        let err = check(&config, &[]).unwrap_err();
+        let err = check(&config, &[]).unwrap_err().to_string();
         assert!(
             err.contains("memory role") && err.contains("memory:8081"),
             "{err}"
         );
-        assert_eq!(check(&cluster("gateway"), &[]), Ok(vec![Role::Gateway]));
+        assert_eq!(
+            check(&cluster("gateway"), &[]).ok(),
+            Some(vec![Role::Gateway])
+        );
     }
 
     #[test]
@@ -171,6 +180,7 @@ mod tests {
         assert!(
             check(&config, &[])
                 .unwrap_err()
+                .to_string()
                 .contains("DRAGOMAN_REDIS_URL")
         );
     }

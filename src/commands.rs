@@ -2,6 +2,7 @@
 //! database themselves and call the owning crate's domain functions.
 
 use crate::config::Config;
+use crate::error::Error;
 use clap::Subcommand;
 use dragoman_gateway::auth::bearer::{TOKEN_CACHE_TTL, announce_tokens_changed};
 use dragoman_migrations::{Migrator, MigratorTrait};
@@ -96,17 +97,18 @@ pub enum ProviderCommand {
     List,
 }
 
-pub async fn open(config: &Config) -> Result<DatabaseConnection, String> {
+pub async fn open(config: &Config) -> Result<DatabaseConnection, Error> {
     let db = dragoman_model::db::connect(&config.database_url())
         .await
-        .map_err(|e| format!("database: {e}"))?;
-    Migrator::up(&db, None)
-        .await
-        .map_err(|e| format!("migrations: {e}"))?;
+        .map_err(|source| Error::Open {
+            what: "database".to_owned(),
+            source,
+        })?;
+    Migrator::up(&db, None).await.map_err(Error::Migrations)?;
     Ok(db)
 }
 
-pub async fn migrate(config: &Config) -> Result<(), String> {
+pub async fn migrate(config: &Config) -> Result<(), Error> {
     open(config).await?;
     println!("migrations applied to {}", redact(&config.database_url()));
     Ok(())
@@ -130,14 +132,14 @@ pub fn describe(error: &dragoman_gateway::ApiError) -> String {
         let field = issue
             .loc
             .last()
-            .map(|v| v.to_string().trim_matches('"').to_owned())
+            .map(ToString::to_string)
             .unwrap_or_default();
         text.push_str(&format!(
             " {field}: {}",
             dragoman_gateway::messages::issue_message(
                 issue.kind,
                 dragoman_gateway::messages::Lang::En,
-                issue.ctx.as_ref()
+                issue.ctx.as_deref()
             )
         ));
     }
@@ -148,7 +150,7 @@ pub fn describe(error: &dragoman_gateway::ApiError) -> String {
 }
 
 /// A refused provider, with the fields at fault.
-fn describe_pipeline(error: &dragoman_pipeline::PipelineError) -> String {
+pub fn describe_pipeline(error: &dragoman_pipeline::PipelineError) -> String {
     match error {
         dragoman_pipeline::PipelineError::Invalid(issues) => {
             let fields: Vec<String> = issues
@@ -157,13 +159,12 @@ fn describe_pipeline(error: &dragoman_pipeline::PipelineError) -> String {
                     let field = issue
                         .loc
                         .last()
-                        .map(|v| v.to_string().trim_matches('"').to_owned())
+                        .map(ToString::to_string)
                         .unwrap_or_default();
                     let expected = issue
                         .ctx
                         .as_ref()
-                        .and_then(|c| c.get("expected"))
-                        .and_then(|e| e.as_str())
+                        .and_then(|c| c.expected.as_ref())
                         .map(|e| format!(" (expected one of: {e})"))
                         .unwrap_or_default();
                     format!("{field}: {}{expected}", issue.kind)
@@ -175,7 +176,7 @@ fn describe_pipeline(error: &dragoman_pipeline::PipelineError) -> String {
     }
 }
 
-pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String> {
+pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), Error> {
     let db = open(config).await?;
     match command {
         AdminCommand::CreateUser {
@@ -185,12 +186,18 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
         } => {
             let raw = if password_file.as_os_str() == "-" {
                 let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                    .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(
+                    |source| Error::Read {
+                        what: "the password from standard input".to_owned(),
+                        source,
+                    },
+                )?;
                 text
             } else {
-                std::fs::read_to_string(&password_file)
-                    .map_err(|e| format!("cannot read {}: {e}", password_file.display()))?
+                std::fs::read_to_string(&password_file).map_err(|source| Error::Read {
+                    what: password_file.display().to_string(),
+                    source,
+                })?
             };
             let password = raw
                 .strip_suffix('\n')
@@ -198,7 +205,7 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
                 .unwrap_or(&raw);
             let account = dragoman_gateway::identity::create_user(&db, &username, password, admin)
                 .await
-                .map_err(|e| describe(&e))?;
+                .map_err(Error::Refused)?;
             println!(
                 "created {} account `{}` ({})",
                 if account.is_admin {
@@ -213,14 +220,14 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
         AdminCommand::DisableUser { username } => {
             dragoman_gateway::identity::set_active(&db, &username, false)
                 .await
-                .map_err(|e| describe(&e))?;
+                .map_err(Error::Refused)?;
             account_changed(config, true).await;
             println!("disabled account `{username}`");
         }
         AdminCommand::EnableUser { username } => {
             dragoman_gateway::identity::set_active(&db, &username, true)
                 .await
-                .map_err(|e| describe(&e))?;
+                .map_err(Error::Refused)?;
             account_changed(config, false).await;
             println!("enabled account `{username}`");
         }
@@ -228,7 +235,7 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), String>
             let allowance = parse_allowance(&words)?;
             dragoman_gateway::identity::set_allowance(&db, &username, allowance)
                 .await
-                .map_err(|e| describe(&e))?;
+                .map_err(Error::Refused)?;
             account_changed(config, false).await;
             match allowance {
                 Some(words) => println!("account `{username}` may add {words} words per cycle"),
@@ -267,20 +274,20 @@ async fn account_changed(config: &Config, restricting: bool) {
 }
 
 /// `none`, or a number of words from 0.
-fn parse_allowance(text: &str) -> Result<Option<i64>, String> {
+fn parse_allowance(text: &str) -> Result<Option<i64>, Error> {
     let text = text.trim();
     if text.eq_ignore_ascii_case("none") {
         return Ok(None);
     }
     match text.parse::<i64>() {
         Ok(words) if words >= 0 => Ok(Some(words)),
-        _ => Err(format!(
+        _ => Err(Error::Usage(format!(
             "--words must be a number of words from 0, or `none` (got `{text}`)"
-        )),
+        ))),
     }
 }
 
-pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), String> {
+pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), Error> {
     let db = open(config).await?;
     match command {
         ProviderCommand::Add {
@@ -312,19 +319,19 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), S
                 },
             )
             .await
-            .map_err(|e| describe_pipeline(&e))?;
+            .map_err(Error::Provider)?;
             let id = added.provider.map(|p| p.id).unwrap_or_default();
             if default {
                 dragoman_pipeline::providers::set_default(&db, Some(&id))
                     .await
-                    .map_err(|e| describe_pipeline(&e))?;
+                    .map_err(Error::Provider)?;
             }
             println!("added provider {id}");
         }
         ProviderCommand::List => {
             for p in dragoman_pipeline::providers::list_admin(&db)
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(Error::Provider)?
             {
                 if let Some(public) = p.provider {
                     println!(

@@ -12,7 +12,7 @@ use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::provider;
 use dragoman_model::provider_input::NewProvider;
 use dragoman_model::vocab::{ErrorCode, ProviderKind};
-use dragoman_pipeline::simulator::{self, SimulatorConfig};
+use dragoman_simulator::{self as simulator, SimulatorConfig};
 use rand::Rng;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
@@ -135,7 +135,7 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
     loop {
         if server.is_finished() {
             return match server.await {
-                Ok(Err(e)) => Err(e),
+                Ok(Err(e)) => Err(e.to_string()),
                 _ => Err("the service stopped".into()),
             };
         }
@@ -157,7 +157,7 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
     println!("{summary}");
     println!("The service keeps running on {base}; press Ctrl-C to stop.");
     let served = match server.await {
-        Ok(result) => result,
+        Ok(result) => result.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     drop(data);

@@ -5,6 +5,7 @@ mod config;
 mod demo;
 mod demo_book;
 mod demo_data;
+mod error;
 mod healthcheck;
 mod serve;
 mod shutdown;
@@ -12,6 +13,7 @@ mod telemetry;
 mod term_commands;
 
 use clap::{Parser, Subcommand};
+use error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,7 +37,7 @@ struct SimulateArgs {
     #[arg(long, default_value = "127.0.0.1:8090")]
     listen: String,
     #[command(flatten)]
-    config: dragoman_pipeline::simulator::SimulatorConfig,
+    config: dragoman_simulator::SimulatorConfig,
 }
 
 #[derive(clap::Args)]
@@ -79,10 +81,12 @@ enum Command {
     CheckConfig(check_config::CheckConfigArgs),
 }
 
-fn inspect(args: &InspectArgs) -> Result<(), String> {
+fn inspect(args: &InspectArgs) -> Result<(), Error> {
     use dragoman_book::txt::Split;
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let bytes = std::fs::read(&args.file).map_err(|source| Error::Read {
+        what: args.file.display().to_string(),
+        source,
+    })?;
     let name = args
         .file
         .file_name()
@@ -93,8 +97,7 @@ fn inspect(args: &InspectArgs) -> Result<(), String> {
     } else {
         Split::None
     };
-    let report =
-        dragoman_book::inspect::inspect(&name, &bytes, split).map_err(|e| e.to_string())?;
+    let report = dragoman_book::inspect::inspect(&name, &bytes, split).map_err(Error::Book)?;
     println!(
         "{}",
         if args.json {
@@ -106,17 +109,21 @@ fn inspect(args: &InspectArgs) -> Result<(), String> {
     Ok(())
 }
 
-async fn simulate(args: SimulateArgs) -> Result<(), String> {
+async fn simulate(args: SimulateArgs) -> Result<(), Error> {
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| Error::Listen {
+            what: "",
+            address: args.listen.clone(),
+            source,
+        })?;
+    let address = listener.local_addr().map_err(Error::LocalAddress)?;
     println!("dragoman: simulator listening on http://{address}");
-    dragoman_pipeline::simulator::serve(listener, args.config, async {
+    dragoman_simulator::serve(listener, args.config, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await
-    .map_err(|e| format!("simulator: {e}"))
+    .map_err(Error::Simulator)
 }
 
 /// The service name of the traces of `serve` and `demo` (see
@@ -151,17 +158,19 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        let mut config = config::Config::load(cli.config.as_deref())?;
+        let mut config = config::Config::load(cli.config.as_deref()).map_err(Error::Config)?;
         match cli.command {
             Command::Serve(args) => serve::run(&mut config, args).await,
             Command::Migrate => commands::migrate(&config).await,
-            Command::Demo(args) => demo::run(&config, args).await,
+            Command::Demo(args) => demo::run(&config, args).await.map_err(Error::Demo),
             Command::SimulateProvider(args) => simulate(args).await,
             Command::Inspect(args) => inspect(&args),
             Command::Admin(command) => commands::admin(&config, command).await,
             Command::Provider(command) => commands::provider(&config, command).await,
             Command::Term(command) => term_commands::term(&config, command).await,
-            Command::Healthcheck(args) => healthcheck::run(&config, &args).await,
+            Command::Healthcheck(args) => healthcheck::run(&config, &args)
+                .await
+                .map_err(Error::Unhealthy),
             Command::CheckConfig(args) => check_config::run(&config, &args),
         }
     });

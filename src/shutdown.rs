@@ -13,6 +13,7 @@
 //! [`Shutdown::join`] is Ok (exit code 0) when every task ended by itself
 //! without error, and an error (exit code 1) when work was cut short.
 
+use crate::error::Error;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -85,9 +86,9 @@ impl Shutdown {
     /// must not half-run; during the drain the others go on draining.
     pub async fn join(
         &self,
-        tasks: &mut JoinSet<Result<(), String>>,
+        tasks: &mut JoinSet<Result<(), Error>>,
         deadline: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         let mut stopping = self.stopping();
         let mut forced = self.forced();
         let mut outcome = Ok(());
@@ -101,10 +102,8 @@ impl Shutdown {
                     let Some(joined) = joined else { return outcome };
                     let result = match joined {
                         Ok(result) => result,
-                        Err(e) if e.is_cancelled() => {
-                            Err("a task was cut short: the drain did not end in time".into())
-                        }
-                        Err(e) => Err(format!("server task: {e}")),
+                        Err(e) if e.is_cancelled() => Err(Error::TaskCut),
+                        Err(e) => Err(Error::Task(e)),
                     };
                     if let Err(e) = result {
                         tracing::error!(error = %e, "server stopped");
@@ -210,7 +209,7 @@ mod tests {
         });
         shutdown.begin();
         let outcome = shutdown.join(&mut tasks, Duration::from_secs(60)).await;
-        assert_eq!(outcome, Ok(()));
+        assert!(outcome.is_ok(), "{outcome:?}");
         assert!(!*shutdown.forced().borrow());
     }
 
@@ -222,13 +221,13 @@ mod tests {
         let mut force = shutdown.forced();
         tasks.spawn(async move {
             turned_true(&mut force).await;
-            Err("1 job cut short".to_owned())
+            Err(Error::JobsCut(1))
         });
         // Ignores everything: aborted after the grace.
         tasks.spawn(std::future::pending());
         shutdown.begin();
         let outcome = shutdown.join(&mut tasks, DEADLINE).await;
-        assert_eq!(outcome, Err("1 job cut short".to_owned()));
+        assert!(matches!(outcome, Err(Error::JobsCut(1))));
         assert!(*shutdown.forced().borrow());
     }
 
@@ -239,17 +238,20 @@ mod tests {
         tasks.spawn(std::future::pending());
         shutdown.force();
         let outcome = shutdown.join(&mut tasks, Duration::from_secs(60)).await;
-        assert!(outcome.is_err_and(|e| e.contains("cut short")));
+        assert!(matches!(outcome, Err(Error::TaskCut)));
     }
 
     #[tokio::test]
     async fn a_failure_before_the_stop_stops_everything() {
         let shutdown = Shutdown::new(GRACE);
         let mut tasks = JoinSet::new();
-        tasks.spawn(async { Err("cannot listen".to_owned()) });
+        tasks.spawn(async { Err(Error::Config("cannot listen".to_owned())) });
         tasks.spawn(std::future::pending());
         let outcome = shutdown.join(&mut tasks, DEADLINE).await;
-        assert_eq!(outcome, Err("cannot listen".to_owned()));
+        assert_eq!(
+            outcome.map_err(|e| e.to_string()),
+            Err("cannot listen".to_owned())
+        );
         assert!(!*shutdown.stopping().borrow());
     }
 }

@@ -3,6 +3,7 @@
 //! precedence as its gRPC callers).
 
 use crate::config::Config;
+use crate::error::Error;
 use clap::{Args, Subcommand};
 use dragoman_memory::{MemoryService, MemorySettings};
 use dragoman_model::vocab::TermLayer;
@@ -58,9 +59,9 @@ pub struct AddTerm {
     proposal: bool,
 }
 
-fn describe(status: tonic::Status) -> String {
-    let error = dragoman_gateway::ApiError::from(status);
-    crate::commands::describe(&error)
+/// The memory role's refusal, as the gateway would answer it.
+fn refused(status: tonic::Status) -> Error {
+    Error::Refused(dragoman_gateway::ApiError::from(status))
 }
 
 fn print(term: &Term) {
@@ -78,7 +79,7 @@ fn print(term: &Term) {
     );
 }
 
-pub async fn term(config: &Config, command: TermCommand) -> Result<(), String> {
+pub async fn term(config: &Config, command: TermCommand) -> Result<(), Error> {
     let db = crate::commands::open(config).await?;
     // The command is the installation itself: a credential of its own.
     let credential = InternalCredential::new(dragoman_model::ids::new_id());
@@ -95,7 +96,11 @@ pub async fn term(config: &Config, command: TermCommand) -> Result<(), String> {
                 (Some(id), _, _) => (TermLayer::Book, id),
                 (_, Some(id), _) => (TermLayer::Series, id),
                 (_, _, Some(id)) => (TermLayer::Shared, id),
-                (None, None, None) => return Err("a volume, series or glossary is needed".into()),
+                (None, None, None) => {
+                    return Err(Error::Usage(
+                        "a volume, series or glossary is needed".into(),
+                    ));
+                }
             };
             let term = memory
                 .put_term(credential.system_request(PutTermRequest {
@@ -109,7 +114,7 @@ pub async fn term(config: &Config, command: TermCommand) -> Result<(), String> {
                     accepted: !add.proposal,
                 }))
                 .await
-                .map_err(describe)?
+                .map_err(refused)?
                 .into_inner();
             print(&term);
         }
@@ -117,7 +122,7 @@ pub async fn term(config: &Config, command: TermCommand) -> Result<(), String> {
             let terms = memory
                 .terms_in_force(credential.system_request(ProjectRef { project_id: volume }))
                 .await
-                .map_err(describe)?
+                .map_err(refused)?
                 .into_inner();
             for term in &terms.terms {
                 print(term);

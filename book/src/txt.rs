@@ -621,7 +621,7 @@ mod tests {
     /// CI has the corpus beside the checkout: a test must not pass there
     /// without reading it, so its absence fails under CI.
     fn corpus(name: &str) -> Option<Vec<u8>> {
-        dragoman_model::test_env::corpus_file(name)
+        dragoman_testing::env::corpus_file(name)
     }
 
     #[test]

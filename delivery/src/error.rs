@@ -44,7 +44,20 @@ pub enum DeliveryError {
     #[error("blob store: {0}")]
     Blob(String),
     #[error("{0}")]
-    Model(#[from] dragoman_model::ModelError),
+    Model(dragoman_model::ModelError),
+}
+
+impl From<dragoman_model::ModelError> for DeliveryError {
+    /// A tenancy refusal keeps its kind's own variant; anything else is
+    /// the storage's.
+    fn from(error: dragoman_model::ModelError) -> DeliveryError {
+        use dragoman_model::tenancy::Kind;
+        match error {
+            dragoman_model::ModelError::NotFound(Kind::Request) => DeliveryError::RequestNotFound,
+            dragoman_model::ModelError::NotFound(Kind::Book) => DeliveryError::VolumeNotFound,
+            other => DeliveryError::Model(other),
+        }
+    }
 }
 
 impl From<DeliveryError> for ServiceError {
@@ -88,6 +101,9 @@ impl From<DeliveryError> for ServiceError {
             DeliveryError::AdminRequired => ServiceError::new(ErrorCode::AdminRequired, message),
             DeliveryError::Db(e) => {
                 ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
+            }
+            DeliveryError::Model(dragoman_model::ModelError::NotFound(kind)) => {
+                ServiceError::new(kind.not_found(), message)
             }
             DeliveryError::Model(e) => ServiceError::storage(e.is_outage(), message),
             DeliveryError::Blob(_) => ServiceError::new(ErrorCode::ServerError, message),

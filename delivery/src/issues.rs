@@ -9,21 +9,13 @@ use dragoman_model::entities::{autopilot_run, passage, request};
 use dragoman_model::quality::{is_residual, residual_reason, signals_of};
 use dragoman_model::vocab::{AutopilotOutcome, Severity};
 use sea_orm::{ConnectionTrait, EntityTrait};
-use serde::Serialize;
 use std::collections::HashMap;
 
 /// The message of the issue a residual passage raises.
 pub const DELIVERED_IN_SOURCE: &str = "delivered in source text";
 
 /// One entry of a chapter's `issues`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Issue {
-    pub segment_id: String,
-    pub severity: Severity,
-    /// A signal's code, or a residual's reason.
-    pub code: String,
-    pub message: String,
-}
+pub use dragoman_model::documents::result::ChapterIssue as Issue;
 
 /// How the autopilot of the request's job ended; none when it did not run
 /// or has not ended.

@@ -17,13 +17,18 @@ use dragoman_book::model::{
 };
 use dragoman_book::placeholder;
 use dragoman_book::text::sha256_hex;
+use dragoman_model::documents::report::CompletionReport;
+use dragoman_model::documents::result::{
+    ChapterReview, JsonResult, RESULT_SCHEMA_VERSION, ResultChapter, ResultSeries, ResultVolume,
+    Strategy, StrategyProvider,
+};
 use dragoman_model::entities::{chapter, passage, project, provider, request, series};
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{
-    AutopilotOutcome, ContextBackend, InputKind, Layout, PassageStatus, Quality, RequestStatus,
-    ResultFormat, ResultScope,
+    AutopilotOutcome, InputKind, Layout, PassageStatus, RequestStatus, ResultFormat, ResultScope,
 };
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// What a client asks for.
@@ -118,7 +123,7 @@ fn book_layout(layout: Layout) -> bilingual::Layout {
 }
 
 fn kind_of(key: &str) -> ChapterKind {
-    serde_json::from_value(json!(key)).unwrap_or(ChapterKind::Chapter)
+    serde_json::from_value(Value::String(key.to_owned())).unwrap_or(ChapterKind::Chapter)
 }
 
 /// A request with its volume, series, covered chapters and their passages.
@@ -136,11 +141,7 @@ pub(crate) async fn load(
     request_id: &str,
     scope: ResultScope,
 ) -> Result<Loaded, DeliveryError> {
-    let row = request::Entity::find_by_id(request_id.to_owned())
-        .filter(request::Column::AccountId.eq(account_id))
-        .one(db)
-        .await?
-        .ok_or(DeliveryError::RequestNotFound)?;
+    let row = tenancy::request(db, Acting::account(account_id), request_id).await?;
     let volume = project::Entity::find_by_id(row.project_id.clone())
         .one(db)
         .await?
@@ -183,10 +184,7 @@ pub(crate) async fn load(
 
 /// The request's own output format, JSON when it named none.
 pub fn default_format(row: &request::Model) -> ResultFormat {
-    row.options
-        .get("output_format")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or(ResultFormat::Json)
+    row.options.output_format()
 }
 
 /// Whether the request can have a result in `format` (spec 2.5: `epub`
@@ -431,16 +429,16 @@ async fn json_result(
     scope: ResultScope,
     incomplete: &[String],
     complete: bool,
-) -> Result<Value, DeliveryError> {
+) -> Result<JsonResult, DeliveryError> {
     let row = &loaded.row;
     let volume = &loaded.volume;
     let target = volume.target_language.as_str();
-    let provider = match row.options.get("provider_id").and_then(Value::as_str) {
+    let provider = match row.options.provider_id.as_deref() {
         Some(id) => provider::Entity::find_by_id(id.to_owned()).one(db).await?,
         None => None,
     };
     let retained = dragoman_model::quality::retain_reasons(db, &row.id).await?;
-    let chapters: Vec<Value> = loaded
+    let chapters: Vec<ResultChapter> = loaded
         .chapters
         .iter()
         .map(|c| {
@@ -451,70 +449,87 @@ async fn json_result(
                 .collect::<Vec<_>>()
                 .join("\n\n");
             let missing = ps.iter().filter(|p| usable(p).is_none()).count();
-            let flagged: Vec<&str> = ps
+            let flagged: Vec<String> = ps
                 .iter()
                 .filter(|p| is_flagged(p))
-                .map(|p| p.id.as_str())
+                .map(|p| p.id.clone())
                 .collect();
             let kind = kind_of(&c.kind);
-            json!({
-                "chapter_id": c.id,
-                "external_id": c.external_id,
-                "number": c.number,
-                "kind": c.kind,
-                "part": c.part,
-                "part_count": c.part_count,
-                "label": c.label,
-                "display_label": dragoman_book::labels::display_label(
+            ResultChapter {
+                chapter_id: c.id.clone(),
+                complete: !ps.is_empty() && missing == 0 && flagged.is_empty(),
+                display_label: dragoman_book::labels::display_label(
                     kind,
                     c.number.and_then(|n| u32::try_from(n).ok()),
                     c.part.and_then(|n| u32::try_from(n).ok()),
                     c.part_count.and_then(|n| u32::try_from(n).ok()),
                     target,
                 ),
-                "position": c.position,
-                "title": c.title,
-                "translated_title": c.translated_title,
-                "complete": !ps.is_empty() && missing == 0 && flagged.is_empty(),
-                "missing_segments": missing,
-                "translation": translation,
-                "source_sha256": c.source_sha256,
-                "sha256": sha256_hex(translation.as_bytes()),
-                "review": {
-                    "segments": ps.len(),
-                    "validated": ps.iter().filter(|p| p.validated).count(),
-                    "flagged": flagged.len(),
+                external_id: c.external_id.clone(),
+                issues: issues::chapter_issues(ps, &retained),
+                kind: c.kind.clone(),
+                label: c.label.clone(),
+                missing_segments: count(missing),
+                number: c.number.map(i64::from),
+                part: c.part.map(i64::from),
+                part_count: c.part_count.map(i64::from),
+                position: i64::from(c.position),
+                review: ChapterReview {
+                    flagged: count(flagged.len()),
+                    segments: count(ps.len()),
+                    validated: count(ps.iter().filter(|p| p.validated).count()),
                 },
-                "issues": issues::chapter_issues(ps, &retained),
-                "flagged_passages": flagged,
-            })
+                sha256: sha256_hex(translation.as_bytes()),
+                source_sha256: c.source_sha256.clone(),
+                title: c.title.clone(),
+                translated_title: c.translated_title.clone(),
+                translation,
+                flagged_passages: flagged,
+            }
         })
         .collect();
-    Ok(json!({
-        "schema_version": 1,
-        "request_id": row.id,
-        "external_id": row.external_id,
-        "status": row.status,
-        "complete": complete,
-        "scope": scope,
-        "series": {"id": loaded.series.id, "name": loaded.series.name},
-        "volume": {
-            "project_id": volume.id,
-            "external_id": volume.external_id,
-            "number": volume.volume_number,
-            "label": volume.volume_label,
-            "title": volume.title,
+    let report = row
+        .report
+        .clone()
+        .map(serde_json::from_value::<CompletionReport>)
+        .transpose()
+        .map_err(|e| DeliveryError::DeliveryFailed(format!("the stored report: {e}")))?;
+    Ok(JsonResult {
+        chapters,
+        complete,
+        external_id: row.external_id.clone(),
+        incomplete_chapters: incomplete.to_vec(),
+        report,
+        request_id: row.id.clone(),
+        schema_version: RESULT_SCHEMA_VERSION,
+        scope,
+        series: ResultSeries {
+            id: loaded.series.id.clone(),
+            name: loaded.series.name.clone(),
         },
-        "source_language": volume.source_language,
-        "target_language": volume.target_language,
-        "strategy": {
-            "provider": provider.map(|p| json!({"name": p.name, "model": p.model})),
-            "quality": row.options.get("quality").cloned().unwrap_or(json!(Quality::default())),
-            "context_backend": row.options.get("context_backend").cloned().unwrap_or(json!(ContextBackend::default())),
-            "final_review": row.options.get("final_review").cloned().unwrap_or(json!(true)),
+        source_language: volume.source_language.clone(),
+        status: row.status,
+        strategy: Strategy {
+            context_backend: row.options.context_backend(),
+            final_review: row.options.final_review(),
+            provider: provider.map(|p| StrategyProvider {
+                model: p.model,
+                name: p.name,
+            }),
+            quality: row.options.quality(),
         },
-        "incomplete_chapters": incomplete,
-        "chapters": chapters,
-        "report": row.report,
-    }))
+        target_language: volume.target_language.clone(),
+        volume: ResultVolume {
+            external_id: volume.external_id.clone(),
+            label: volume.volume_label.clone(),
+            number: volume.volume_number.map(i64::from),
+            project_id: volume.id.clone(),
+            title: volume.title.clone(),
+        },
+    })
+}
+
+/// A count as the document gives it.
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }

@@ -10,15 +10,16 @@ use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
 use dragoman_model::entities::{deleted_request, request, result};
 use dragoman_model::vocab::{
-    Channel, Issue, IssueKind, Layout, RequestStatus, ResultFormat, ResultScope,
+    Channel, Issue, IssueContext, IssueKind, Layout, LocPart, RequestStatus, ResultFormat,
+    ResultScope,
 };
 use dragoman_model::webhook::WebhookPolicy;
+use dragoman_model::{ModelError, tenancy};
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::*;
 use dragoman_proto::wire::{WireEnum, WireError};
 use object_store::path::Path;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
-use serde_json::json;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -78,8 +79,11 @@ impl DeliveryService {
 fn invalid(expected: String) -> impl FnOnce(WireError) -> DeliveryError {
     move |e: WireError| {
         DeliveryError::InvalidRequest(vec![
-            Issue::new([json!("query"), json!(e.field)], IssueKind::Enum)
-                .with_ctx(json!({ "expected": expected })),
+            Issue::new(
+                [LocPart::from("query"), LocPart::from(e.field)],
+                IssueKind::Enum,
+            )
+            .with_ctx(IssueContext::new().expected(expected)),
         ])
     }
 }
@@ -152,13 +156,12 @@ impl dragoman_proto::Delivery for DeliveryService {
         let who = self.credential.principal(&request)?;
         let m = request.into_inner();
         let (format, scope, layout) = asked(&m)?;
-        let row = request::Entity::find_by_id(m.request_id.clone())
-            .filter(request::Column::AccountId.eq(who.account_id.clone()))
-            .one(&self.db)
-            .await
-            .map_err(DeliveryError::from)?;
-        let Some(row) = row else {
-            return Err(self.absent(&who.account_id, &m.request_id).await.into());
+        let row = match tenancy::request(&self.db, who.acting(), &m.request_id).await {
+            Ok(row) => row,
+            Err(ModelError::NotFound(_)) => {
+                return Err(self.absent(&who.account_id, &m.request_id).await.into());
+            }
+            Err(e) => return Err(DeliveryError::from(e).into()),
         };
         let query = ResultQuery {
             format: format.unwrap_or_else(|| results::default_format(&row)),
@@ -204,10 +207,8 @@ impl dragoman_proto::Delivery for DeliveryService {
         self.credential.verify(&request)?;
         let request_id = request.into_inner().request_id;
         let outcome = crate::epub_result::export(&self.db, &self.results, &request_id).await?;
-        let delivery_json = serde_json::to_string(&outcome.delivery)
-            .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?;
         Ok(Response::new(EpubDelivery {
-            delivery_json,
+            delivery: Some(outcome.delivery.into()),
             failed: outcome.failed,
         }))
     }
@@ -238,9 +239,7 @@ impl dragoman_proto::Delivery for DeliveryService {
             return Err(DeliveryError::AdminRequired.into());
         }
         let view = admin::view(&self.db, &self.webhooks).await?;
-        Ok(Response::new(WebhookSettingsView {
-            view_json: view.to_string(),
-        }))
+        Ok(Response::new(view.into()))
     }
 
     async fn update_webhook_settings(
@@ -256,8 +255,6 @@ impl dragoman_proto::Delivery for DeliveryService {
         tracing::info!(account = %who.account_id, reset = m.reset, "webhook settings changed");
         // Retries scheduled under the old settings are looked at again now.
         self.wake_dispatcher().await;
-        Ok(Response::new(WebhookSettingsView {
-            view_json: view.to_string(),
-        }))
+        Ok(Response::new(view.into()))
     }
 }

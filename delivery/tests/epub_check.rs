@@ -3,13 +3,13 @@
 //! errors are inherited, and what real epubcheck says of a translated corpus
 //! book. Corpus books come from `shared/corpus` beside the workspace; without
 //! it (or without epubcheck for the tests that need it) a test fails under
-//! CI and is skipped, with a note, elsewhere ([`dragoman_model::test_env`]).
+//! CI and is skipped, with a note, elsewhere ([`dragoman_testing::env`]).
 
 use dragoman_book::{Book, EpubWriteOptions, ResidualReason, Translations, epub_layout, read_epub};
 use dragoman_delivery::epub_check::{
     EpubValidator, Epubcheck, RejectFiles, ValidationError, ValidatorFailure, deliver_epub,
 };
-use dragoman_model::test_env::{corpus_file as corpus, missing};
+use dragoman_testing::env::{corpus_file as corpus, missing};
 
 const PREFIX: &str = "[fr] ";
 
@@ -96,7 +96,7 @@ async fn a_rejected_chapter_goes_back_to_source_and_the_rest_stays_translated() 
     assert_eq!(repair.errors[0].file.as_deref(), Some(file.as_str()));
     let chapter_ids: Vec<String> = chapter.passages.iter().map(|p| p.id.clone()).collect();
     assert_eq!(delivered.restored, chapter_ids);
-    assert_eq!(repair.passages_restored, chapter_ids.len());
+    assert_eq!(repair.passages_restored, chapter_ids.len() as u64);
     assert!(report.inherited_errors.is_empty() && report.errors.is_empty());
     // Rebuilt book validated, the original (once), then the repaired book.
     assert_eq!(validator.validations(), 3);

@@ -175,7 +175,7 @@ async fn ended_request(db: &DatabaseConnection) -> String {
         error: Set(String::new()),
         stop_reason: Set(String::new()),
         priority: Set(Priority::Normal),
-        options: Set(json!({})),
+        options: Set(Default::default()),
         callback_url: Set(Some("http://x/".into())),
         callback_events: Set(json!(["chapters.translated"])),
         chapters: Set(json!({})),

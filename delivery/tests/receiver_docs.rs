@@ -6,9 +6,9 @@
 
 use dragoman_delivery::webhooks::sign::{self, signature};
 use dragoman_delivery::webhooks::{Outgoing, Sender};
-use dragoman_model::test_env;
 use dragoman_model::vocab::CallbackEvent;
 use dragoman_model::webhook::{Resolver, WebhookSettings};
+use dragoman_testing::env as test_env;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -20,12 +20,13 @@ use dragoman_model::vocab::{
 };
 use dragoman_model::webhook::{WebhookPolicy, WebhookSettings};
 use dragoman_model::{clock, ids};
+use dragoman_testing::TestDatabase;
 use object_store::ObjectStore;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
-    PaginatorTrait, QueryFilter, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+    Set,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -181,7 +182,10 @@ impl World {
             }),
             stop_reason: Set(String::new()),
             priority: Set(Priority::Normal),
-            options: Set(json!({ "output_format": format })),
+            options: Set(dragoman_model::request_options::StoredOptions {
+                output_format: Some(format),
+                ..Default::default()
+            }),
             callback_url: Set(Some("https://hooks.example/done".into())),
             callback_events: Set(json!([])),
             chapters: Set(json!({ "ids": chapters })),
@@ -515,39 +519,14 @@ async fn loop_on(db: DatabaseConnection) {
 
 #[tokio::test]
 async fn on_postgres_the_loop_stores_once_and_sweeps() {
-    let Some(admin_url) =
-        dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL results loop")
+    // Dropped with the handle, also when an assertion fails.
+    let Some(database) = TestDatabase::fresh("PostgreSQL results loop", "dragoman_delivery").await
     else {
         return;
     };
-    let admin = dragoman_model::db::connect(&admin_url)
+    let db = dragoman_model::db::connect(database.url())
         .await
-        .expect("TEST_DATABASE_URL");
-    let name = format!("dragoman_delivery_{}", ids::new_id().replace('-', ""));
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create database");
-    let (server, query) = match admin_url.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (admin_url.as_str(), String::new()),
-    };
-    let (server, _) = server.rsplit_once('/').expect("database URL with a path");
-    let url = format!("{server}/{name}{query}");
-    // In a task, so that a failed assertion still drops the database.
-    let outcome = tokio::spawn(async move {
-        let db = dragoman_model::db::connect(&url)
-            .await
-            .expect("test database");
-        loop_on(db.clone()).await;
-        db.close().await.expect("close");
-    })
-    .await;
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-        .await
-        .expect("drop database");
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
+        .expect("test database");
+    loop_on(db.clone()).await;
+    db.close().await.expect("close");
 }

@@ -101,7 +101,10 @@ impl World {
             error: Set(String::new()),
             stop_reason: Set(String::new()),
             priority: Set(Priority::Normal),
-            options: Set(json!({ "output_format": ResultFormat::Json })),
+            options: Set(dragoman_model::request_options::StoredOptions {
+                output_format: Some(ResultFormat::Json),
+                ..Default::default()
+            }),
             callback_url: Set(None),
             callback_events: Set(json!([])),
             chapters: Set(json!({ "ids": ids, "new": [ids[0]] })),

@@ -82,7 +82,7 @@ pub fn detail(error: &ApiError, lang: Lang) -> Value {
             .map(|issue| {
                 json!({
                     "loc": issue.loc,
-                    "msg": issue_message(issue.kind, lang, issue.ctx.as_ref()),
+                    "msg": issue_message(issue.kind, lang, issue.ctx.as_deref()),
                     "type": issue.kind,
                 })
             })

@@ -94,6 +94,18 @@ impl From<sea_orm::DbErr> for ApiError {
     }
 }
 
+impl From<dragoman_model::ModelError> for ApiError {
+    /// A tenancy refusal answers its kind's not-found code; the database's
+    /// errors answer as they do directly; anything else is a server error.
+    fn from(e: dragoman_model::ModelError) -> Self {
+        match e {
+            dragoman_model::ModelError::NotFound(kind) => ApiError::new(kind.not_found()),
+            dragoman_model::ModelError::Db(e) => ApiError::from(e),
+            other => ApiError::server(other),
+        }
+    }
+}
+
 impl From<WireError> for ApiError {
     /// A service answered a value this build does not know: a bug between
     /// versions, not the caller's fault.

@@ -8,9 +8,8 @@ use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, StatusCode, header, request::Parts};
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind, LocPart};
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
 
 /// The body's media type, lowercase and without parameters.
 pub fn media_type(headers: &HeaderMap) -> Option<String> {
@@ -56,8 +55,8 @@ where
     }
 }
 
-fn body() -> Value {
-    Value::String("body".into())
+fn body() -> LocPart {
+    LocPart::from("body")
 }
 
 /// 422 `invalid_payload`: the body is not JSON.
@@ -80,14 +79,12 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
-fn path_segments(path: &serde_path_to_error::Path) -> Vec<Value> {
+fn path_segments(path: &serde_path_to_error::Path) -> Vec<LocPart> {
     use serde_path_to_error::Segment;
     path.iter()
         .filter_map(|segment| match segment {
-            Segment::Seq { index } => Some(Value::from(*index)),
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                Some(Value::String(key.clone()))
-            }
+            Segment::Seq { index } => Some(LocPart::from(*index)),
+            Segment::Map { key } | Segment::Enum { variant: key } => Some(LocPart::from(key)),
             Segment::Unknown => None,
         })
         .collect()
@@ -96,7 +93,7 @@ fn path_segments(path: &serde_path_to_error::Path) -> Vec<Value> {
 /// serde's messages quote the offending value, so they are never passed on:
 /// only their category (and a field *name*, which the client wrote as a key)
 /// is kept.
-fn classify(error: &serde_json::Error, loc: Vec<Value>) -> Issue {
+fn classify(error: &serde_json::Error, loc: Vec<LocPart>) -> Issue {
     use serde_json::error::Category;
     match error.classify() {
         Category::Syntax | Category::Eof | Category::Io => {
@@ -107,9 +104,9 @@ fn classify(error: &serde_json::Error, loc: Vec<Value>) -> Issue {
 }
 
 /// The issue a deserializer's data error describes, at `loc`.
-fn classify_data(text: &str, mut loc: Vec<Value>) -> Issue {
+fn classify_data(text: &str, mut loc: Vec<LocPart>) -> Issue {
     if let Some(name) = between_backticks(text, "missing field `") {
-        loc.push(Value::String(name));
+        loc.push(LocPart::from(name));
         Issue::new(loc, IssueKind::Missing)
     } else if let Some(name) = between_backticks(text, "unknown field `") {
         push_once(&mut loc, name);
@@ -119,7 +116,7 @@ fn classify_data(text: &str, mut loc: Vec<Value>) -> Issue {
     } else if text.starts_with("unknown variant") {
         let issue = Issue::new(loc, IssueKind::Enum);
         match expected_values(text) {
-            Some(expected) => issue.with_ctx(json!({ "expected": expected })),
+            Some(expected) => issue.with_ctx(IssueContext::new().expected(expected)),
             None => issue,
         }
     } else {
@@ -139,9 +136,9 @@ fn expected_values(text: &str) -> Option<String> {
 
 /// The path already ends with an unknown field's name; a missing field's
 /// path ends at its parent.
-fn push_once(loc: &mut Vec<Value>, name: String) {
-    if loc.last().and_then(Value::as_str) != Some(name.as_str()) {
-        loc.push(Value::String(name));
+fn push_once(loc: &mut Vec<LocPart>, name: String) {
+    if loc.last().and_then(LocPart::as_str) != Some(name.as_str()) {
+        loc.push(LocPart::from(name));
     }
 }
 
@@ -182,7 +179,7 @@ fn decode_pairs<T: DeserializeOwned>(
     let deserializer =
         serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
     serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let mut loc = vec![Value::String(root.into())];
+        let mut loc = vec![LocPart::from(root)];
         loc.extend(path_segments(error.path()));
         let issue = classify_data(&error.into_inner().to_string(), loc);
         ApiError::new(code).with_issues(vec![issue])
@@ -194,6 +191,7 @@ mod tests {
     use super::*;
     use dragoman_model::vocab::{BudgetPeriod, Priority, ResultFormat};
     use serde::Deserialize;
+    use serde_json::{Value, json};
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -270,14 +268,17 @@ mod tests {
     fn unknown_enum_values_list_the_allowed_ones_and_never_the_value() {
         let issue = enum_issue(r#"{"max_priority":"urgent-4711"}"#);
         assert_eq!(issue.loc, vec![Value::from("body"), "max_priority".into()]);
-        assert_eq!(issue.ctx, Some(json!({"expected": Priority::expected()})));
+        assert_eq!(
+            issue.ctx.as_deref(),
+            Some(&IssueContext::new().expected(Priority::expected()))
+        );
         assert!(!format!("{issue:?}").contains("4711"));
 
         // Two values: serde writes "expected `month` or `total`".
         let issue = enum_issue(r#"{"period":"week"}"#);
         assert_eq!(
-            issue.ctx,
-            Some(json!({"expected": BudgetPeriod::expected()}))
+            issue.ctx.as_deref(),
+            Some(&IssueContext::new().expected(BudgetPeriod::expected()))
         );
 
         let issue = enum_issue(r#"{"formats":["json","pdf"]}"#);
@@ -286,13 +287,16 @@ mod tests {
             vec![Value::from("body"), "formats".into(), 1.into()]
         );
         assert_eq!(
-            issue.ctx,
-            Some(json!({"expected": ResultFormat::expected()}))
+            issue.ctx.as_deref(),
+            Some(&IssueContext::new().expected(ResultFormat::expected()))
         );
 
         // A value imitating serde's message does not get itself listed.
         let issue = enum_issue(r#"{"max_priority":"x`, expected `hunter2"}"#);
-        assert_eq!(issue.ctx, Some(json!({"expected": Priority::expected()})));
+        assert_eq!(
+            issue.ctx.as_deref(),
+            Some(&IssueContext::new().expected(Priority::expected()))
+        );
         assert!(!format!("{issue:?}").contains("hunter2"));
     }
 
@@ -319,8 +323,8 @@ mod tests {
         assert_eq!(err.issues[0].loc, vec![json!("query"), json!("format")]);
         assert_eq!(err.issues[0].kind, IssueKind::Enum);
         assert_eq!(
-            err.issues[0].ctx,
-            Some(json!({"expected": ResultFormat::expected()}))
+            err.issues[0].ctx.as_deref(),
+            Some(&IssueContext::new().expected(ResultFormat::expected()))
         );
         let err = run("sneaky=1").err().expect("unknown parameter");
         assert_eq!(err.issues[0].kind, IssueKind::ExtraForbidden);

@@ -5,7 +5,7 @@
 use crate::auth::password;
 use crate::error::ApiError;
 use dragoman_model::entities::{account, audit_log};
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
@@ -30,20 +30,23 @@ pub async fn create_user(
     };
     if let Some(kind) = name_kind {
         issues.push(
-            Issue::at("body", "username", kind)
-                .with_ctx(json!({"min": password::USERNAME_MIN, "max": password::USERNAME_MAX})),
+            Issue::at("body", "username", kind).with_ctx(
+                IssueContext::new()
+                    .min(password::USERNAME_MIN)
+                    .max(password::USERNAME_MAX),
+            ),
         );
     }
     let pass_len = password_text.chars().count();
     if pass_len < password::PASSWORD_MIN {
         issues.push(
             Issue::at("body", "password", IssueKind::StringTooShort)
-                .with_ctx(json!({"min": password::PASSWORD_MIN})),
+                .with_ctx(IssueContext::new().min(password::PASSWORD_MIN)),
         );
     } else if pass_len > password::PASSWORD_MAX {
         issues.push(
             Issue::at("body", "password", IssueKind::StringTooLong)
-                .with_ctx(json!({"max": password::PASSWORD_MAX})),
+                .with_ctx(IssueContext::new().max(password::PASSWORD_MAX)),
         );
     }
     if !issues.is_empty() {
@@ -114,10 +117,13 @@ pub async fn set_password(
         } else {
             IssueKind::StringTooLong
         };
-        return Err(ApiError::new(ErrorCode::InvalidPayload)
-            .with_issues(vec![Issue::at("body", "password", kind).with_ctx(
-                json!({"min": password::PASSWORD_MIN, "max": password::PASSWORD_MAX}),
-            )]));
+        return Err(ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![
+            Issue::at("body", "password", kind).with_ctx(
+                IssueContext::new()
+                    .min(password::PASSWORD_MIN)
+                    .max(password::PASSWORD_MAX),
+            ),
+        ]));
     }
     let found = by_username(db, username).await?;
     let id = found.id.clone();
@@ -146,7 +152,8 @@ pub async fn set_allowance(
 ) -> Result<account::Model, ApiError> {
     if words.is_some_and(|w| w < 0) {
         return Err(ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![
-            Issue::at("body", "word_allowance", IssueKind::OutOfRange).with_ctx(json!({"min": 0})),
+            Issue::at("body", "word_allowance", IssueKind::OutOfRange)
+                .with_ctx(IssueContext::new().min(0)),
         ]));
     }
     let found = by_username(db, username).await?;

@@ -2,8 +2,7 @@
 //! English for callers that send `Accept-Language: en` (spec 2.12).
 
 use axum::http::HeaderMap;
-use dragoman_model::vocab::{ErrorCode, IssueKind};
-use serde_json::Value;
+use dragoman_model::vocab::{ErrorCode, IssueContext, IssueKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -46,7 +45,7 @@ impl Lang {
 
 /// (French, English) message of `code`. The match has no fallback arm, so
 /// a code added to the vocabulary does not compile until both messages are
-/// written here.
+/// written here. (Long by design: one arm per code, kept in one table.)
 pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
     match code {
         ErrorCode::MissingToken => (
@@ -220,13 +219,8 @@ pub fn message(code: ErrorCode, lang: Lang, reference: Option<&str>) -> String {
 }
 
 /// Message of a validation issue, from its kind and limits (never the value).
-pub fn issue_message(kind: IssueKind, lang: Lang, ctx: Option<&Value>) -> String {
-    let get = |k: &str| {
-        ctx.and_then(|c| c.get(k)).map(|v| match v {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        })
-    };
+pub fn issue_message(kind: IssueKind, lang: Lang, ctx: Option<&IssueContext>) -> String {
+    let get = |k: &str| ctx.and_then(|c| c.get(k)).map(ToString::to_string);
     let (fr, en) = match kind {
         IssueKind::Missing => (
             "Champ obligatoire manquant.".to_owned(),
@@ -309,7 +303,6 @@ pub fn issue_message(kind: IssueKind, lang: Lang, ctx: Option<&Value>) -> String
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
-    use serde_json::json;
 
     fn lang(value: &str) -> Lang {
         let mut headers = HeaderMap::new();
@@ -360,7 +353,7 @@ mod tests {
 
     #[test]
     fn issue_messages_state_limits_not_values() {
-        let ctx = json!({"expected": "low, normal, high"});
+        let ctx = IssueContext::new().expected("low, normal, high");
         assert_eq!(
             issue_message(IssueKind::Enum, Lang::En, Some(&ctx)),
             "Value not allowed; expected one of: low, normal, high."
@@ -369,12 +362,12 @@ mod tests {
             issue_message(IssueKind::Enum, Lang::En, None),
             "Value not allowed."
         );
-        let ctx = json!({"min": 1, "max": 200});
+        let ctx = IssueContext::new().min(1).max(200);
         assert_eq!(
             issue_message(IssueKind::OutOfRange, Lang::Fr, Some(&ctx)),
             "Valeur hors de l'intervalle 1 à 200."
         );
-        let ctx = json!({"min": 0});
+        let ctx = IssueContext::new().min(0);
         assert_eq!(
             issue_message(IssueKind::OutOfRange, Lang::En, Some(&ctx)),
             "The value must be at least 0."

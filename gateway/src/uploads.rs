@@ -16,11 +16,10 @@ use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::StatusCode;
 use dragoman_model::ids;
 use dragoman_model::upload::{FileType, UploadForm, UploadedFile, file_type};
-use dragoman_model::vocab::{ErrorCode, InputKind, Issue, IssueKind};
+use dragoman_model::vocab::{ErrorCode, InputKind, Issue, IssueContext, IssueKind};
 use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, WriteMultipart};
-use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -91,8 +90,8 @@ fn multipart_error(error: &MultipartError) -> ApiError {
         too_large()
     } else {
         refused(
-            Issue::new([json!("body")], IssueKind::ValueError)
-                .with_ctx(json!({"multipart": "malformed"})),
+            Issue::new(["body"], IssueKind::ValueError)
+                .with_ctx(IssueContext::new().multipart("malformed")),
         )
     }
 }
@@ -168,7 +167,7 @@ pub async fn receive_epub(
     if file_type(&name) != FileType::Book(InputKind::Epub) {
         return Err(refused(
             Issue::at("query", "filename", IssueKind::Pattern)
-                .with_ctx(json!({"expected": ".epub"})),
+                .with_ctx(IssueContext::new().expected(".epub")),
         ));
     }
     let body = http_body_util::Limited::new(request.into_body(), limit);
@@ -177,13 +176,13 @@ pub async fn receive_epub(
         if is_length_limit(&e) {
             too_large()
         } else {
-            refused(Issue::new([json!("body")], IssueKind::ValueError))
+            refused(Issue::new(["body"], IssueKind::ValueError))
         }
     })
     .await?;
     if file.size == 0 {
         delete_all(blobs.as_ref(), std::slice::from_ref(&file)).await;
-        return Err(refused(Issue::new([json!("body")], IssueKind::Missing)));
+        return Err(refused(Issue::new(["body"], IssueKind::Missing)));
     }
     Ok(Upload {
         input: InputKind::Epub,
@@ -224,7 +223,7 @@ pub async fn receive_multipart(
 ) -> ApiResult<Received> {
     let mut form = Multipart::from_request(request, &())
         .await
-        .map_err(|_| refused(Issue::new([json!("body")], IssueKind::ValueError)))?;
+        .map_err(|_| refused(Issue::new(["body"], IssueKind::ValueError)))?;
     let mut written = Written::new(blobs.clone());
     let mut fields = Vec::new();
     let mut json_file: Option<Bytes> = None;
@@ -248,7 +247,7 @@ pub async fn receive_multipart(
                     if name == "file" || name == "files" {
                         return Err(refused(
                             body_issue(&name, IssueKind::TypeError)
-                                .with_ctx(json!({"expected": "a file"})),
+                                .with_ctx(IssueContext::new().expected("a file")),
                         ));
                     }
                     let value = field.text().await.map_err(|e| multipart_error(&e))?;
@@ -270,7 +269,7 @@ pub async fn receive_multipart(
             written.discard().await;
             return Err(refused(
                 body_issue(name, IssueKind::ExtraForbidden)
-                    .with_ctx(json!({"with": "a JSON file"})),
+                    .with_ctx(IssueContext::new().with("a JSON file")),
             ));
         }
         return Ok(Received::Json(json));
@@ -296,20 +295,22 @@ fn accept_file(
     files: &[UploadedFile],
     has_json: bool,
 ) -> ApiResult<InputKind> {
-    let this = match file_type(file_name) {
-        FileType::Book(kind) => kind,
-        FileType::Markdown | FileType::Html => {
-            return Err(refused(body_issue(field, IssueKind::Enum).with_ctx(
-                json!({"expected": ".epub, .txt, .docx or .json; Markdown and HTML are not accepted"}),
-            )));
-        }
-        FileType::Unknown => {
-            return Err(refused(
-                body_issue(field, IssueKind::Enum)
-                    .with_ctx(json!({"expected": ".epub, .txt, .docx or .json"})),
-            ));
-        }
-    };
+    let this =
+        match file_type(file_name) {
+            FileType::Book(kind) => kind,
+            FileType::Markdown | FileType::Html => {
+                return Err(refused(body_issue(field, IssueKind::Enum).with_ctx(
+                    IssueContext::new().expected(
+                        ".epub, .txt, .docx or .json; Markdown and HTML are not accepted",
+                    ),
+                )));
+            }
+            FileType::Unknown => {
+                return Err(refused(body_issue(field, IssueKind::Enum).with_ctx(
+                    IssueContext::new().expected(".epub, .txt, .docx or .json"),
+                )));
+            }
+        };
     match field {
         "file" | "files" => {}
         _ => return Err(refused(body_issue(field, IssueKind::ExtraForbidden))),
@@ -317,19 +318,18 @@ fn accept_file(
     if field == "files" && matches!(this, InputKind::Epub | InputKind::Json) {
         return Err(refused(
             body_issue(field, IssueKind::Enum)
-                .with_ctx(json!({"expected": ".txt or .docx chapters"})),
+                .with_ctx(IssueContext::new().expected(".txt or .docx chapters")),
         ));
     }
     if kind.is_some_and(|k| k != this) {
-        return Err(refused(
-            body_issue(field, IssueKind::ValueError)
-                .with_ctx(json!({"files": "one kind of file per request"})),
-        ));
+        return Err(refused(body_issue(field, IssueKind::ValueError).with_ctx(
+            IssueContext::new().files("one kind of file per request"),
+        )));
     }
     let sent = files.len() + usize::from(has_json);
     if sent > 0 && matches!(this, InputKind::Epub | InputKind::Json) {
         return Err(refused(
-            body_issue(field, IssueKind::TooMany).with_ctx(json!({"max": 1})),
+            body_issue(field, IssueKind::TooMany).with_ctx(IssueContext::new().max(1)),
         ));
     }
     Ok(this)
@@ -362,6 +362,7 @@ pub fn read_form(fields: &[(String, String)], root: &str) -> ApiResult<UploadFor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn file(name: &str) -> UploadedFile {
         UploadedFile {

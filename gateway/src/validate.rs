@@ -3,8 +3,7 @@
 //! answer lists every problem.
 
 use crate::error::ApiError;
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
-use serde_json::json;
+use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind};
 
 #[derive(Default)]
 pub struct Checks {
@@ -25,18 +24,19 @@ impl Checks {
         let count = text.chars().count();
         if count < min {
             self.issues
-                .push(at(field, IssueKind::StringTooShort).with_ctx(json!({"min": min})));
+                .push(at(field, IssueKind::StringTooShort).with_ctx(IssueContext::new().min(min)));
         } else if count > max {
             self.issues
-                .push(at(field, IssueKind::StringTooLong).with_ctx(json!({"max": max})));
+                .push(at(field, IssueKind::StringTooLong).with_ctx(IssueContext::new().max(max)));
         }
         self
     }
 
     pub fn range(&mut self, field: &str, value: i64, min: i64, max: i64) -> &mut Self {
         if value < min || value > max {
-            self.issues
-                .push(at(field, IssueKind::OutOfRange).with_ctx(json!({"min": min, "max": max})));
+            self.issues.push(
+                at(field, IssueKind::OutOfRange).with_ctx(IssueContext::new().min(min).max(max)),
+            );
         }
         self
     }
@@ -44,7 +44,7 @@ impl Checks {
     /// An `enum` issue listing `expected` (never the refused value).
     pub fn not_one_of(&mut self, field: &str, expected: &str) -> &mut Self {
         self.issues
-            .push(at(field, IssueKind::Enum).with_ctx(json!({"expected": expected})));
+            .push(at(field, IssueKind::Enum).with_ctx(IssueContext::new().expected(expected)));
         self
     }
 
@@ -67,7 +67,7 @@ impl Checks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
+    use serde_json::json;
 
     #[test]
     fn every_problem_is_listed_at_its_field() {
@@ -78,7 +78,7 @@ mod tests {
             .not_one_of("scopes.0", "a, b");
         let error = checks.finish().unwrap_err();
         assert_eq!(error.code, ErrorCode::InvalidPayload);
-        let locs: Vec<Vec<Value>> = error.issues.iter().map(|i| i.loc.clone()).collect();
+        let locs: Vec<Vec<_>> = error.issues.iter().map(|i| i.loc.clone()).collect();
         assert_eq!(
             locs,
             vec![

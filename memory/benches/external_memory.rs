@@ -7,7 +7,7 @@
 //! fresh database on that server (created, migrated, then dropped);
 //! `sqlite:` runs in a fresh SQLite file under the system's temporary
 //! directory (deleted after). Chroma is started by the test harness
-//! (`dragoman_e2e::Chroma`: `DRAGOMAN_TEST_CHROMA`, the path of a `chroma`
+//! (`dragoman_testing::Chroma`: `DRAGOMAN_TEST_CHROMA`, the path of a `chroma`
 //! executable from PyPI `chromadb`), the embeddings come from the
 //! in-process provider simulator's `/v1/embeddings`:
 //!
@@ -88,10 +88,11 @@ use dragoman_model::vocab::{
     TermLayer,
 };
 use dragoman_model::{clock, ids};
-use dragoman_pipeline::simulator::{RunningSimulator, SimulatorConfig};
+use dragoman_simulator::{RunningSimulator, SimulatorConfig};
+use dragoman_testing::TestDatabase;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
-    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IntoActiveModel,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -123,10 +124,7 @@ fn env_number(name: &str, default: usize) -> usize {
 }
 
 fn main() {
-    let Some(url) = std::env::var("TEST_DATABASE_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-    else {
+    let Some(url) = dragoman_testing::env::test_database_url() else {
         eprintln!(
             "TEST_DATABASE_URL is not set: the external memory benchmark needs a postgres:// \
              URL or sqlite:"
@@ -603,10 +601,8 @@ fn extraction(generated: &Generated, first_of_chapter: bool) -> Extraction {
 
 /// Where the database lives, to drop it after.
 enum Home {
-    Postgres {
-        admin: DatabaseConnection,
-        name: String,
-    },
+    /// A throwaway PostgreSQL database, dropped with its handle.
+    Postgres(TestDatabase),
     Sqlite(PathBuf),
 }
 
@@ -621,33 +617,17 @@ async fn fresh_database(url: &str) -> (Home, DatabaseConnection) {
             .expect("bench database");
         return (Home::Sqlite(path), db);
     }
-    let admin = dragoman_model::db::connect(url)
-        .await
-        .expect("TEST_DATABASE_URL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create database");
-    let (server, query) = match url.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (url, String::new()),
-    };
-    let (server, _) = server.rsplit_once('/').expect("database URL with a path");
-    let db = dragoman_model::db::connect(&format!("{server}/{name}{query}"))
+    let database = TestDatabase::create(url, "dragoman_bench").await;
+    let db = dragoman_model::db::connect(database.url())
         .await
         .expect("bench database");
-    (Home::Postgres { admin, name }, db)
+    (Home::Postgres(database), db)
 }
 
 async fn drop_database(home: Home, db: DatabaseConnection) {
     let _ = db.close().await;
     match home {
-        Home::Postgres { admin, name } => {
-            admin
-                .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                .await
-                .expect("drop database");
-        }
+        Home::Postgres(database) => drop(database),
         Home::Sqlite(path) => {
             for suffix in ["", "-wal", "-shm"] {
                 let mut file = path.clone().into_os_string();
@@ -967,7 +947,8 @@ async fn run(url: &str) {
     let dimensions = env_number("EXTERNAL_MEMORY_DIMENSIONS", 1536) as u32;
     // `EXTERNAL_MEMORY_SHOW=1` prints the contexts of the first batch.
     let show = env_number("EXTERNAL_MEMORY_SHOW", 0) > 0;
-    let Some(chroma_server) = dragoman_e2e::Chroma::start_or_skip("external_memory bench").await
+    let Some(chroma_server) =
+        dragoman_testing::Chroma::start_or_skip("external_memory bench").await
     else {
         return;
     };

@@ -19,93 +19,23 @@
 use crate::error::MemoryResult;
 use crate::glossary;
 use crate::normalize::{Haystack, match_key};
-use crate::store;
+pub use dragoman_model::documents::consistency::{
+    CharacterDisagreement, ConsistencyReport, Listed, MissedTerm, Rendering, TermDisagreement,
+    Unfollowed, VolumeRef,
+};
 use dragoman_model::entities::{narrative_entity, passage, project, series, series_entity, term};
 use dragoman_model::reading_order;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{EntityKind, TermLayer};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
-use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 /// Longest list of a report.
 pub const LIST_MAX: usize = 200;
 
-/// A list cut at [`LIST_MAX`] entries, with its total.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Listed<T> {
-    pub items: Vec<T>,
-    pub total: usize,
-}
-
-impl<T> Listed<T> {
-    fn cut(mut items: Vec<T>) -> Self {
-        let total = items.len();
-        items.truncate(LIST_MAX);
-        Listed { items, total }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VolumeRef {
-    pub book_id: String,
-    pub title: String,
-    pub volume_number: Option<i32>,
-    pub volume_label: Option<String>,
-}
-
-/// One rendering and the volumes (book ids, reading order) that hold it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Rendering {
-    pub rendering: String,
-    pub book_ids: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TermDisagreement {
-    pub source: String,
-    /// The series' own rendering in force, if any.
-    pub series_rendering: Option<String>,
-    pub renderings: Vec<Rendering>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CharacterDisagreement {
-    /// The canonical identity, when the volumes' entities are linked to one.
-    pub series_entity_id: Option<String>,
-    pub kind: EntityKind,
-    pub name: String,
-    /// The identity's own rendering, if any.
-    pub series_rendering: Option<String>,
-    pub renderings: Vec<Rendering>,
-}
-
-/// A locked term a volume's translations do not follow.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MissedTerm {
-    pub source: String,
-    pub translation: String,
-    /// Passages whose source has the term and whose translation lacks it.
-    pub passages: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Unfollowed {
-    pub book_id: String,
-    /// Translated passages read.
-    pub translated_passages: usize,
-    /// Those missing at least one locked term.
-    pub passages_missing: usize,
-    pub terms: Listed<MissedTerm>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ConsistencyReport {
-    pub series_id: String,
-    pub volumes: Listed<VolumeRef>,
-    pub terms: Listed<TermDisagreement>,
-    pub characters: Listed<CharacterDisagreement>,
-    /// Volumes with at least one missed locked term.
-    pub unfollowed: Listed<Unfollowed>,
+/// `items` cut at [`LIST_MAX`] entries, with their total.
+fn listed<T>(items: Vec<T>) -> Listed<T> {
+    Listed::cut(items, LIST_MAX)
 }
 
 /// Renderings (trimmed text) by the volumes holding them, in reading
@@ -143,15 +73,6 @@ impl Seen {
     }
 }
 
-/// The report of one of the account's series as JSON text.
-pub async fn report_json(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    series_id: &str,
-) -> MemoryResult<String> {
-    crate::library::to_json(&report(db, account_id, series_id).await?)
-}
-
 /// The report of one of the account's series; another account's series
 /// is `series_not_found`.
 pub async fn report(
@@ -159,7 +80,7 @@ pub async fn report(
     account_id: &str,
     series_id: &str,
 ) -> MemoryResult<ConsistencyReport> {
-    let series = store::owned_series(db, account_id, series_id).await?;
+    let series = tenancy::series(db, Acting::account(account_id), series_id).await?;
     let mut volumes = project::Entity::find()
         .filter(project::Column::SeriesId.eq(series.id.as_str()))
         .all(db)
@@ -182,7 +103,7 @@ pub async fn report(
     }
     Ok(ConsistencyReport {
         series_id: series.id,
-        volumes: Listed::cut(
+        volumes: listed(
             volumes
                 .iter()
                 .map(|v| VolumeRef {
@@ -193,9 +114,9 @@ pub async fn report(
                 })
                 .collect(),
         ),
-        terms: Listed::cut(terms),
-        characters: Listed::cut(characters),
-        unfollowed: Listed::cut(unfollowed),
+        terms: listed(terms),
+        characters: listed(characters),
+        unfollowed: listed(unfollowed),
     })
 }
 
@@ -361,7 +282,7 @@ async fn unfollowed_in(
         book_id: volume.id.clone(),
         translated_passages: translated,
         passages_missing: missing,
-        terms: Listed::cut(terms),
+        terms: listed(terms),
     }))
 }
 

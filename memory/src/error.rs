@@ -2,7 +2,7 @@
 //! that crosses gRPC: each variant chooses its [`ErrorCode`] here and
 //! nowhere else.
 
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
+use dragoman_model::vocab::{ContextValue, ErrorCode, Issue, IssueContext, IssueKind};
 use dragoman_proto::api_status::ServiceError;
 use tonic::Status;
 
@@ -71,7 +71,22 @@ pub enum MemoryError {
     #[error("database: {0}")]
     Database(#[from] sea_orm::DbErr),
     #[error("{0}")]
-    Model(#[from] dragoman_model::ModelError),
+    Model(dragoman_model::ModelError),
+}
+
+impl From<dragoman_model::ModelError> for MemoryError {
+    /// A tenancy refusal keeps its kind's own variant; anything else is
+    /// the storage's.
+    fn from(error: dragoman_model::ModelError) -> MemoryError {
+        use dragoman_model::tenancy::Kind;
+        match error {
+            dragoman_model::ModelError::NotFound(Kind::Book) => MemoryError::VolumeNotFound,
+            dragoman_model::ModelError::NotFound(Kind::Series) => MemoryError::SeriesNotFound,
+            dragoman_model::ModelError::NotFound(Kind::Glossary) => MemoryError::GlossaryNotFound,
+            dragoman_model::ModelError::NotFound(Kind::Term) => MemoryError::TermNotFound,
+            other => MemoryError::Model(other),
+        }
+    }
 }
 
 /// What every memory operation answers.
@@ -99,22 +114,23 @@ impl From<MemoryError> for ServiceError {
                 found,
             } => refusal(ErrorCode::InvalidRequest).with_issues(vec![
                 Issue::at("body", "book_id", IssueKind::TooMany).with_ctx(
-                    serde_json::json!({"measure": measure, "limit": limit, "found": found}),
+                    IssueContext::new()
+                        .measure(measure)
+                        .limit(limit)
+                        .found(found),
                 ),
             ]),
             MemoryError::InvalidName => refusal(ErrorCode::InvalidName),
             MemoryError::GlossaryExists => refusal(ErrorCode::GlossaryExists),
             MemoryError::InvalidFile { line, column, .. } => {
-                let mut ctx = serde_json::Map::new();
-                if let Some(line) = line {
-                    ctx.insert("line".into(), line.into());
-                }
-                if let Some(column) = column {
-                    ctx.insert("column".into(), column.into());
-                }
+                let ctx = IssueContext {
+                    line: line.map(ContextValue::from),
+                    column: column.map(ContextValue::from),
+                    ..IssueContext::default()
+                };
                 let mut issue = Issue::at("body", "file", IssueKind::ValueError);
-                if !ctx.is_empty() {
-                    issue = issue.with_ctx(ctx.into());
+                if ctx != IssueContext::default() {
+                    issue = issue.with_ctx(ctx);
                 }
                 refusal(ErrorCode::InvalidRequest).with_issues(vec![issue])
             }
@@ -125,6 +141,9 @@ impl From<MemoryError> for ServiceError {
             MemoryError::CleanupNotFound => refusal(ErrorCode::NotFound),
             MemoryError::Database(e) => {
                 ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
+            }
+            MemoryError::Model(dragoman_model::ModelError::NotFound(kind)) => {
+                refusal(kind.not_found())
             }
             MemoryError::Model(e) => ServiceError::storage(e.is_outage(), message),
             MemoryError::External(_) | MemoryError::Export(_) => refusal(ErrorCode::ServerError),
@@ -165,6 +184,22 @@ mod tests {
             Status::from(MemoryError::VolumeNotFound).code(),
             tonic::Code::NotFound
         );
+    }
+
+    #[test]
+    fn tenancy_refusals_become_the_owners_not_found() {
+        use dragoman_model::ModelError;
+        use dragoman_model::tenancy::Kind;
+        for (kind, code) in [
+            (Kind::Book, ErrorCode::VolumeNotFound),
+            (Kind::Series, ErrorCode::SeriesNotFound),
+            (Kind::Glossary, ErrorCode::GlossaryNotFound),
+            (Kind::Term, ErrorCode::TermNotFound),
+            (Kind::Request, ErrorCode::RequestNotFound),
+        ] {
+            let error = MemoryError::from(ModelError::NotFound(kind));
+            assert_eq!(refusal(error).code, code, "{kind}");
+        }
     }
 
     #[test]

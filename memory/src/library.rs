@@ -1,91 +1,25 @@
 //! One book as the tool protocol reads it (spec 4.10): its settings and
 //! counts (`get_book`), its chapters in reading order with their progress
 //! and scores (`list_chapters`), and what the quality checks found in it
-//! (`book_quality`). Each answer is JSON text; nothing here writes.
+//! (`book_quality`), as the documents of
+//! `dragoman_model::documents::library`; nothing here writes.
 //!
 //! A book is visible through a series its account owns, as in the books
 //! list and the bundles: another account's book answers as an absent one.
 //! Passage counts and scores come from narrow column reads, never from the
 //! texts, except where the quality rules need a whole passage.
 
-use crate::bundle::owned_book;
 use crate::error::MemoryResult;
+pub use dragoman_model::documents::library::{
+    BookDetail, BookQuality, ChapterEntry, ChapterQuality, LastRequest, QualityCounts,
+    ReportQuality,
+};
 use dragoman_model::entities::{chapter, passage, project, provider, request, series};
 use dragoman_model::quality::{self, signals_of};
-use dragoman_model::vocab::{
-    AnalysisMode, Band, InputKind, PassageStatus, ProjectKind, RequestStatus, Severity, SignalCode,
-    VolumeStatus,
-};
+use dragoman_model::tenancy::{self, Acting};
+use dragoman_model::vocab::{Band, PassageStatus, RequestStatus, Severity, SignalCode};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-use serde::Serialize;
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
-
-/// A book's settings, place and progress.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BookDetail {
-    pub id: String,
-    pub title: String,
-    pub author: Option<String>,
-    pub external_id: Option<String>,
-    pub series_id: String,
-    pub series_name: String,
-    pub volume_number: Option<i32>,
-    pub volume_label: Option<String>,
-    pub source_language: String,
-    pub target_language: String,
-    pub source_format: Option<InputKind>,
-    pub project_kind: ProjectKind,
-    pub status: VolumeStatus,
-    /// Shelved (archived): a series start skips it, a request naming it is
-    /// refused.
-    pub shelved: bool,
-    /// The name of the book's own provider; none: the series' default or
-    /// the installation's applies.
-    pub provider: Option<String>,
-    pub analysis_mode: Option<AnalysisMode>,
-    pub threads: Option<i32>,
-    pub ai_disclosure: Option<bool>,
-    pub chapters: usize,
-    pub passages: usize,
-    /// Passages with a translation in force (stored, status `ok` or
-    /// `check`).
-    pub translated: usize,
-    /// The book's newest request, if any.
-    pub last_request: Option<LastRequest>,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-/// The newest request of a book.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LastRequest {
-    pub id: String,
-    pub status: RequestStatus,
-    pub created_at: i64,
-    pub finished_at: Option<i64>,
-}
-
-/// One chapter of a book, in reading order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChapterEntry {
-    pub id: String,
-    pub external_id: Option<String>,
-    pub number: Option<i32>,
-    pub part: Option<i32>,
-    pub kind: String,
-    pub label: Option<String>,
-    pub title: Option<String>,
-    pub translated_title: Option<String>,
-    pub position: i32,
-    pub words: i64,
-    pub passages: usize,
-    pub translated: usize,
-    /// Passages with a quality score.
-    pub scored: usize,
-    /// Mean score of the scored passages, one decimal; none when none is.
-    pub average_score: Option<f64>,
-}
+use std::collections::HashMap;
 
 /// What one passage's row says, without its texts.
 struct PassageFacts {
@@ -187,7 +121,8 @@ pub async fn book(
     account_id: &str,
     book_id: &str,
 ) -> MemoryResult<BookDetail> {
-    let (volume, series) = owned_book(db, account_id, book_id).await?;
+    let (volume, series) =
+        tenancy::book_in_series(db, Acting::account(account_id), book_id).await?;
     let chapters = chapter_entries(db, &volume.id).await?;
     let provider = match &volume.provider_id {
         Some(id) => provider::Entity::find_by_id(id.clone())
@@ -252,36 +187,19 @@ pub async fn chapters(
     account_id: &str,
     book_id: &str,
 ) -> MemoryResult<Vec<ChapterEntry>> {
-    let (volume, _) = owned_book(db, account_id, book_id).await?;
+    let volume = tenancy::book(db, Acting::account(account_id), book_id).await?;
     chapter_entries(db, &volume.id).await
 }
 
-/// What the quality checks found in some passages: their scores, the
-/// signals stored on them and how serious an issue each makes (the rules
-/// of `dragoman_model::quality`, the same the completion report uses).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct QualityCounts {
-    pub passages: usize,
-    pub scored: usize,
-    /// Mean score, one decimal; none when no passage is scored.
-    pub average: Option<f64>,
-    pub minimum: Option<i32>,
-    /// Scored passages per band (`good`, `fair`, `weak`, `poor`).
-    pub bands: BTreeMap<String, usize>,
-    /// Passages the review pass has read.
-    pub reviewed: usize,
-    /// Passages a person validated.
-    pub validated: usize,
-    /// Passages delivered in source text (no usable translation, or one
-    /// that still is the source).
-    pub residuals: usize,
-    /// Signals by code: how many passages carry each.
-    pub signals: BTreeMap<String, usize>,
-    /// Signals by severity (`minor`, `major`, `critical`).
-    pub issues: BTreeMap<String, usize>,
+/// How quality counts are taken: every band and severity at 0, then one
+/// passage at a time, then the scores summed up.
+trait Counting {
+    fn new() -> Self;
+    fn add(&mut self, p: &passage::Model, scores: &mut Vec<i32>);
+    fn close(&mut self, scores: &[i32]);
 }
 
-impl QualityCounts {
+impl Counting for QualityCounts {
     fn new() -> Self {
         let mut counts = QualityCounts::default();
         for band in Band::ALL {
@@ -327,44 +245,13 @@ impl QualityCounts {
     }
 }
 
-/// One chapter's quality.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChapterQuality {
-    pub id: String,
-    pub external_id: Option<String>,
-    pub number: Option<i32>,
-    pub title: Option<String>,
-    pub position: i32,
-    #[serde(flatten)]
-    pub counts: QualityCounts,
-}
-
-/// A book's quality: totals, each chapter in reading order, and the
-/// `quality` section of the newest finished request's completion report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BookQuality {
-    pub book_id: String,
-    pub totals: QualityCounts,
-    pub chapters: Vec<ChapterQuality>,
-    pub latest_report: Option<ReportQuality>,
-}
-
-/// The `quality` section of a completion report, as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReportQuality {
-    pub request_id: String,
-    pub status: RequestStatus,
-    pub finished_at: Option<i64>,
-    pub quality: Value,
-}
-
 /// What the quality checks found in one of the account's books.
 pub async fn book_quality(
     db: &impl ConnectionTrait,
     account_id: &str,
     book_id: &str,
 ) -> MemoryResult<BookQuality> {
-    let (volume, _) = owned_book(db, account_id, book_id).await?;
+    let volume = tenancy::book(db, Acting::account(account_id), book_id).await?;
     let chapters = chapters_of(db, &volume.id).await?;
     let passages = crate::store::reading_order(db, &volume.id, None).await?;
     let mut by_chapter: HashMap<&str, Vec<&passage::Model>> = HashMap::new();
@@ -430,12 +317,6 @@ async fn latest_report(
 
 /// Finished requests looked at for the newest quality section.
 const RECENT_REPORTS: u64 = 20;
-
-/// `value` as JSON text.
-pub fn to_json<T: Serialize>(value: &T) -> MemoryResult<String> {
-    serde_json::to_string(value)
-        .map_err(|e| crate::error::MemoryError::Export(format!("book answer: {e}")))
-}
 
 #[cfg(test)]
 mod tests;

@@ -28,15 +28,18 @@
 
 use crate::error::{MemoryError, MemoryResult};
 use crate::store;
+use dragoman_model::documents::propagation::{
+    BookPropagation, ChapterPropagation, LimitExceeded, PropagationCounts, PropagationReport,
+    PropagationSample, SampleChange, ScanLimits, Scanned, SkippedBook,
+};
 use dragoman_model::entities::{chapter, passage, passage_version, project};
-use dragoman_model::vocab::{Issue, IssueKind, VersionReason};
+use dragoman_model::vocab::{Issue, IssueContext, IssueKind, VersionReason};
 use dragoman_model::{clock, ids};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
-use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// Characters of `previous` and `replacement` at most (a term's
@@ -158,7 +161,7 @@ pub async fn propagate(
     ask: Propagation,
     write_it: bool,
     limits: Limits,
-) -> MemoryResult<Value> {
+) -> MemoryResult<PropagationReport> {
     let found = scan(db, &actor.account_id, ask, limits).await?;
     if write_it {
         let written = write(db, actor, &found).await?;
@@ -173,18 +176,19 @@ fn validate(ask: &Propagation) -> Vec<Issue> {
     let previous = ask.previous.chars().count();
     if previous == 0 {
         issues.push(
-            Issue::at("body", "previous", IssueKind::StringTooShort).with_ctx(json!({"min": 1})),
+            Issue::at("body", "previous", IssueKind::StringTooShort)
+                .with_ctx(IssueContext::new().min(1)),
         );
     } else if previous > TEXT_MAX {
         issues.push(
             Issue::at("body", "previous", IssueKind::StringTooLong)
-                .with_ctx(json!({"max": TEXT_MAX})),
+                .with_ctx(IssueContext::new().max(TEXT_MAX)),
         );
     }
     if ask.replacement.chars().count() > TEXT_MAX {
         issues.push(
             Issue::at("body", "replacement", IssueKind::StringTooLong)
-                .with_ctx(json!({"max": TEXT_MAX})),
+                .with_ctx(IssueContext::new().max(TEXT_MAX)),
         );
     } else if ask.replacement == ask.previous && previous > 0 {
         // Replacing a text by itself would change nothing and write
@@ -194,6 +198,13 @@ fn validate(ask: &Propagation) -> Vec<Issue> {
     issues
 }
 
+/// A translated passage as the scan reads it: id, volume, chapter,
+/// position, translation, whether a person wrote it.
+type PassageRow = (String, String, String, i32, Option<String>, bool);
+
+/// A chapter as the scan reads it: id, position, number, title.
+type ChapterRow = (String, i32, Option<i32>, Option<String>);
+
 /// Finds the passages to change, within `limits`; writes nothing.
 pub async fn scan(
     db: &impl ConnectionTrait,
@@ -201,7 +212,76 @@ pub async fn scan(
     ask: Propagation,
     limits: Limits,
 ) -> MemoryResult<Scan> {
-    let issues = validate(&ask);
+    let (books, skipped_books) = books_in_scope(db, account, &ask).await?;
+    let book_ids: Vec<String> = books.iter().map(|b| b.id.clone()).collect();
+    let mut found = Scan {
+        ask,
+        limits,
+        books,
+        skipped_books,
+        chapters: HashMap::new(),
+        passages: 0,
+        characters: 0,
+        exceeded: None,
+        planned: Vec::new(),
+    };
+    let chapter_id = found.ask.chapter_id.clone();
+
+    // Count first, so an oversized scan never loads its texts.
+    let count = count_passages(db, &book_ids, chapter_id.as_deref()).await?;
+    found.passages = count;
+    if count > limits.passages {
+        found.exceeded = Some(Exceeded {
+            measure: "passages",
+            limit: limits.passages,
+            found: count,
+        });
+        return Ok(found);
+    }
+
+    let rows = read_passages(db, &book_ids, chapter_id.as_deref()).await?;
+    // The passages may have changed between the count and the read.
+    found.passages = rows.len();
+    found.characters = rows
+        .iter()
+        .filter_map(|row| row.4.as_deref())
+        .map(serialized_chars)
+        .sum();
+    if found.passages > limits.passages || found.characters > limits.characters {
+        found.exceeded = Some(if found.passages > limits.passages {
+            Exceeded {
+                measure: "passages",
+                limit: limits.passages,
+                found: found.passages,
+            }
+        } else {
+            Exceeded {
+                measure: "characters",
+                limit: limits.characters,
+                found: found.characters,
+            }
+        });
+        return Ok(found);
+    }
+
+    let chapter_rows = read_chapters(db, &book_ids).await?;
+    found.planned = plan(&found.ask, rows, &book_ids, &chapter_rows);
+    found.chapters = chapter_rows
+        .into_iter()
+        .map(|(id, _, number, title)| (id, ChapterInfo { number, title }))
+        .collect();
+    Ok(found)
+}
+
+/// The volumes the ask covers once checked: its own, and with `series`
+/// (and no chapter) the account's other volumes of its series; archived
+/// ones are left out, with why.
+async fn books_in_scope(
+    db: &impl ConnectionTrait,
+    account: &str,
+    ask: &Propagation,
+) -> MemoryResult<(Vec<Book>, Vec<(Book, &'static str)>)> {
+    let issues = validate(ask);
     if !issues.is_empty() {
         return Err(MemoryError::InvalidRequest(issues));
     }
@@ -241,41 +321,35 @@ pub async fn scan(
             }
         }
     }
-    let book_ids: Vec<String> = books.iter().map(|b| b.id.clone()).collect();
-    let mut found = Scan {
-        ask,
-        limits,
-        books,
-        skipped_books,
-        chapters: HashMap::new(),
-        passages: 0,
-        characters: 0,
-        exceeded: None,
-        planned: Vec::new(),
-    };
+    Ok((books, skipped_books))
+}
 
-    // Count first, so an oversized scan never loads its texts.
+/// How many translated passages the volumes (or the chapter) hold.
+async fn count_passages(
+    db: &impl ConnectionTrait,
+    book_ids: &[String],
+    chapter_id: Option<&str>,
+) -> MemoryResult<usize> {
     let mut count = 0;
     for ids in book_ids.chunks(store::CHUNK) {
         let mut query = passage::Entity::find()
             .filter(passage::Column::ProjectId.is_in(ids.iter().cloned()))
             .filter(passage::Column::Translation.is_not_null());
-        if let Some(chapter_id) = &found.ask.chapter_id {
-            query = query.filter(passage::Column::ChapterId.eq(chapter_id.as_str()));
+        if let Some(chapter_id) = chapter_id {
+            query = query.filter(passage::Column::ChapterId.eq(chapter_id));
         }
         count += usize::try_from(query.count(db).await?).unwrap_or(usize::MAX);
     }
-    found.passages = count;
-    if count > limits.passages {
-        found.exceeded = Some(Exceeded {
-            measure: "passages",
-            limit: limits.passages,
-            found: count,
-        });
-        return Ok(found);
-    }
+    Ok(count)
+}
 
-    let mut rows: Vec<(String, String, String, i32, Option<String>, bool)> = Vec::new();
+/// The translated passages of the volumes (or the chapter).
+async fn read_passages(
+    db: &impl ConnectionTrait,
+    book_ids: &[String],
+    chapter_id: Option<&str>,
+) -> MemoryResult<Vec<PassageRow>> {
+    let mut rows: Vec<PassageRow> = Vec::new();
     for ids in book_ids.chunks(store::CHUNK) {
         let mut query = passage::Entity::find()
             .select_only()
@@ -287,36 +361,20 @@ pub async fn scan(
             .column(passage::Column::Human)
             .filter(passage::Column::ProjectId.is_in(ids.iter().cloned()))
             .filter(passage::Column::Translation.is_not_null());
-        if let Some(chapter_id) = &found.ask.chapter_id {
-            query = query.filter(passage::Column::ChapterId.eq(chapter_id.as_str()));
+        if let Some(chapter_id) = chapter_id {
+            query = query.filter(passage::Column::ChapterId.eq(chapter_id));
         }
         rows.extend(query.into_tuple().all(db).await?);
     }
-    // The passages may have changed between the count and the read.
-    found.passages = rows.len();
-    found.characters = rows
-        .iter()
-        .filter_map(|row| row.4.as_deref())
-        .map(serialized_chars)
-        .sum();
-    if found.passages > limits.passages || found.characters > limits.characters {
-        found.exceeded = Some(if found.passages > limits.passages {
-            Exceeded {
-                measure: "passages",
-                limit: limits.passages,
-                found: found.passages,
-            }
-        } else {
-            Exceeded {
-                measure: "characters",
-                limit: limits.characters,
-                found: found.characters,
-            }
-        });
-        return Ok(found);
-    }
+    Ok(rows)
+}
 
-    let mut chapter_rows: Vec<(String, i32, Option<i32>, Option<String>)> = Vec::new();
+/// The chapters of the volumes.
+async fn read_chapters(
+    db: &impl ConnectionTrait,
+    book_ids: &[String],
+) -> MemoryResult<Vec<ChapterRow>> {
+    let mut chapter_rows: Vec<ChapterRow> = Vec::new();
     for ids in book_ids.chunks(store::CHUNK) {
         chapter_rows.extend(
             chapter::Entity::find()
@@ -331,6 +389,17 @@ pub async fn scan(
                 .await?,
         );
     }
+    Ok(chapter_rows)
+}
+
+/// The passages whose translation holds the text to replace, changed, in
+/// reading order (volume, chapter, position).
+fn plan(
+    ask: &Propagation,
+    rows: Vec<PassageRow>,
+    book_ids: &[String],
+    chapter_rows: &[ChapterRow],
+) -> Vec<Planned> {
     let book_order: HashMap<&str, usize> = book_ids
         .iter()
         .enumerate()
@@ -340,15 +409,15 @@ pub async fn scan(
         .iter()
         .map(|(id, position, _, _)| (id.as_str(), *position))
         .collect();
-    let previous = found.ask.previous.clone();
+    let previous = ask.previous.as_str();
     let mut planned: Vec<(usize, i32, i32, Planned)> = Vec::new();
     for (id, project_id, chapter_id, position, translation, human) in rows {
         let Some(before) = translation else { continue };
-        let occurrences = before.matches(previous.as_str()).count();
+        let occurrences = before.matches(previous).count();
         if occurrences == 0 {
             continue;
         }
-        let after = before.replace(previous.as_str(), &found.ask.replacement);
+        let after = before.replace(previous, &ask.replacement);
         let order = (
             book_order
                 .get(project_id.as_str())
@@ -371,17 +440,12 @@ pub async fn scan(
                 before,
                 after,
                 occurrences,
-                human_skipped: human && !found.ask.include_human,
+                human_skipped: human && !ask.include_human,
             },
         ));
     }
     planned.sort_by(|a, b| (a.0, a.1, a.2, &a.3.passage_id).cmp(&(b.0, b.1, b.2, &b.3.passage_id)));
-    found.planned = planned.into_iter().map(|(_, _, _, p)| p).collect();
-    found.chapters = chapter_rows
-        .into_iter()
-        .map(|(id, _, number, title)| (id, ChapterInfo { number, title }))
-        .collect();
-    Ok(found)
+    planned.into_iter().map(|(_, _, _, p)| p).collect()
 }
 
 /// Writes the changes `found` planned, in one transaction: each passage
@@ -449,41 +513,15 @@ fn book(volume: &project::Model) -> Book {
     }
 }
 
-/// Counts of one book or chapter.
-#[derive(Debug, Clone, Copy, Default)]
-struct Counts {
-    matches: usize,
-    passages_matching: usize,
-    changed: usize,
-    skipped_human: usize,
-    skipped_concurrent: usize,
-}
-
-impl Counts {
-    fn json(&self) -> serde_json::Map<String, Value> {
-        let value = json!({
-            "matches": self.matches,
-            "passages_matching": self.passages_matching,
-            "changed": self.changed,
-            "skipped_human": self.skipped_human,
-            "skipped_concurrent": self.skipped_concurrent,
-        });
-        match value {
-            Value::Object(map) => map,
-            _ => serde_json::Map::new(),
-        }
-    }
-}
-
 /// The report of a scan (`written` absent: a dry run, `changed` counts
 /// what a write would change).
-pub fn report(found: &Scan, written: Option<&Written>) -> Value {
+pub fn report(found: &Scan, written: Option<&Written>) -> PropagationReport {
     let skipped: std::collections::HashSet<&str> = written
         .map(|w| w.skipped.iter().map(String::as_str).collect())
         .unwrap_or_default();
-    let mut totals = Counts::default();
-    let mut by_book: HashMap<&str, Counts> = HashMap::new();
-    let mut by_chapter: HashMap<&str, Counts> = HashMap::new();
+    let mut totals = PropagationCounts::default();
+    let mut by_book: HashMap<&str, PropagationCounts> = HashMap::new();
+    let mut by_chapter: HashMap<&str, PropagationCounts> = HashMap::new();
     let mut chapter_list: HashMap<&str, Vec<&str>> = HashMap::new();
     for planned in &found.planned {
         let chapter = by_chapter.entry(planned.chapter_id.as_str()).or_default();
@@ -506,39 +544,32 @@ pub fn report(found: &Scan, written: Option<&Written>) -> Value {
             }
         }
     }
-    let books: Vec<Value> = found
+    let books = found
         .books
         .iter()
         .map(|b| {
-            let counts = by_book.get(b.id.as_str()).copied().unwrap_or_default();
             let chapters = chapter_list.get(b.id.as_str()).cloned().unwrap_or_default();
-            let mut entry = serde_json::Map::new();
-            entry.insert("book_id".into(), json!(b.id));
-            entry.insert("title".into(), json!(b.title));
-            entry.insert("volume_number".into(), json!(b.volume_number));
-            entry.insert("volume_label".into(), json!(b.volume_label));
-            entry.extend(counts.json());
-            entry.insert(
-                "chapters".into(),
-                Value::Array(
-                    chapters
-                        .iter()
-                        .take(CHAPTERS_SHOWN)
-                        .map(|id| {
-                            let info = found.chapters.get(*id);
-                            let mut chapter = serde_json::Map::new();
-                            chapter.insert("chapter_id".into(), json!(id));
-                            chapter.insert("number".into(), json!(info.and_then(|c| c.number)));
-                            chapter
-                                .insert("title".into(), json!(info.and_then(|c| c.title.clone())));
-                            chapter.extend(by_chapter.get(*id).copied().unwrap_or_default().json());
-                            Value::Object(chapter)
-                        })
-                        .collect(),
-                ),
-            );
-            entry.insert("chapters_total".into(), json!(chapters.len()));
-            Value::Object(entry)
+            BookPropagation {
+                book_id: b.id.clone(),
+                title: b.title.clone(),
+                volume_number: b.volume_number,
+                volume_label: b.volume_label.clone(),
+                counts: by_book.get(b.id.as_str()).copied().unwrap_or_default(),
+                chapters: chapters
+                    .iter()
+                    .take(CHAPTERS_SHOWN)
+                    .map(|id| {
+                        let info = found.chapters.get(*id);
+                        ChapterPropagation {
+                            chapter_id: (*id).to_owned(),
+                            number: info.and_then(|c| c.number),
+                            title: info.and_then(|c| c.title.clone()),
+                            counts: by_chapter.get(*id).copied().unwrap_or_default(),
+                        }
+                    })
+                    .collect(),
+                chapters_total: chapters.len(),
+            }
         })
         .collect();
     let changing: Vec<&Planned> = found
@@ -546,71 +577,65 @@ pub fn report(found: &Scan, written: Option<&Written>) -> Value {
         .iter()
         .filter(|p| !p.human_skipped && !skipped.contains(p.passage_id.as_str()))
         .collect();
-    let sample: Vec<Value> = changing
+    let sample = changing
         .iter()
         .take(SAMPLE)
         .map(|p| {
             let (before, after) = excerpts(p, &found.ask.previous, &found.ask.replacement);
-            json!({
-                "passage_id": p.passage_id,
-                "book_id": p.project_id,
-                "chapter_id": p.chapter_id,
-                "occurrences": p.occurrences,
-                "before": before,
-                "after": after,
-            })
+            SampleChange {
+                passage_id: p.passage_id.clone(),
+                book_id: p.project_id.clone(),
+                chapter_id: p.chapter_id.clone(),
+                occurrences: p.occurrences,
+                before,
+                after,
+            }
         })
         .collect();
-    let mut answer = serde_json::Map::new();
-    answer.insert("book_id".into(), json!(found.ask.book_id));
-    answer.insert("previous".into(), json!(found.ask.previous));
-    answer.insert("replacement".into(), json!(found.ask.replacement));
-    answer.insert("series".into(), json!(found.ask.series));
-    answer.insert("chapter_id".into(), json!(found.ask.chapter_id));
-    answer.insert("include_human".into(), json!(found.ask.include_human));
-    answer.insert("dry_run".into(), json!(written.is_none()));
-    answer.insert("written".into(), json!(written.is_some()));
-    answer.insert(
-        "limits".into(),
-        json!({"passages": found.limits.passages, "characters": found.limits.characters}),
-    );
-    answer.insert(
-        "limit_exceeded".into(),
-        match found.exceeded {
-            Some(e) => json!({
-                "measure": e.measure,
-                "limit": e.limit,
-                "found": e.found,
-                "message": "over this limit nothing is written: narrow the scan with chapter_id or series false",
-            }),
-            None => Value::Null,
+    let ask = &found.ask;
+    PropagationReport {
+        book_id: ask.book_id.clone(),
+        previous: ask.previous.clone(),
+        replacement: ask.replacement.clone(),
+        series: ask.series,
+        chapter_id: ask.chapter_id.clone(),
+        include_human: ask.include_human,
+        dry_run: written.is_none(),
+        written: written.is_some(),
+        limits: ScanLimits {
+            passages: found.limits.passages,
+            characters: found.limits.characters,
         },
-    );
-    answer.insert(
-        "scanned".into(),
-        json!({
-            "books": found.books.len(),
-            "passages": found.passages,
-            "characters": found.characters,
+        limit_exceeded: found.exceeded.map(|e| LimitExceeded {
+            measure: e.measure.to_owned(),
+            limit: e.limit,
+            found: e.found,
+            message: "over this limit nothing is written: narrow the scan with chapter_id or \
+                      series false"
+                .to_owned(),
         }),
-    );
-    answer.extend(totals.json());
-    answer.insert("books".into(), Value::Array(books));
-    answer.insert(
-        "skipped_books".into(),
-        Value::Array(
-            found
-                .skipped_books
-                .iter()
-                .map(|(b, reason)| json!({"book_id": b.id, "title": b.title, "reason": reason}))
-                .collect(),
-        ),
-    );
-    answer.insert(
-        "sample".into(),
-        json!({"items": sample, "total": changing.len(), "limit": SAMPLE}),
-    );
-    Value::Object(answer)
+        scanned: Scanned {
+            books: found.books.len(),
+            passages: found.passages,
+            characters: found.characters,
+        },
+        totals,
+        books,
+        skipped_books: found
+            .skipped_books
+            .iter()
+            .map(|(b, reason)| SkippedBook {
+                book_id: b.id.clone(),
+                title: b.title.clone(),
+                reason: (*reason).to_owned(),
+            })
+            .collect(),
+        sample: PropagationSample {
+            items: sample,
+            total: changing.len(),
+            limit: SAMPLE,
+        },
+    }
 }
 
 /// The text around the first change, before and after it.

@@ -3,26 +3,34 @@
 //! backend's.
 
 use crate::backend::{InternalBackend, MemoryBackend, MemorySettings};
-use crate::bundle::{self, BookSummary};
-use crate::domain::{PassageExtraction, TermInput, TermView};
+use crate::bundle;
+use crate::domain::{PassageExtraction, TermInput};
 use crate::error::MemoryError;
 use crate::external::maintenance::ScopeAction;
 use crate::external::{ExternalMemory, MirrorScope, cleanup, outbox};
 use crate::library;
-use crate::shared_glossary::{self, GlossaryInput, GlossaryView, ImportOptions};
-use crate::{propagate, store, term_edit};
-use dragoman_model::entities::series;
+use crate::shared_glossary::{self, GlossaryInput, ImportOptions};
+use crate::{propagate, term_edit};
+use dragoman_model::documents::external_memory::{
+    ExternalMemoryStatus, LocalMemoryStatus, MemoryScopeStatus, OutboxRetried,
+    UnmirroredScopeStatus,
+};
+use dragoman_model::tenancy;
 use dragoman_model::vocab::{
-    ContextBackend, CsvDelimiter, ErrorCode, ImportStrategy, Issue, IssueKind, Quality,
+    ContextBackend, CsvDelimiter, ErrorCode, ImportStrategy, Issue, IssueKind,
 };
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::{InternalCredential, Principal};
 use dragoman_proto::v1;
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
 use dragoman_proto::wire::{self, WireEnum};
-use sea_orm::{DatabaseConnection, EntityTrait};
+use sea_orm::DatabaseConnection;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
+
+mod convert;
+
+use convert::{book, count, glossary, quality, term, wire_field};
 
 pub struct MemoryService {
     backend: Arc<dyn MemoryBackend>,
@@ -119,7 +127,6 @@ impl MemoryService {
         scope: Option<&v1::MemoryScopeRef>,
     ) -> Result<(Principal, MirrorScope), Status> {
         let who = self.credential.principal(request)?;
-        let account = (!who.admin).then_some(who.account_id.as_str());
         let Some(scope) = scope else {
             return Err(MemoryError::InvalidRequest(vec![Issue::at(
                 "body",
@@ -130,18 +137,15 @@ impl MemoryService {
         };
         let mirror = match v1::MemoryScopeKind::try_from(scope.kind) {
             Ok(v1::MemoryScopeKind::Project) => {
-                store::volume(&self.db, &scope.id, account).await?;
+                tenancy::maintained_book(&self.db, who.acting(), &scope.id)
+                    .await
+                    .map_err(MemoryError::from)?;
                 MirrorScope::Project(scope.id.clone())
             }
             Ok(v1::MemoryScopeKind::Series) => {
-                let found = series::Entity::find_by_id(scope.id.clone())
-                    .one(&self.db)
+                tenancy::maintained_series(&self.db, who.acting(), &scope.id)
                     .await
-                    .map_err(MemoryError::from)?
-                    .filter(|s| account.is_none_or(|a| s.account_id == a));
-                if found.is_none() {
-                    return Err(MemoryError::SeriesNotFound.into());
-                }
+                    .map_err(MemoryError::from)?;
                 MirrorScope::Series(scope.id.clone())
             }
             Ok(v1::MemoryScopeKind::Unspecified) | Err(_) => {
@@ -161,57 +165,12 @@ impl MemoryService {
 /// the cleanup records whatever the configuration, so an administrator
 /// still sees what waits locally for a mirror; the counts are the same
 /// functions the configured status uses.
-async fn unconfigured_status(db: &DatabaseConnection) -> Result<serde_json::Value, MemoryError> {
-    Ok(serde_json::json!({
-        "configured": false,
-        "outbox": outbox::local_counts(db).await?,
-        "cleanups": cleanup::counts(db).await?,
-    }))
-}
-
-/// A JSON view as the wire carries it.
-fn document(value: &serde_json::Value) -> Response<v1::JsonDocument> {
-    Response::new(v1::JsonDocument {
-        json: value.to_string(),
+async fn unconfigured_status(db: &DatabaseConnection) -> Result<LocalMemoryStatus, MemoryError> {
+    Ok(LocalMemoryStatus {
+        cleanups: cleanup::counts(db).await?,
+        configured: false,
+        outbox: outbox::local_counts(db).await?,
     })
-}
-
-/// The settings changes a caller sent: a JSON object, or the refusal the
-/// gateway would have given (another caller of the service may send
-/// anything).
-fn changes(json: &str) -> Result<serde_json::Value, MemoryError> {
-    match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(value) if value.is_object() => Ok(value),
-        _ => Err(MemoryError::InvalidRequest(vec![Issue::at(
-            "body",
-            "",
-            IssueKind::TypeError,
-        )])),
-    }
-}
-
-fn count(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
-}
-
-/// A quality the caller left unspecified is the default one.
-fn quality(value: i32) -> Quality {
-    Quality::from_wire(value, "quality").unwrap_or_default()
-}
-
-fn term(view: TermView) -> v1::Term {
-    v1::Term {
-        id: view.id,
-        layer: view.layer.to_wire(),
-        owner_id: view.owner_id,
-        source: view.source,
-        translation: view.translation,
-        category: view.category,
-        description: view.description,
-        locked: view.locked,
-        accepted: view.accepted,
-        origin: view.origin.to_wire(),
-    }
 }
 
 #[tonic::async_trait]
@@ -520,7 +479,7 @@ impl dragoman_proto::Memory for MemoryService {
     async fn import_glossary(
         &self,
         request: Request<v1::ImportGlossaryRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::ImportReport>, Status> {
         let account = self.person(&request)?;
         let ask = request.into_inner();
         let options = ImportOptions {
@@ -538,9 +497,7 @@ impl dragoman_proto::Memory for MemoryService {
         let report =
             shared_glossary::import(&self.db, &account, &ask.glossary_id, &ask.content, &options)
                 .await?;
-        Ok(Response::new(v1::JsonDocument {
-            json: report.to_string(),
-        }))
+        Ok(Response::new(report.into()))
     }
 
     async fn get_series_glossary(
@@ -625,42 +582,39 @@ impl dragoman_proto::Memory for MemoryService {
     async fn get_book(
         &self,
         request: Request<v1::ProjectRef>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::BookDetail>, Status> {
         let account = self.person(&request)?;
         let book = library::book(&self.db, &account, &request.get_ref().project_id).await?;
-        let json = library::to_json(&book)?;
-        Ok(Response::new(v1::JsonDocument { json }))
+        Ok(Response::new(book.into()))
     }
 
     async fn list_chapters(
         &self,
         request: Request<v1::ProjectRef>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::ChapterList>, Status> {
         let account = self.person(&request)?;
         let chapters = library::chapters(&self.db, &account, &request.get_ref().project_id).await?;
-        let json = library::to_json(&chapters)?;
-        Ok(Response::new(v1::JsonDocument { json }))
+        Ok(Response::new(chapters.into()))
     }
 
     async fn book_quality(
         &self,
         request: Request<v1::ProjectRef>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::BookQualityReport>, Status> {
         let account = self.person(&request)?;
         let quality =
             library::book_quality(&self.db, &account, &request.get_ref().project_id).await?;
-        let json = library::to_json(&quality)?;
-        Ok(Response::new(v1::JsonDocument { json }))
+        Ok(Response::new(quality.into()))
     }
 
     async fn series_consistency(
         &self,
         request: Request<v1::SeriesGlossaryRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::ConsistencyReport>, Status> {
         let account = self.person(&request)?;
         let ask = request.into_inner();
-        let json = crate::consistency::report_json(&self.db, &account, &ask.series_id).await?;
-        Ok(Response::new(v1::JsonDocument { json }))
+        let report = crate::consistency::report(&self.db, &account, &ask.series_id).await?;
+        Ok(Response::new(report.into()))
     }
 
     async fn add_term(
@@ -717,7 +671,7 @@ impl dragoman_proto::Memory for MemoryService {
     async fn propagate_term(
         &self,
         request: Request<v1::PropagateTermRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::PropagationReport>, Status> {
         let account = self.person(&request)?;
         let token_id = self
             .credential
@@ -745,71 +699,70 @@ impl dragoman_proto::Memory for MemoryService {
             propagate::Limits::default(),
         )
         .await?;
-        Ok(Response::new(v1::JsonDocument {
-            json: report.to_string(),
-        }))
+        Ok(Response::new(report.into()))
     }
 
     async fn external_memory_status(
         &self,
         request: Request<StatusRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::ExternalMemoryStatusView>, Status> {
         self.administrator(&request)?;
         let view = match &self.external {
-            Some(external) => external.status().await?,
-            None => unconfigured_status(&self.db).await?,
+            Some(external) => ExternalMemoryStatus::Configured(Box::new(external.status().await?)),
+            None => ExternalMemoryStatus::Unconfigured(unconfigured_status(&self.db).await?),
         };
-        Ok(document(&view))
+        Ok(Response::new(view.into()))
     }
 
     async fn retry_memory_outbox(
         &self,
         request: Request<StatusRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryOutboxRetried>, Status> {
         let who = self.administrator(&request)?;
         let retried = self.external()?.retry_outbox().await?;
         tracing::info!(account = %who.account_id, retried, "memory outbox retried");
-        Ok(document(&serde_json::json!({ "retried": retried })))
+        Ok(Response::new(OutboxRetried { retried }.into()))
     }
 
     async fn get_memory_cleanup_settings(
         &self,
         request: Request<StatusRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryCleanupSettingsView>, Status> {
         self.administrator(&request)?;
-        Ok(document(&self.external()?.cleanup_settings().await?))
+        Ok(Response::new(
+            self.external()?.cleanup_settings().await?.into(),
+        ))
     }
 
     async fn update_memory_cleanup_settings(
         &self,
         request: Request<v1::UpdateMemoryCleanupSettingsRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryCleanupSettingsView>, Status> {
         let who = self.administrator(&request)?;
         let ask = request.into_inner();
         let external = self.external()?;
         let view = if ask.reset {
             external.reset_cleanup_settings().await?
         } else {
-            external
-                .put_cleanup_settings(changes(&ask.changes_json)?)
-                .await?
+            let changes = ask.changes.map(Into::into).unwrap_or_default();
+            external.put_cleanup_settings(&changes).await?
         };
         tracing::info!(account = %who.account_id, reset = ask.reset, "memory cleanup settings changed");
-        Ok(document(&view))
+        Ok(Response::new(view.into()))
     }
 
     async fn list_memory_cleanups(
         &self,
         request: Request<StatusRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryCleanupList>, Status> {
         self.administrator(&request)?;
-        Ok(document(&self.external()?.cleanups().await?))
+        Ok(Response::new(self.external()?.cleanups().await?.into()))
     }
 
     async fn act_on_memory_cleanup(
         &self,
         request: Request<v1::MemoryCleanupActionRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryCleanupRecord>, Status> {
         let who = self.administrator(&request)?;
         let ask = request.into_inner();
         let action = v1::MemoryCleanupAction::try_from(ask.action)
@@ -829,13 +782,13 @@ impl dragoman_proto::Memory for MemoryService {
             action = action.as_str_name(),
             "memory cleanup record changed"
         );
-        Ok(document(&view))
+        Ok(Response::new(view.into()))
     }
 
     async fn act_on_memory_orphans(
         &self,
         request: Request<v1::MemoryOrphansRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryOrphanScan>, Status> {
         let who = self.administrator(&request)?;
         let action = v1::MemoryOrphansAction::try_from(request.get_ref().action)
             .ok()
@@ -852,52 +805,57 @@ impl dragoman_proto::Memory for MemoryService {
             }
             _ => external.scan_orphans().await?,
         };
-        Ok(document(&view))
+        Ok(Response::new(view.into()))
     }
 
     async fn get_memory_orphan_schedule(
         &self,
         request: Request<StatusRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryOrphanScheduleView>, Status> {
         self.administrator(&request)?;
-        Ok(document(&self.external()?.orphan_schedule().await?))
+        Ok(Response::new(
+            self.external()?.orphan_schedule().await?.into(),
+        ))
     }
 
     async fn update_memory_orphan_schedule(
         &self,
         request: Request<v1::UpdateMemoryOrphanScheduleRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryOrphanScheduleView>, Status> {
         let who = self.administrator(&request)?;
         let external = self.external()?;
-        let view = external
-            .put_orphan_schedule(changes(&request.get_ref().changes_json)?)
-            .await?;
+        let changes = request
+            .into_inner()
+            .changes
+            .map(Into::into)
+            .unwrap_or_default();
+        let view = external.put_orphan_schedule(&changes).await?;
         tracing::info!(account = %who.account_id, "memory orphan schedule changed");
-        Ok(document(&view))
+        Ok(Response::new(view.into()))
     }
 
     async fn memory_scope_status(
         &self,
         request: Request<v1::MemoryScopeRef>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryScopeStatusView>, Status> {
         let (_, scope) = self.owned_scope(&request, Some(request.get_ref())).await?;
         let view = match &self.external {
-            Some(external) => external.scope_status(&scope).await?,
+            Some(external) => MemoryScopeStatus::Mirrored(external.scope_status(&scope).await?),
             // The owner learns there is no mirror rather than a refusal:
             // the page that shows a book's memory works on every
             // installation.
-            None => serde_json::json!({
-                "configured": false,
-                "scope": {"kind": scope.kind(), "id": scope.id()},
+            None => MemoryScopeStatus::Unmirrored(UnmirroredScopeStatus {
+                configured: false,
+                scope: scope.document(),
             }),
         };
-        Ok(document(&view))
+        Ok(Response::new(view.into()))
     }
 
     async fn act_on_memory_scope(
         &self,
         request: Request<v1::MemoryScopeActionRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::MemoryScopeOutcome>, Status> {
         let (who, scope) = self
             .owned_scope(&request, request.get_ref().scope.as_ref())
             .await?;
@@ -923,398 +881,9 @@ impl dragoman_proto::Memory for MemoryService {
             action = ?action,
             "memory scope action"
         );
-        Ok(document(&view))
-    }
-}
-
-/// A vocabulary field the caller had to give.
-fn wire_field<T: WireEnum>(value: i32, field: &'static str) -> Result<T, MemoryError> {
-    T::from_wire(value, field)
-        .map_err(|_| MemoryError::InvalidRequest(vec![Issue::at("body", field, IssueKind::Enum)]))
-}
-
-fn glossary(view: GlossaryView) -> v1::SharedGlossary {
-    let g = view.glossary;
-    v1::SharedGlossary {
-        id: g.id,
-        name: g.name,
-        description: g.description,
-        source_language: g.source_language,
-        target_language: g.target_language,
-        created_at: g.created_at,
-        updated_at: g.updated_at,
-        term_count: view.term_count,
-        locked_count: view.locked_count,
-        series: view
-            .series
-            .into_iter()
-            .map(|(id, name)| v1::GlossarySeries { id, name })
-            .collect(),
-        terms: view
-            .terms
-            .into_iter()
-            .map(|t| v1::GlossaryTerm {
-                id: t.id,
-                source: t.source,
-                translation: t.translation,
-                category: t.category,
-                description: t.description,
-                locked: t.locked,
-                accepted: t.accepted,
-            })
-            .collect(),
-    }
-}
-
-fn book(b: BookSummary) -> v1::BookItem {
-    v1::BookItem {
-        id: b.id,
-        title: b.title,
-        series_id: b.series_id,
-        series_name: b.series_name,
-        volume_number: b.volume_number,
-        volume_label: b.volume_label,
-        source_language: b.source_language,
-        target_language: b.target_language,
-        source_format: b.source_format.map(WireEnum::to_wire),
-        project_kind: b.project_kind.to_wire(),
-        status: b.status.to_wire(),
-        chapters: b.chapters,
-        passages: b.passages,
-        translated: b.translated,
-        created_at: b.created_at,
-        updated_at: b.updated_at,
+        Ok(Response::new(view.into()))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Fixture;
-    use dragoman_model::vocab::{ErrorCode, TermLayer};
-    use dragoman_proto::Memory;
-    use dragoman_proto::api_status::ServiceError;
-    use dragoman_proto::principal::Principal;
-
-    fn service(fx: &Fixture) -> (MemoryService, InternalCredential) {
-        let credential = InternalCredential::new("secret");
-        let service =
-            MemoryService::internal(fx.db.clone(), credential.clone(), MemorySettings::default());
-        (service, credential)
-    }
-
-    fn put(owner: &str, layer: TermLayer) -> v1::PutTermRequest {
-        v1::PutTermRequest {
-            layer: layer.to_wire(),
-            owner_id: owner.into(),
-            source: "Dark Lord".into(),
-            translation: "Seigneur".into(),
-            category: String::new(),
-            description: String::new(),
-            locked: true,
-            accepted: true,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_person_reaches_only_their_own_owners() {
-        let fx = Fixture::new().await;
-        let (service, credential) = service(&fx);
-        let series = fx.series("Saga").await;
-        let volume = fx.volume(&series, 1).await;
-        let person = |account: &str| Principal {
-            account_id: account.into(),
-            token_id: None,
-            admin: false,
-        };
-        let other = fx.add_account("other").await;
-
-        let refused = service
-            .put_term(credential.request(&person(&other), put(&series.id, TermLayer::Series)))
-            .await
-            .expect_err("another account's series");
-        let sent = ServiceError::from_status(&refused).expect("a refusal");
-        assert_eq!(sent.code, ErrorCode::SeriesNotFound);
-
-        let stored = service
-            .put_term(credential.request(&person(&fx.account), put(&series.id, TermLayer::Series)))
-            .await
-            .expect("own series")
-            .into_inner();
-        assert_eq!(stored.layer, TermLayer::Series.to_wire());
-        assert_eq!(
-            stored.origin,
-            dragoman_model::vocab::Origin::Human.to_wire()
-        );
-
-        let listed = service
-            .terms_in_force(credential.system_request(v1::ProjectRef {
-                project_id: volume.id.clone(),
-            }))
-            .await
-            .expect("terms")
-            .into_inner();
-        assert_eq!(listed.terms, vec![stored]);
-        let refused = service
-            .terms_in_force(credential.request(
-                &person(&other),
-                v1::ProjectRef {
-                    project_id: volume.id.clone(),
-                },
-            ))
-            .await
-            .expect_err("another account's volume");
-        assert_eq!(
-            ServiceError::from_status(&refused).map(|e| e.code),
-            Some(ErrorCode::VolumeNotFound)
-        );
-    }
-
-    fn code(status: &Status) -> Option<ErrorCode> {
-        ServiceError::from_status(status).map(|e| e.code)
-    }
-
-    #[tokio::test]
-    async fn without_an_external_memory_status_reports_and_actions_refuse() {
-        let fx = Fixture::new().await;
-        let (service, credential) = service(&fx);
-        let admin = Principal {
-            account_id: fx.account.clone(),
-            token_id: None,
-            admin: true,
-        };
-        let person = Principal {
-            admin: false,
-            ..admin.clone()
-        };
-        let status = service
-            .external_memory_status(credential.request(&admin, StatusRequest {}))
-            .await
-            .expect("status")
-            .into_inner();
-        let status: serde_json::Value = serde_json::from_str(&status.json).expect("json");
-        assert_eq!(status["configured"], false, "{status}");
-        assert_eq!(status["outbox"]["pending"], 0, "{status}");
-
-        let refused = service
-            .external_memory_status(credential.request(&person, StatusRequest {}))
-            .await
-            .expect_err("not an administrator");
-        assert_eq!(code(&refused), Some(ErrorCode::AdminRequired));
-        let refused = service
-            .retry_memory_outbox(credential.request(&admin, StatusRequest {}))
-            .await
-            .expect_err("no external memory");
-        assert_eq!(code(&refused), Some(ErrorCode::Conflict));
-        let refused = service
-            .update_memory_orphan_schedule(credential.request(
-                &admin,
-                v1::UpdateMemoryOrphanScheduleRequest {
-                    changes_json: "{}".into(),
-                },
-            ))
-            .await
-            .expect_err("no external memory");
-        assert_eq!(code(&refused), Some(ErrorCode::Conflict));
-    }
-
-    #[tokio::test]
-    async fn a_mirror_answers_its_owner_and_administrators_only() {
-        let fx = Fixture::new().await;
-        let (service, credential) = service(&fx);
-        let series = fx.series("Saga").await;
-        let volume = fx.volume(&series, 1).await;
-        let other = fx.add_account("other").await;
-        let as_account = |account: &str, admin: bool| Principal {
-            account_id: account.into(),
-            token_id: None,
-            admin,
-        };
-        let scope = |kind: v1::MemoryScopeKind, id: &str| v1::MemoryScopeRef {
-            kind: kind.into(),
-            id: id.into(),
-        };
-        let project = scope(v1::MemoryScopeKind::Project, &volume.id);
-        let saga = scope(v1::MemoryScopeKind::Series, &series.id);
-
-        for who in [as_account(&fx.account, false), as_account(&other, true)] {
-            let view = service
-                .memory_scope_status(credential.request(&who, project.clone()))
-                .await
-                .expect("the owner's or an administrator's")
-                .into_inner();
-            let view: serde_json::Value = serde_json::from_str(&view.json).expect("json");
-            assert_eq!(
-                view,
-                serde_json::json!({"configured": false,
-                    "scope": {"kind": "project", "id": volume.id}})
-            );
-        }
-        let stranger = as_account(&other, false);
-        for (asked, expected) in [
-            (project.clone(), ErrorCode::VolumeNotFound),
-            (saga.clone(), ErrorCode::SeriesNotFound),
-            (
-                scope(v1::MemoryScopeKind::Project, "absent"),
-                ErrorCode::VolumeNotFound,
-            ),
-        ] {
-            let refused = service
-                .memory_scope_status(credential.request(&stranger, asked.clone()))
-                .await
-                .expect_err("another account's");
-            assert_eq!(code(&refused), Some(expected));
-            let refused = service
-                .act_on_memory_scope(credential.request(
-                    &stranger,
-                    v1::MemoryScopeActionRequest {
-                        scope: Some(asked),
-                        action: v1::MemoryScopeAction::Rebuild.into(),
-                    },
-                ))
-                .await
-                .expect_err("another account's");
-            assert_eq!(code(&refused), Some(expected));
-        }
-
-        let owner = as_account(&fx.account, false);
-        let refused = service
-            .act_on_memory_scope(credential.request(
-                &owner,
-                v1::MemoryScopeActionRequest {
-                    scope: Some(saga.clone()),
-                    action: v1::MemoryScopeAction::Synchronize.into(),
-                },
-            ))
-            .await
-            .expect_err("no external memory");
-        assert_eq!(code(&refused), Some(ErrorCode::Conflict));
-        let refused = service
-            .act_on_memory_scope(credential.request(
-                &owner,
-                v1::MemoryScopeActionRequest {
-                    scope: Some(saga),
-                    action: 0,
-                },
-            ))
-            .await
-            .expect_err("no action");
-        let sent = ServiceError::from_status(&refused).expect("a refusal");
-        assert_eq!(
-            sent.issues,
-            vec![Issue::at("body", "action", IssueKind::Enum)]
-        );
-    }
-
-    #[tokio::test]
-    async fn calls_need_the_credential_and_a_layer() {
-        let fx = Fixture::new().await;
-        let (service, credential) = service(&fx);
-        let refused = service
-            .plan_analysis(Request::new(v1::PlanAnalysisRequest::default()))
-            .await
-            .expect_err("no credential");
-        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
-
-        let mut unspecified = put("x", TermLayer::Book);
-        unspecified.layer = 0;
-        let refused = service
-            .put_term(credential.system_request(unspecified))
-            .await
-            .expect_err("no layer");
-        let sent = ServiceError::from_status(&refused).expect("a refusal");
-        assert_eq!(sent.code, ErrorCode::InvalidRequest);
-        assert_eq!(
-            sent.issues,
-            vec![Issue::at("body", "layer", IssueKind::Enum)]
-        );
-
-        let refused = service
-            .build_contexts(credential.system_request(v1::ContextRequest {
-                project_id: "missing".into(),
-                batches: vec![],
-                ..Default::default()
-            }))
-            .await
-            .expect_err("no volume");
-        assert_eq!(refused.code(), tonic::Code::NotFound);
-    }
-
-    #[tokio::test]
-    async fn analyses_cross_the_wire_with_their_kinds() {
-        let fx = Fixture::new().await;
-        let (service, credential) = service(&fx);
-        let volume = fx.volume(&fx.series("Saga").await, 1).await;
-        let (chapter, passages) = fx.chapter(&volume, 1, &["Alice ran.", "Bob ran."]).await;
-        let plan = service
-            .plan_analysis(credential.system_request(v1::PlanAnalysisRequest {
-                project_id: volume.id.clone(),
-                chapter_ids: vec![chapter.id.clone()],
-            }))
-            .await
-            .expect("plan")
-            .into_inner();
-        assert_eq!((plan.total, plan.done, plan.passages.len()), (2, 0, 2));
-        let entity = |kind: i32, name: &str| v1::ExtractedEntity {
-            kind,
-            name: name.into(),
-            ..Default::default()
-        };
-        let recorded = service
-            .record_analysis(credential.system_request(v1::RecordAnalysisRequest {
-                project_id: volume.id.clone(),
-                analyses: vec![v1::PassageAnalysis {
-                    passage_id: passages[0].id.clone(),
-                    entities: vec![
-                        entity(
-                            dragoman_model::vocab::EntityKind::Character.to_wire(),
-                            "Alice",
-                        ),
-                        // A kind the wire does not name is left out.
-                        entity(0, "Nobody"),
-                    ],
-                    summary: "Alice runs.".into(),
-                    ..Default::default()
-                }],
-                reconcile: true,
-                quality: 0,
-            }))
-            .await
-            .expect("record")
-            .into_inner();
-        assert_eq!(recorded.stored, 1);
-        let reconciled = service
-            .reconcile(credential.system_request(v1::ReconcileRequest {
-                project_id: volume.id.clone(),
-                quality: Quality::High.to_wire(),
-            }))
-            .await
-            .expect("reconcile")
-            .into_inner();
-        assert_eq!((reconciled.reconciled, reconciled.entities), (0, 1));
-        let contexts = service
-            .build_contexts(credential.system_request(v1::ContextRequest {
-                project_id: volume.id.clone(),
-                batches: vec![
-                    v1::ContextBatch {
-                        passage_ids: vec![passages[1].id.clone()],
-                    },
-                    v1::ContextBatch {
-                        passage_ids: vec![passages[0].id.clone()],
-                    },
-                ],
-                ..Default::default()
-            }))
-            .await
-            .expect("context")
-            .into_inner()
-            .contexts;
-        assert_eq!(contexts.len(), 2, "one context per batch, in order");
-        assert_eq!(contexts[0].text, "Before: Alice runs.");
-        assert_eq!(contexts[0].tokens, 7);
-        assert_eq!(
-            contexts[1].text, "Characters:\n- Alice",
-            "the first passage names Alice and has nothing before it"
-        );
-    }
-}
+mod tests;

@@ -5,24 +5,27 @@
 use crate::domain::Extraction;
 use crate::error::{MemoryError, MemoryResult};
 use dragoman_model::entities::{chapter, passage, passage_analysis, project, series};
+use dragoman_model::tenancy::{self, Acting};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::HashMap;
 
 /// Ids per `IN (…)` list: far below every backend's bound on parameters.
 pub const CHUNK: usize = 500;
 
-/// The volume `project_id`; with `account`, only when it belongs to that
-/// account (another's answers the same as an absent one).
+/// The volume `project_id`; with `account`, only when that account may
+/// reach it ([`tenancy::book`]: another's answers the same as an absent one).
 pub async fn volume(
     db: &impl ConnectionTrait,
     project_id: &str,
     account: Option<&str>,
 ) -> MemoryResult<project::Model> {
-    let found = project::Entity::find_by_id(project_id.to_owned())
+    if let Some(account) = account {
+        return Ok(tenancy::book(db, Acting::account(account), project_id).await?);
+    }
+    project::Entity::find_by_id(project_id.to_owned())
         .one(db)
         .await?
-        .filter(|p| account.is_none_or(|a| p.account_id == a));
-    found.ok_or(MemoryError::VolumeNotFound)
+        .ok_or(MemoryError::VolumeNotFound)
 }
 
 /// The series of a volume.
@@ -33,19 +36,6 @@ pub async fn series_of(
     series::Entity::find_by_id(volume.series_id.clone())
         .one(db)
         .await?
-        .ok_or(MemoryError::SeriesNotFound)
-}
-
-/// A series `account_id` owns; another's answers as an absent one.
-pub async fn owned_series(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    series_id: &str,
-) -> MemoryResult<series::Model> {
-    series::Entity::find_by_id(series_id.to_owned())
-        .one(db)
-        .await?
-        .filter(|s| s.account_id == account_id)
         .ok_or(MemoryError::SeriesNotFound)
 }
 

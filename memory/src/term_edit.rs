@@ -12,9 +12,10 @@ use crate::domain::{TermInput, TermView};
 use crate::error::{MemoryError, MemoryResult};
 use crate::{store, terms};
 use dragoman_model::clock;
-use dragoman_model::entities::{glossary, project, series, term};
+use dragoman_model::entities::term;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{Issue, IssueKind, Origin, TermLayer};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, EntityTrait, Set};
+use sea_orm::{ActiveModelTrait, DatabaseConnection, EntityTrait, Set};
 
 /// A new term of a book (`layer` book) or of the book's series (`layer`
 /// series); `input.owner_id` is ignored.
@@ -92,7 +93,7 @@ pub async fn edit(
     changes: TermChanges,
 ) -> MemoryResult<TermView> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let held = owned(&txn, account, term_id).await?;
+    let held = tenancy::term(&txn, Acting::account(account), term_id).await?;
     if changes.is_empty() {
         return Ok(TermView::from(&held));
     }
@@ -115,7 +116,7 @@ pub async fn edit(
             issue
                 .loc
                 .get(1)
-                .and_then(serde_json::Value::as_str)
+                .and_then(dragoman_model::vocab::LocPart::as_str)
                 .is_some_and(|field| changes.gives(field))
         })
         .collect();
@@ -157,53 +158,12 @@ pub async fn edit(
 /// Deletes one of `account`'s terms; answers its id.
 pub async fn delete(db: &DatabaseConnection, account: &str, term_id: &str) -> MemoryResult<String> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let held = owned(&txn, account, term_id).await?;
+    let held = tenancy::term(&txn, Acting::account(account), term_id).await?;
     term::Entity::delete_by_id(held.id.clone())
         .exec(&txn)
         .await?;
     txn.commit().await?;
     Ok(held.id)
-}
-
-/// The term `term_id` when its book, series or shared glossary belongs to
-/// `account`; any other answers as an absent one.
-async fn owned(
-    db: &impl ConnectionTrait,
-    account: &str,
-    term_id: &str,
-) -> MemoryResult<term::Model> {
-    let held = term::Entity::find_by_id(term_id.to_owned())
-        .one(db)
-        .await?
-        .ok_or(MemoryError::TermNotFound)?;
-    let owner = match held.layer {
-        TermLayer::Book => match &held.project_id {
-            Some(id) => project::Entity::find_by_id(id.clone())
-                .one(db)
-                .await?
-                .map(|p| p.account_id),
-            None => None,
-        },
-        TermLayer::Series => match &held.series_id {
-            Some(id) => series::Entity::find_by_id(id.clone())
-                .one(db)
-                .await?
-                .map(|s| s.account_id),
-            None => None,
-        },
-        TermLayer::Shared => match &held.glossary_id {
-            Some(id) => glossary::Entity::find_by_id(id.clone())
-                .one(db)
-                .await?
-                .map(|g| g.account_id),
-            None => None,
-        },
-    };
-    if owner.as_deref() == Some(account) {
-        Ok(held)
-    } else {
-        Err(MemoryError::TermNotFound)
-    }
 }
 
 #[cfg(test)]

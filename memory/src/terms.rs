@@ -7,10 +7,10 @@ use crate::glossary;
 use crate::normalize::{match_key, normalize_text};
 use crate::store;
 use dragoman_model::entities::{glossary as glossary_entity, project, series, term};
-use dragoman_model::vocab::{Issue, IssueKind, Origin, TermLayer};
+use dragoman_model::tenancy::{self, Acting, TermHome};
+use dragoman_model::vocab::{Issue, IssueContext, IssueKind, Origin, TermLayer};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
-use serde_json::json;
 
 /// Length bounds, in characters after trimming.
 const SOURCE_MAX: usize = 200;
@@ -25,11 +25,13 @@ pub fn validate(input: &TermInput) -> Vec<Issue> {
         let count = text.trim().chars().count();
         if count < min {
             issues.push(
-                Issue::at("body", field, IssueKind::StringTooShort).with_ctx(json!({"min": min})),
+                Issue::at("body", field, IssueKind::StringTooShort)
+                    .with_ctx(IssueContext::new().min(min)),
             );
         } else if count > max {
             issues.push(
-                Issue::at("body", field, IssueKind::StringTooLong).with_ctx(json!({"max": max})),
+                Issue::at("body", field, IssueKind::StringTooLong)
+                    .with_ctx(IssueContext::new().max(max)),
             );
         }
     };
@@ -40,37 +42,45 @@ pub fn validate(input: &TermInput) -> Vec<Issue> {
     issues
 }
 
-/// Checks that the owner the decision names exists (and belongs to
-/// `account` when given).
-async fn check_owner(
+/// Checks that the book, series or shared glossary the decision names
+/// exists and, with `account`, that the account may reach it
+/// ([`tenancy::term_home`]).
+async fn check_home(
     db: &impl ConnectionTrait,
     layer: TermLayer,
     owner_id: &str,
     account: Option<&str>,
 ) -> MemoryResult<()> {
-    let owned = |owner: &str| account.is_none_or(|a| owner == a);
-    match layer {
-        TermLayer::Book => {
-            store::volume(db, owner_id, account).await?;
-        }
-        TermLayer::Series => {
-            let found = series::Entity::find_by_id(owner_id.to_owned())
-                .one(db)
-                .await?;
-            if !found.is_some_and(|s| owned(&s.account_id)) {
-                return Err(MemoryError::SeriesNotFound);
-            }
-        }
-        TermLayer::Shared => {
-            let found = glossary_entity::Entity::find_by_id(owner_id.to_owned())
-                .one(db)
-                .await?;
-            if !found.is_some_and(|g| owned(&g.account_id)) {
-                return Err(MemoryError::GlossaryNotFound);
-            }
-        }
+    if let Some(account) = account {
+        let home = TermHome {
+            layer,
+            id: owner_id,
+        };
+        return Ok(tenancy::term_home(db, Acting::account(account), home).await?);
     }
-    Ok(())
+    let exists = match layer {
+        TermLayer::Book => project::Entity::find_by_id(owner_id.to_owned())
+            .one(db)
+            .await?
+            .is_some(),
+        TermLayer::Series => series::Entity::find_by_id(owner_id.to_owned())
+            .one(db)
+            .await?
+            .is_some(),
+        TermLayer::Shared => glossary_entity::Entity::find_by_id(owner_id.to_owned())
+            .one(db)
+            .await?
+            .is_some(),
+    };
+    if exists {
+        Ok(())
+    } else {
+        Err(match layer {
+            TermLayer::Book => MemoryError::VolumeNotFound,
+            TermLayer::Series => MemoryError::SeriesNotFound,
+            TermLayer::Shared => MemoryError::GlossaryNotFound,
+        })
+    }
 }
 
 fn owner_column(layer: TermLayer) -> term::Column {
@@ -179,7 +189,7 @@ pub async fn put(
     input: &TermInput,
 ) -> MemoryResult<TermView> {
     let values = checked(input)?;
-    check_owner(db, input.layer, &input.owner_id, account).await?;
+    check_home(db, input.layer, &input.owner_id, account).await?;
     let found = held(db, input.layer, &input.owner_id, &values.source_key).await?;
     store(db, found, input, values).await
 }
@@ -203,6 +213,7 @@ mod tests {
     use crate::backend::MemoryBackend;
     use crate::error::MemoryError;
     use crate::testing::{self, Fixture};
+    use serde_json::json;
 
     /// A locked name.
     fn decision(layer: TermLayer, owner: &str, source: &str, translation: &str) -> TermInput {
@@ -222,7 +233,12 @@ mod tests {
         let issues = validate(&input);
         let found: Vec<(serde_json::Value, IssueKind)> = issues
             .iter()
-            .map(|i| (serde_json::Value::from(i.loc.clone()), i.kind))
+            .map(|i| {
+                (
+                    serde_json::to_value(&i.loc).expect("a location serialises"),
+                    i.kind,
+                )
+            })
             .collect();
         assert_eq!(
             found,

@@ -155,6 +155,7 @@ enum BibleLines {
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
+    // Long by design: a released migration stays as written.
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         use ForeignKeyAction::{Cascade, SetNull};
 

@@ -337,7 +337,11 @@ async fn exercise(db: &DatabaseConnection) {
             error: "".into(),
             stop_reason: "".into(),
             priority: Priority::Normal,
-            options: json!({"glossary": true, "temperature": 0.2}),
+            options: dragoman_model::request_options::StoredOptions {
+                final_review: Some(true),
+                threads: Some(2),
+                ..Default::default()
+            },
             callback_url: Some("https://example.org/hook".into()),
             callback_events: json!(["finished"]),
             chapters: json!({"created": 1, "unchanged": 0, "replaced": 0, "new": 1}),

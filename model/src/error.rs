@@ -23,6 +23,10 @@ pub enum ModelError {
     /// The blob store failed.
     #[error("blob store error: {0}")]
     Blob(String),
+    /// The thing is absent or not the acting principal's: both answer
+    /// alike ([`crate::tenancy`]).
+    #[error("{0} not found")]
+    NotFound(crate::tenancy::Kind),
 }
 
 impl ModelError {

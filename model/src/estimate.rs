@@ -17,7 +17,7 @@ use crate::entities::{provider, provider_call};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Prompt tokens of an analysis or review call's instructions.
 const CALL_OVERHEAD_TOKENS: u64 = 200;
@@ -55,7 +55,7 @@ pub struct Work<'a> {
 }
 
 /// How fast and how verbose the provider was on its recent calls.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[schema(as = EstimateThroughput)]
 pub struct Throughput {
     /// Whether the figures come from the provider's own calls.
@@ -66,7 +66,7 @@ pub struct Throughput {
 }
 
 /// A low, expected and high figure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[schema(as = EstimateRange)]
 pub struct Range {
     pub low: f64,
@@ -86,7 +86,7 @@ impl Range {
 
 /// The estimate as the status document shows it: the work left when the
 /// job started, its cost and its duration.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Estimate {
     pub provider_id: String,
     pub passages: u64,

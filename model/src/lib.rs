@@ -5,6 +5,7 @@
 //! * [`db`]: opening SQLite or PostgreSQL with the right settings.
 //! * [`coordination`]: short-lived shared state (wake-ups, expiring leases), local or Redis.
 //! * [`error`]: [`error::ModelError`], the crate's single error type.
+//! * [`documents`]: the spec's documents (status, report, result, bundles …) as types.
 //! * [`ids`] and [`clock`]: UUID v7 identifiers and Unix-second timestamps.
 //! * [`blob`]: the blob store of originals and results.
 //! * [`server_key`]: the installation's master key, sealed secrets, derived credentials.
@@ -12,12 +13,16 @@
 //!   validation issues, as types.
 //! * [`webhook`]: webhook settings and the callback address policy (SSRF checks).
 //! * [`reading_order`]: the order of a series' volumes.
+//! * [`request_options`]: the options a request was stored with.
 //! * [`analysis`]: what the analysis of a passage finds.
+//! * [`llm_protocol`]: the JSON messages of the analysis and review protocols,
+//!   shared by the pipeline and the provider simulator.
 //! * [`licence`]: the installation's licence: plans, word quota, ledger.
+//! * [`tenancy`]: who may see or change a thing, one rule for every kind.
 //! * [`telemetry`]: metric points and the trace context carried between processes.
 //! * [`batching`]: how the translation stage packs passages into provider calls.
-//! * [`test_env`]: what every crate's tests do when a server, the corpus or a
-//!   tool is missing, and how `CI` is read.
+//! * [`test_env`]: the CI rule for a missing precondition, left for the
+//!   provider simulator's tests; every other test reads `dragoman_testing`.
 
 pub mod analysis;
 pub mod batching;
@@ -27,6 +32,7 @@ pub mod clock;
 pub mod coordination;
 pub mod db;
 pub mod db_watch;
+pub mod documents;
 pub mod entities;
 pub mod error;
 pub mod estimate;
@@ -34,14 +40,17 @@ pub mod exports;
 pub mod fallback;
 pub mod ids;
 pub mod licence;
+pub mod llm_protocol;
 pub mod payload;
 pub mod provider_default;
 pub mod provider_input;
 pub mod quality;
 pub mod reading_order;
+pub mod request_options;
 pub mod server_key;
 pub mod steps;
 pub mod telemetry;
+pub mod tenancy;
 pub mod test_env;
 pub mod tokens;
 pub mod upload;

@@ -11,8 +11,9 @@ use crate::vocab::{
     AnalysisMode, CallbackEvent, ContextBackend, InputKind, Issue, IssueKind, Priority, Quality,
     ResultFormat,
 };
+use crate::vocab::{IssueContext, LocPart};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// A JSON translation request (spec 2.4): one volume of a series and its
@@ -185,8 +186,8 @@ pub struct OutputOptions {
     pub format: Option<ResultFormat>,
 }
 
-fn at(path: &[Value]) -> Vec<Value> {
-    let mut loc = vec![json!("body")];
+fn at(path: &[LocPart]) -> Vec<LocPart> {
+    let mut loc = vec![LocPart::from("body")];
     loc.extend_from_slice(path);
     loc
 }
@@ -259,86 +260,109 @@ impl std::fmt::Display for LanguagePair {
     }
 }
 
+/// The issues a check found, in the order its rules ran.
+#[derive(Default)]
+struct Issues(Vec<Issue>);
+
+impl Issues {
+    fn push(&mut self, path: &[LocPart], kind: IssueKind, ctx: Option<IssueContext>) {
+        self.0.push(Issue {
+            loc: at(path),
+            kind,
+            ctx: ctx.map(Box::new),
+        });
+    }
+}
+
 impl TranslationPayload {
     /// Every rule of 2.4 that the types alone do not enforce. For an upload
     /// (`input` other than JSON) the chapters come from its files and are
     /// counted once read, and `epub` is a format only an EPUB can have.
     pub fn check(&self, input: InputKind, max_chapters: usize) -> Vec<Issue> {
-        let mut issues = Vec::new();
-        let mut push = |path: &[Value], kind: IssueKind, ctx: Option<Value>| {
-            issues.push(Issue {
-                loc: at(path),
-                kind,
-                ctx,
-            });
-        };
+        let mut issues = Issues::default();
+        self.check_book(input, &mut issues);
+        self.check_chapters(input, max_chapters, &mut issues);
+        self.check_options(input, &mut issues);
+        self.check_callbacks(&mut issues);
+        issues.0
+    }
+
+    /// The book's identity: its external id, its series, its volume, its
+    /// title, author and languages.
+    fn check_book(&self, input: InputKind, issues: &mut Issues) {
         if let Some(id) = &self.external_id
             && !valid_external_id(id)
         {
-            push(&[json!("external_id")], IssueKind::Pattern, None);
+            issues.push(&[LocPart::from("external_id")], IssueKind::Pattern, None);
         }
         match (&self.series.id, &self.series.name) {
-            (None, None) => push(
-                &[json!("series")],
+            (None, None) => issues.push(
+                &[LocPart::from("series")],
                 IssueKind::Missing,
-                Some(json!({"fields": "id or name"})),
+                Some(IssueContext::new().fields("id or name")),
             ),
-            (_, Some(name)) if !valid_series_name(name) => push(
-                &[json!("series"), json!("name")],
+            (_, Some(name)) if !valid_series_name(name) => issues.push(
+                &[LocPart::from("series"), LocPart::from("name")],
                 IssueKind::StringTooLong,
-                Some(json!({"min": 1, "max": 500})),
+                Some(IssueContext::new().min(1).max(500)),
             ),
-            (Some(id), _) if id.is_empty() || id.len() > 36 => push(
-                &[json!("series"), json!("id")],
+            (Some(id), _) if id.is_empty() || id.len() > 36 => issues.push(
+                &[LocPart::from("series"), LocPart::from("id")],
                 IssueKind::StringTooLong,
-                Some(json!({"max": 36})),
+                Some(IssueContext::new().max(36)),
             ),
             _ => {}
         }
         if let Some(id) = &self.volume.external_id
             && !valid_external_id(id)
         {
-            push(
-                &[json!("volume"), json!("external_id")],
+            issues.push(
+                &[LocPart::from("volume"), LocPart::from("external_id")],
                 IssueKind::Pattern,
                 None,
             );
         }
         match (self.volume.number, self.volume.latest) {
-            (Some(_), true) => push(
-                &[json!("volume"), json!("latest")],
+            (Some(_), true) => issues.push(
+                &[LocPart::from("volume"), LocPart::from("latest")],
                 IssueKind::ValueError,
-                Some(json!({"conflicts_with": "number"})),
+                Some(IssueContext::new().conflicts_with("number")),
             ),
             // An EPUB without a volume takes the number its file name gives.
-            (None, false) if self.volume.external_id.is_none() && input != InputKind::Epub => push(
-                &[json!("volume"), json!("number")],
-                IssueKind::Missing,
-                None,
-            ),
-            (Some(n), false) if !VOLUME_NUMBERS.contains(&n) => push(
-                &[json!("volume"), json!("number")],
+            (None, false) if self.volume.external_id.is_none() && input != InputKind::Epub => {
+                issues.push(
+                    &[LocPart::from("volume"), LocPart::from("number")],
+                    IssueKind::Missing,
+                    None,
+                )
+            }
+            (Some(n), false) if !VOLUME_NUMBERS.contains(&n) => issues.push(
+                &[LocPart::from("volume"), LocPart::from("number")],
                 IssueKind::OutOfRange,
-                Some(json!({"min": VOLUME_NUMBERS.start(), "max": VOLUME_NUMBERS.end()})),
+                Some(
+                    IssueContext::new()
+                        .min(*VOLUME_NUMBERS.start())
+                        .max(*VOLUME_NUMBERS.end()),
+                ),
             ),
             _ => {}
         }
         if let Some(title) = &self.volume.title
             && title.chars().count() > 500
         {
-            push(
-                &[json!("volume"), json!("title")],
+            issues.push(
+                &[LocPart::from("volume"), LocPart::from("title")],
                 IssueKind::StringTooLong,
-                Some(json!({"max": 500})),
+                Some(IssueContext::new().max(500)),
             );
         }
         if let Some(author) = &self.author
             && author.chars().count() > 500
         {
-            push(
-                &[json!("author")],
+            issues.push(
+                &[LocPart::from("author")],
                 IssueKind::StringTooLong,
-                Some(json!({"max": 500})),
+                Some(IssueContext::new().max(500)),
             );
         }
         for (field, tag) in [
@@ -346,38 +370,50 @@ impl TranslationPayload {
             ("target_language", &self.target_language),
         ] {
             if !valid_language(tag) {
-                push(
-                    &[json!(field)],
+                issues.push(
+                    &[LocPart::from(field)],
                     IssueKind::Pattern,
-                    Some(json!({"max": 35})),
+                    Some(IssueContext::new().max(35)),
                 );
             }
         }
+    }
+
+    /// The chapters of a JSON request: how many, and each one's fields.
+    fn check_chapters(&self, input: InputKind, max_chapters: usize, issues: &mut Issues) {
         if input != InputKind::Json {
             // Counted by the upload's rules once its files are read.
         } else if self.chapters.is_empty() {
-            push(&[json!("chapters")], IssueKind::EmptyList, None);
+            issues.push(&[LocPart::from("chapters")], IssueKind::EmptyList, None);
         } else if self.chapters.len() > max_chapters {
-            push(
-                &[json!("chapters")],
+            issues.push(
+                &[LocPart::from("chapters")],
                 IssueKind::TooMany,
-                Some(json!({"max": max_chapters})),
+                Some(IssueContext::new().max(max_chapters)),
             );
         }
         let mut numbers = std::collections::HashSet::new();
         let mut external_ids = std::collections::HashSet::new();
         for (index, chapter) in self.chapters.iter().enumerate() {
-            let base = [json!("chapters"), json!(index)];
+            let base = [LocPart::from("chapters"), LocPart::from(index)];
             if let Some(id) = &chapter.external_id {
                 if !valid_external_id(id) {
-                    push(
-                        &[base[0].clone(), base[1].clone(), json!("external_id")],
+                    issues.push(
+                        &[
+                            base[0].clone(),
+                            base[1].clone(),
+                            LocPart::from("external_id"),
+                        ],
                         IssueKind::Pattern,
                         None,
                     );
                 } else if !external_ids.insert(id.clone()) {
-                    push(
-                        &[base[0].clone(), base[1].clone(), json!("external_id")],
+                    issues.push(
+                        &[
+                            base[0].clone(),
+                            base[1].clone(),
+                            LocPart::from("external_id"),
+                        ],
                         IssueKind::Duplicate,
                         None,
                     );
@@ -385,14 +421,14 @@ impl TranslationPayload {
             }
             if let Some(number) = chapter.number {
                 if !(0..=100_000).contains(&number) {
-                    push(
-                        &[base[0].clone(), base[1].clone(), json!("number")],
+                    issues.push(
+                        &[base[0].clone(), base[1].clone(), LocPart::from("number")],
                         IssueKind::OutOfRange,
-                        Some(json!({"min": 0, "max": 100000})),
+                        Some(IssueContext::new().min(0).max(100000)),
                     );
                 } else if !numbers.insert((number, chapter.part.unwrap_or(1))) {
-                    push(
-                        &[base[0].clone(), base[1].clone(), json!("number")],
+                    issues.push(
+                        &[base[0].clone(), base[1].clone(), LocPart::from("number")],
                         IssueKind::Duplicate,
                         None,
                     );
@@ -400,51 +436,55 @@ impl TranslationPayload {
             }
             if let Some(part) = chapter.part {
                 if chapter.number.is_none() {
-                    push(
-                        &[base[0].clone(), base[1].clone(), json!("part")],
+                    issues.push(
+                        &[base[0].clone(), base[1].clone(), LocPart::from("part")],
                         IssueKind::ValueError,
-                        Some(json!({"requires": "number"})),
+                        Some(IssueContext::new().requires("number")),
                     );
                 } else if !(1..=1000).contains(&part) {
-                    push(
-                        &[base[0].clone(), base[1].clone(), json!("part")],
+                    issues.push(
+                        &[base[0].clone(), base[1].clone(), LocPart::from("part")],
                         IssueKind::OutOfRange,
-                        Some(json!({"min": 1, "max": 1000})),
+                        Some(IssueContext::new().min(1).max(1000)),
                     );
                 }
             }
             if let Some(title) = &chapter.title
                 && title.chars().count() > 500
             {
-                push(
-                    &[base[0].clone(), base[1].clone(), json!("title")],
+                issues.push(
+                    &[base[0].clone(), base[1].clone(), LocPart::from("title")],
                     IssueKind::StringTooLong,
-                    Some(json!({"max": 500})),
+                    Some(IssueContext::new().max(500)),
                 );
             }
             if chapter.content.trim().is_empty() {
-                push(
-                    &[base[0].clone(), base[1].clone(), json!("content")],
+                issues.push(
+                    &[base[0].clone(), base[1].clone(), LocPart::from("content")],
                     IssueKind::StringTooShort,
-                    Some(json!({"min": 1})),
+                    Some(IssueContext::new().min(1)),
                 );
             }
         }
+    }
+
+    /// The options of the translation and of its result.
+    fn check_options(&self, input: InputKind, issues: &mut Issues) {
         if self.discard_human && !self.replace_changed_chapters {
-            push(
-                &[json!("discard_human")],
+            issues.push(
+                &[LocPart::from("discard_human")],
                 IssueKind::ValueError,
-                Some(json!({"requires": "replace_changed_chapters"})),
+                Some(IssueContext::new().requires("replace_changed_chapters")),
             );
         }
         let p = &self.pipeline;
         if let Some(threads) = p.threads
             && !(1..=64).contains(&threads)
         {
-            push(
-                &[json!("pipeline"), json!("threads")],
+            issues.push(
+                &[LocPart::from("pipeline"), LocPart::from("threads")],
                 IssueKind::OutOfRange,
-                Some(json!({"min": 1, "max": 64})),
+                Some(IssueContext::new().min(1).max(64)),
             );
         }
         if let Some(format) = self.output.format
@@ -455,12 +495,16 @@ impl TranslationPayload {
                 .iter()
                 .map(|f| f.as_str())
                 .collect();
-            push(
-                &[json!("output"), json!("format")],
+            issues.push(
+                &[LocPart::from("output"), LocPart::from("format")],
                 IssueKind::Enum,
-                Some(json!({"expected": expected.join(", ")})),
+                Some(IssueContext::new().expected(expected.join(", "))),
             );
         }
+    }
+
+    /// The events the callback is asked for.
+    fn check_callbacks(&self, issues: &mut Issues) {
         // The callback URL's form is checked with its host and addresses
         // (422 `callback_refused`, spec 4.2), not here.
         let events_len: usize = self
@@ -470,10 +514,10 @@ impl TranslationPayload {
             .sum::<usize>()
             + self.callback_events.len().saturating_sub(1);
         if events_len > 200 {
-            push(
-                &[json!("callback_events")],
+            issues.push(
+                &[LocPart::from("callback_events")],
                 IssueKind::StringTooLong,
-                Some(json!({"max": 200})),
+                Some(IssueContext::new().max(200)),
             );
         }
         for (index, event) in self.callback_events.iter().enumerate() {
@@ -482,21 +526,20 @@ impl TranslationPayload {
                     .iter()
                     .map(|e| e.as_str())
                     .collect();
-                push(
-                    &[json!("callback_events"), json!(index)],
+                issues.push(
+                    &[LocPart::from("callback_events"), LocPart::from(index)],
                     IssueKind::Enum,
-                    Some(json!({"expected": expected.join(", ")})),
+                    Some(IssueContext::new().expected(expected.join(", "))),
                 );
             }
         }
         if !self.callback_events.is_empty() && self.callback_url.is_none() {
-            push(
-                &[json!("callback_events")],
+            issues.push(
+                &[LocPart::from("callback_events")],
                 IssueKind::ValueError,
-                Some(json!({"requires": "callback_url"})),
+                Some(IssueContext::new().requires("callback_url")),
             );
         }
-        issues
     }
 
     pub fn start(&self) -> bool {
@@ -520,6 +563,7 @@ impl TranslationPayload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn payload() -> TranslationPayload {
         serde_json::from_value(json!({
@@ -562,7 +606,7 @@ mod tests {
                 (
                     i.loc
                         .iter()
-                        .map(|v| v.to_string())
+                        .map(|v| serde_json::to_string(v).expect("a location serialises"))
                         .collect::<Vec<_>>()
                         .join("/"),
                     i.kind.as_str(),

@@ -15,17 +15,18 @@ use std::collections::HashMap;
 pub const MAJOR_PENALTY: u32 = 15;
 
 /// One kind of problem found in a passage: how many times, what it cost.
+/// Fields in alphabetical order, the order reports have always listed them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[schema(as = QualitySignal)]
 pub struct Signal {
     pub code: SignalCode,
     #[serde(default)]
     pub count: u32,
-    #[serde(default)]
-    pub penalty: u32,
     /// A short sentence naming what was found.
     #[serde(default)]
     pub message: String,
+    #[serde(default)]
+    pub penalty: u32,
 }
 
 impl Signal {

@@ -14,8 +14,8 @@ use crate::vocab::{
     AnalysisMode, CallbackEvent, ContextBackend, InputKind, Issue, IssueKind, Priority, Quality,
     ResultFormat, Split,
 };
+use crate::vocab::{IssueContext, LocPart};
 use serde::{Deserialize, Deserializer};
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 /// `volume`: a number, or `latest` (spec 2.5).
@@ -158,7 +158,8 @@ impl UploadForm {
                 .map(|name| {
                     name.parse::<CallbackEvent>().map_err(|_| {
                         Issue::at("body", "callback_events", IssueKind::Enum).with_ctx(
-                            json!({"expected": CallbackEvent::ChaptersTranslated.as_str()}),
+                            IssueContext::new()
+                                .expected(CallbackEvent::ChaptersTranslated.as_str()),
                         )
                     })
                 })
@@ -245,8 +246,8 @@ pub fn file_type(name: &str) -> FileType {
 
 /// The form field a payload location stands for: `volume.number` is the
 /// `volume` field, `pipeline.threads` is `threads`, and so on.
-pub fn form_loc(loc: &[Value]) -> Vec<Value> {
-    let parts: Vec<&str> = loc.iter().skip(1).filter_map(Value::as_str).collect();
+pub fn form_loc(loc: &[LocPart]) -> Vec<LocPart> {
+    let parts: Vec<&str> = loc.iter().skip(1).filter_map(LocPart::as_str).collect();
     let field = match parts.as_slice() {
         ["series", "id", ..] => "series_id",
         ["series", ..] => "series",
@@ -258,7 +259,7 @@ pub fn form_loc(loc: &[Value]) -> Vec<Value> {
         [first, ..] => first,
         [] => return loc.to_vec(),
     };
-    vec![json!("body"), json!(field)]
+    vec![LocPart::from("body"), LocPart::from(field)]
 }
 
 /// The rules of an upload, with the payload's own located at form fields.
@@ -281,24 +282,30 @@ pub fn check(
     let field = |name: &str, kind: IssueKind| Issue::at("body", name, kind);
     if payload.series.id.is_some() && payload.series.name.is_some() {
         issues.push(
-            field("series_id", IssueKind::ValueError).with_ctx(json!({"conflicts_with": "series"})),
+            field("series_id", IssueKind::ValueError)
+                .with_ctx(IssueContext::new().conflicts_with("series")),
         );
     }
     // A series and a volume are required by the payload's rules; an EPUB
     // has them filled from what it states before this check.
     let chapters_kind = matches!(input, InputKind::Txt | InputKind::Docx);
     if payload.volume.latest && input != InputKind::Txt {
-        issues.push(field("volume", IssueKind::ValueError).with_ctx(json!({"latest": "TXT only"})));
+        issues.push(
+            field("volume", IssueKind::ValueError).with_ctx(IssueContext::new().latest("TXT only")),
+        );
     }
     if split == Split::Headings && !chapters_kind {
         issues.push(
-            field("split", IssueKind::ValueError).with_ctx(json!({"split": "TXT or DOCX only"})),
+            field("split", IssueKind::ValueError)
+                .with_ctx(IssueContext::new().split("TXT or DOCX only")),
         );
     }
     if chapters == 0 {
         issues.push(field("file", IssueKind::EmptyList));
     } else if chapters > max_chapters {
-        issues.push(field("files", IssueKind::TooMany).with_ctx(json!({"max": max_chapters})));
+        issues.push(
+            field("files", IssueKind::TooMany).with_ctx(IssueContext::new().max(max_chapters)),
+        );
     }
     issues.dedup();
     issues
@@ -342,7 +349,7 @@ mod tests {
             .map(|i| {
                 i.loc
                     .get(1)
-                    .and_then(Value::as_str)
+                    .and_then(LocPart::as_str)
                     .unwrap_or("")
                     .to_owned()
             })

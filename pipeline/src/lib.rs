@@ -1,7 +1,6 @@
 //! The Pipeline service: the providers an administrator configures, the
 //! provider clients, the batch translation ladder, the analysis and review
-//! passes, the worker loop that runs jobs, usage and cost, and the provider
-//! simulator.
+//! passes, the worker loop that runs jobs, and usage and cost.
 pub mod analysis;
 pub mod call_metrics;
 pub mod error;
@@ -10,7 +9,6 @@ pub mod providers;
 pub mod quality;
 pub mod review;
 pub mod service;
-pub mod simulator;
 pub mod titles;
 pub mod translate;
 pub mod worker;

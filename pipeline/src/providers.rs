@@ -6,7 +6,7 @@ use crate::error::PipelineError;
 use crate::llm::default_base_url;
 use dragoman_model::entities::{provider, series};
 use dragoman_model::provider_input::NewProvider;
-use dragoman_model::vocab::{Issue, IssueKind, ProviderKind};
+use dragoman_model::vocab::{Issue, IssueContext, IssueKind, ProviderKind};
 use dragoman_model::{clock, ids};
 use dragoman_model::{fallback, provider_default};
 use dragoman_proto::v1::{AddProviderRequest, Provider, ProviderAdmin};
@@ -14,7 +14,6 @@ use dragoman_proto::wire::{self, WireEnum};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
-use serde_json::json;
 
 /// Concurrent calls a provider accepts from the whole installation when the
 /// administrator does not say.
@@ -135,7 +134,7 @@ pub fn from_message(input: AddProviderRequest) -> Result<NewProvider, PipelineEr
     wire::new_provider(input).map_err(|e| {
         PipelineError::Invalid(vec![
             Issue::at("body", e.field, IssueKind::Enum)
-                .with_ctx(json!({"expected": ProviderKind::expected()})),
+                .with_ctx(IssueContext::new().expected(ProviderKind::expected())),
         ])
     })
 }
@@ -154,12 +153,12 @@ impl ProviderRules for NewProvider {
             if count < min {
                 issues.push(
                     Issue::at("body", field, IssueKind::StringTooShort)
-                        .with_ctx(json!({"min": min})),
+                        .with_ctx(IssueContext::new().min(min)),
                 );
             } else if text.chars().count() > max {
                 issues.push(
                     Issue::at("body", field, IssueKind::StringTooLong)
-                        .with_ctx(json!({"max": max})),
+                        .with_ctx(IssueContext::new().max(max)),
                 );
             }
         };
@@ -189,7 +188,7 @@ impl ProviderRules for NewProvider {
         {
             issues.push(
                 Issue::at("body", "capacity", IssueKind::OutOfRange)
-                    .with_ctx(json!({"min": 1, "max": 10000})),
+                    .with_ctx(IssueContext::new().min(1).max(10000)),
             );
         }
         issues
@@ -277,7 +276,7 @@ async fn fallback_of(
             .collect();
         issues.push(
             Issue::at("body", "fallback", IssueKind::Enum)
-                .with_ctx(json!({"expected": names.join(", ")})),
+                .with_ctx(IssueContext::new().expected(names.join(", "))),
         );
         return Ok(None);
     };
@@ -300,7 +299,7 @@ async fn fallback_of(
     if !fallback::is_cheaper(&found, &candidate) {
         issues.push(
             Issue::at("body", "fallback", IssueKind::ValueError)
-                .with_ctx(json!({"reason": "not_cheaper"})),
+                .with_ctx(IssueContext::new().reason("not_cheaper")),
         );
         return Ok(None);
     }
@@ -310,6 +309,7 @@ async fn fallback_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn provider(kind: ProviderKind) -> NewProvider {
         NewProvider {
@@ -358,10 +358,7 @@ mod tests {
             if *kind == ProviderKind::OpenAi {
                 assert_eq!(
                     issues,
-                    vec![(
-                        "\"body\"/\"base_url\"".to_owned(),
-                        IssueKind::StringTooShort
-                    )]
+                    vec![("body/base_url".to_owned(), IssueKind::StringTooShort)]
                 );
             } else {
                 assert!(issues.is_empty(), "{kind}: {issues:?}");
@@ -479,11 +476,17 @@ mod tests {
 
         let unknown = refused_on_fallback(add(&db, priced("x", 5.0, 5.0, Some("nope"))).await);
         assert_eq!(unknown.kind, IssueKind::Enum);
-        assert_eq!(unknown.ctx, Some(json!({"expected": "cheap, dear"})));
+        assert_eq!(
+            unknown.ctx.as_deref(),
+            Some(&IssueContext::new().expected("cheap, dear"))
+        );
 
         let dearer = refused_on_fallback(add(&db, priced("y", 0.1, 0.1, Some("dear"))).await);
         assert_eq!(dearer.kind, IssueKind::ValueError);
-        assert_eq!(dearer.ctx, Some(json!({"reason": "not_cheaper"})));
+        assert_eq!(
+            dearer.ctx.as_deref(),
+            Some(&IssueContext::new().reason("not_cheaper"))
+        );
         // Without its own prices nothing is cheaper than a provider.
         let mut unpriced = priced("z", 1.0, 1.0, Some("cheap"));
         unpriced.price_output = None;

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use dragoman_pipeline::llm::{
     AccountIds, Completion, LlmClient, LlmError, ProviderConfig, ProviderKind, cost,
 };
-use dragoman_pipeline::simulator::{RunningSimulator, SimulatorConfig};
 use dragoman_pipeline::translate::{
     CallRecord, PassageIn, PassageOutcome, RetryPolicy, SYSTEM_PROMPT, TranslateJob,
     check_placeholders, estimate_tokens, parse_answer, plan_batches, reason, translate,
     user_message,
 };
+use dragoman_simulator::{RunningSimulator, SimulatorConfig};
 
 /// The ChatGPT account a `codex_chatgpt` client of these tests names.
 const ACCOUNT: &str = "acc-sim";

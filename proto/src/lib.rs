@@ -4,6 +4,7 @@
 //! hold a remote service behind the same trait as a local one, with the
 //! trace context each call carries.
 pub mod api_status;
+pub mod documents;
 pub mod principal;
 pub mod remote;
 pub mod remote_trace;

@@ -22,6 +22,13 @@ pub struct Principal {
     pub admin: bool,
 }
 
+impl Principal {
+    /// The principal as the tenancy rule sees it.
+    pub fn acting(&self) -> dragoman_model::tenancy::Acting<'_> {
+        dragoman_model::tenancy::Acting::new(&self.account_id, self.admin)
+    }
+}
+
 /// The secret that proves a call comes from a process of this installation.
 #[derive(Clone)]
 pub struct InternalCredential(String);

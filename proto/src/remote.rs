@@ -93,8 +93,8 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, crate::v1::s
     delete_book(ProjectRef) -> Deleted;
     start_job(StartJobRequest) -> RequestDocument;
     list_jobs(ListJobsRequest) -> JsonDocument;
-    estimate_job(EstimateJobRequest) -> JsonDocument;
-    licence_status(StatusRequest) -> JsonDocument;
+    estimate_job(EstimateJobRequest) -> JobEstimate;
+    licence_status(StatusRequest) -> crate::v1::LicenceStatusView;
 });
 
 remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, crate::v1::pipeline_server::SERVICE_NAME, {
@@ -129,32 +129,32 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_ser
     create_glossary(CreateGlossaryRequest) -> SharedGlossary;
     get_glossary(GlossaryRef) -> SharedGlossary;
     export_glossary(ExportGlossaryRequest) -> GlossaryFile;
-    import_glossary(ImportGlossaryRequest) -> JsonDocument;
+    import_glossary(ImportGlossaryRequest) -> ImportReport;
     get_series_glossary(SeriesGlossaryRequest) -> SeriesGlossary;
     attach_glossary(AttachGlossaryRequest) -> SeriesGlossary;
     list_books(ListBooksRequest) -> BookList;
     book_context(BookContextRequest) -> JsonDocument;
     book_revision(ProjectRef) -> JsonDocument;
     series_context(SeriesGlossaryRequest) -> JsonDocument;
-    get_book(ProjectRef) -> JsonDocument;
-    list_chapters(ProjectRef) -> JsonDocument;
-    book_quality(ProjectRef) -> JsonDocument;
-    series_consistency(SeriesGlossaryRequest) -> JsonDocument;
+    get_book(ProjectRef) -> BookDetail;
+    list_chapters(ProjectRef) -> ChapterList;
+    book_quality(ProjectRef) -> BookQualityReport;
+    series_consistency(SeriesGlossaryRequest) -> ConsistencyReport;
     add_term(PutTermRequest) -> Term;
     edit_term(EditTermRequest) -> Term;
     delete_term(TermRef) -> Deleted;
-    propagate_term(PropagateTermRequest) -> JsonDocument;
-    external_memory_status(StatusRequest) -> JsonDocument;
-    retry_memory_outbox(StatusRequest) -> JsonDocument;
-    get_memory_cleanup_settings(StatusRequest) -> JsonDocument;
-    update_memory_cleanup_settings(UpdateMemoryCleanupSettingsRequest) -> JsonDocument;
-    list_memory_cleanups(StatusRequest) -> JsonDocument;
-    act_on_memory_cleanup(MemoryCleanupActionRequest) -> JsonDocument;
-    act_on_memory_orphans(MemoryOrphansRequest) -> JsonDocument;
-    get_memory_orphan_schedule(StatusRequest) -> JsonDocument;
-    update_memory_orphan_schedule(UpdateMemoryOrphanScheduleRequest) -> JsonDocument;
-    memory_scope_status(MemoryScopeRef) -> JsonDocument;
-    act_on_memory_scope(MemoryScopeActionRequest) -> JsonDocument;
+    propagate_term(PropagateTermRequest) -> PropagationReport;
+    external_memory_status(StatusRequest) -> crate::v1::ExternalMemoryStatusView;
+    retry_memory_outbox(StatusRequest) -> crate::v1::MemoryOutboxRetried;
+    get_memory_cleanup_settings(StatusRequest) -> crate::v1::MemoryCleanupSettingsView;
+    update_memory_cleanup_settings(UpdateMemoryCleanupSettingsRequest) -> crate::v1::MemoryCleanupSettingsView;
+    list_memory_cleanups(StatusRequest) -> crate::v1::MemoryCleanupList;
+    act_on_memory_cleanup(MemoryCleanupActionRequest) -> crate::v1::MemoryCleanupRecord;
+    act_on_memory_orphans(MemoryOrphansRequest) -> crate::v1::MemoryOrphanScan;
+    get_memory_orphan_schedule(StatusRequest) -> crate::v1::MemoryOrphanScheduleView;
+    update_memory_orphan_schedule(UpdateMemoryOrphanScheduleRequest) -> crate::v1::MemoryOrphanScheduleView;
+    memory_scope_status(MemoryScopeRef) -> crate::v1::MemoryScopeStatusView;
+    act_on_memory_scope(MemoryScopeActionRequest) -> crate::v1::MemoryScopeOutcome;
 });
 
 #[cfg(test)]
@@ -301,7 +301,7 @@ mod tests {
         async fn import_glossary(
             &self,
             _: Request<v1::ImportGlossaryRequest>,
-        ) -> Result<Response<v1::JsonDocument>, Status> {
+        ) -> Result<Response<v1::ImportReport>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
@@ -346,28 +346,31 @@ mod tests {
         ) -> Result<Response<v1::JsonDocument>, Status> {
             Err(Status::unimplemented("fake"))
         }
-        async fn get_book(&self, _: Request<ProjectRef>) -> Result<Response<JsonDocument>, Status> {
+        async fn get_book(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<v1::BookDetail>, Status> {
             Err(Status::unimplemented("get_book"))
         }
 
         async fn list_chapters(
             &self,
             _: Request<ProjectRef>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::ChapterList>, Status> {
             Err(Status::unimplemented("list_chapters"))
         }
 
         async fn book_quality(
             &self,
             _: Request<ProjectRef>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::BookQualityReport>, Status> {
             Err(Status::unimplemented("book_quality"))
         }
 
         async fn series_consistency(
             &self,
             _: Request<SeriesGlossaryRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::ConsistencyReport>, Status> {
             Err(Status::unimplemented("series_consistency"))
         }
 
@@ -386,84 +389,84 @@ mod tests {
         async fn propagate_term(
             &self,
             _: Request<PropagateTermRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::PropagationReport>, Status> {
             Err(Status::unimplemented("propagate_term"))
         }
 
         async fn external_memory_status(
             &self,
             _: Request<StatusRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::ExternalMemoryStatusView>, Status> {
             Err(Status::unimplemented("external_memory_status"))
         }
 
         async fn retry_memory_outbox(
             &self,
             _: Request<StatusRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryOutboxRetried>, Status> {
             Err(Status::unimplemented("retry_memory_outbox"))
         }
 
         async fn get_memory_cleanup_settings(
             &self,
             _: Request<StatusRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryCleanupSettingsView>, Status> {
             Err(Status::unimplemented("get_memory_cleanup_settings"))
         }
 
         async fn update_memory_cleanup_settings(
             &self,
             _: Request<UpdateMemoryCleanupSettingsRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryCleanupSettingsView>, Status> {
             Err(Status::unimplemented("update_memory_cleanup_settings"))
         }
 
         async fn list_memory_cleanups(
             &self,
             _: Request<StatusRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryCleanupList>, Status> {
             Err(Status::unimplemented("list_memory_cleanups"))
         }
 
         async fn act_on_memory_cleanup(
             &self,
             _: Request<MemoryCleanupActionRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryCleanupRecord>, Status> {
             Err(Status::unimplemented("act_on_memory_cleanup"))
         }
 
         async fn act_on_memory_orphans(
             &self,
             _: Request<MemoryOrphansRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryOrphanScan>, Status> {
             Err(Status::unimplemented("act_on_memory_orphans"))
         }
 
         async fn get_memory_orphan_schedule(
             &self,
             _: Request<StatusRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryOrphanScheduleView>, Status> {
             Err(Status::unimplemented("get_memory_orphan_schedule"))
         }
 
         async fn update_memory_orphan_schedule(
             &self,
             _: Request<UpdateMemoryOrphanScheduleRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryOrphanScheduleView>, Status> {
             Err(Status::unimplemented("update_memory_orphan_schedule"))
         }
 
         async fn memory_scope_status(
             &self,
             _: Request<MemoryScopeRef>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryScopeStatusView>, Status> {
             Err(Status::unimplemented("memory_scope_status"))
         }
 
         async fn act_on_memory_scope(
             &self,
             _: Request<MemoryScopeActionRequest>,
-        ) -> Result<Response<JsonDocument>, Status> {
+        ) -> Result<Response<v1::MemoryScopeOutcome>, Status> {
             Err(Status::unimplemented("act_on_memory_scope"))
         }
     }

@@ -57,6 +57,7 @@ use dragoman_model::{clock, ids};
 use dragoman_scheduler::lifecycle::job_start::StartSettings;
 use dragoman_scheduler::lifecycle::queue::QueueSettings;
 use dragoman_scheduler::lifecycle::{Dispatcher, lease};
+use dragoman_testing::TestDatabase;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait,
@@ -79,10 +80,7 @@ const GROUPED: &str = "SELECT priority, account_id, token_id, MIN(created_at) FR
                        WHERE status = 'pending' GROUP BY priority, account_id, token_id";
 
 fn main() {
-    let Some(url) = std::env::var("TEST_DATABASE_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-    else {
+    let Some(url) = dragoman_testing::env::test_database_url() else {
         eprintln!(
             "TEST_DATABASE_URL is not set: the dispatch benchmark needs a postgres:// URL or sqlite:"
         );
@@ -111,11 +109,8 @@ fn main() {
 
 /// Where a part's database lives, to drop it after.
 enum Home {
-    /// A PostgreSQL database on the server of `admin`.
-    Postgres {
-        admin: DatabaseConnection,
-        name: String,
-    },
+    /// A throwaway PostgreSQL database, dropped with its handle.
+    Postgres(TestDatabase),
     /// A SQLite file.
     Sqlite(PathBuf),
 }
@@ -143,22 +138,11 @@ async fn fresh_database(url: &str) -> (Home, DatabaseConnection) {
             .expect("bench database");
         return (Home::Sqlite(path), db);
     }
-    let admin = dragoman_model::db::connect(url)
-        .await
-        .expect("TEST_DATABASE_URL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create database");
-    let (server, query) = match url.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (url, String::new()),
-    };
-    let (server, _) = server.rsplit_once('/').expect("database URL with a path");
-    let db = dragoman_model::db::connect(&format!("{server}/{name}{query}"))
+    let database = TestDatabase::create(url, "dragoman_bench").await;
+    let db = dragoman_model::db::connect(database.url())
         .await
         .expect("bench database");
-    (Home::Postgres { admin, name }, db)
+    (Home::Postgres(database), db)
 }
 
 impl World {
@@ -355,7 +339,7 @@ impl World {
                 error: Set(String::new()),
                 stop_reason: Set(String::new()),
                 priority: Set(priority(i)),
-                options: Set(json!({})),
+                options: Set(Default::default()),
                 callback_url: Set(None),
                 callback_events: Set(json!([])),
                 chapters: Set(json!({"ids": []})),
@@ -473,12 +457,7 @@ impl World {
     async fn drop_database(self) {
         let _ = self.db.close().await;
         match self.home {
-            Home::Postgres { admin, name } => {
-                admin
-                    .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                    .await
-                    .expect("drop database");
-            }
+            Home::Postgres(database) => drop(database),
             Home::Sqlite(path) => {
                 for suffix in ["", "-wal", "-shm"] {
                     let mut file = path.clone().into_os_string();

@@ -5,11 +5,11 @@
 use crate::error::SchedulerError;
 use crate::lifecycle::lease::analysis_mode;
 use crate::passage_counts::Counts;
+use dragoman_model::documents::request::{AnalysisProgress, MemoryBackend};
 use dragoman_model::entities::{memory_retrieval, narrative_entity, request, term};
 use dragoman_model::vocab::{AnalysisMode, ContextBackend, Quality};
 use sea_orm::sea_query::{Asterisk, Expr, Func, Query};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, QueryTrait};
-use serde_json::{Value, json};
 
 /// Progress of the analysis stage of one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,25 +27,20 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "mode": self.mode,
-            "done": self.done,
-            "total": self.total,
-            "percent": (self.done * 100).checked_div(self.total).unwrap_or(100),
-            "failed": self.failed,
-            "entities": self.entities,
-            "terms": self.terms,
-        })
+    /// `progress.analysis` of the status document.
+    pub fn to_document(&self) -> AnalysisProgress {
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let size = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        AnalysisProgress {
+            mode: self.mode,
+            done: count(self.done),
+            total: count(self.total),
+            percent: count((self.done * 100).checked_div(self.total).unwrap_or(100)),
+            failed: count(self.failed),
+            entities: size(self.entities),
+            terms: size(self.terms),
+        }
     }
-}
-
-fn option<T: serde::de::DeserializeOwned + Default>(row: &request::Model, key: &str) -> T {
-    row.options
-        .get(key)
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default()
 }
 
 /// The analysis stage's progress; `None` when it does not run (quality
@@ -55,12 +50,7 @@ pub async fn progress(
     row: &request::Model,
     passages: &Counts,
 ) -> Result<Option<Progress>, SchedulerError> {
-    let start = row
-        .options
-        .get("start")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
-    if !start || option::<Quality>(row, "quality") == Quality::Fast {
+    if !row.options.start() || row.options.quality() == Quality::Fast {
         return Ok(None);
     }
     let (entities, terms) = memory_size(db, &row.project_id).await?;
@@ -118,8 +108,8 @@ async fn memory_size(
 pub async fn memory_backend(
     db: &impl ConnectionTrait,
     row: &request::Model,
-) -> Result<Value, SchedulerError> {
-    let requested = option::<ContextBackend>(row, "context_backend");
+) -> Result<MemoryBackend, SchedulerError> {
+    let requested = row.options.context_backend();
     let record = match &row.job_id {
         Some(job_id) => {
             memory_retrieval::Entity::find_by_id(job_id.as_str())
@@ -157,14 +147,14 @@ pub async fn memory_backend(
             }
         }
     };
-    Ok(json!({
-        "backend": requested,
-        "answered_by": answered_by,
-        "note": note,
-        "external_batches": external,
-        "internal_batches": internal,
-        "fallbacks": fallbacks,
-    }))
+    Ok(MemoryBackend {
+        backend: requested,
+        answered_by,
+        note,
+        external_batches: external,
+        internal_batches: internal,
+        fallbacks,
+    })
 }
 
 /// What the memory service records as the reason when no external memory
@@ -178,6 +168,7 @@ mod tests {
     use crate::testing::{Fixture, chapter};
     use dragoman_model::entities::memory_retrieval;
     use sea_orm::{ActiveModelTrait, Set};
+    use serde_json::{Value, json};
 
     async fn hybrid_request(f: &Fixture) -> request::Model {
         let mut body = f.body("Saga", 1, json!([chapter(1, "a\n\nb")]));
@@ -200,12 +191,17 @@ mod tests {
         .expect("retrievals");
     }
 
+    async fn memory_json(f: &Fixture, row: &request::Model) -> Value {
+        let memory = memory_backend(&f.db, row).await.expect("memory");
+        serde_json::to_value(memory).expect("json")
+    }
+
     #[tokio::test]
     async fn the_memory_object_says_which_memory_answered_the_job() {
         let f = Fixture::new().await;
         let row = hybrid_request(&f).await;
         let job_id = row.job_id.clone().expect("a job");
-        let memory = memory_backend(&f.db, &row).await.expect("memory");
+        let memory = memory_json(&f, &row).await;
         assert_eq!(
             memory,
             json!({"backend": "hybrid", "answered_by": "internal",
@@ -214,7 +210,7 @@ mod tests {
         );
 
         record(&f, &job_id, (5, 0, 0), None).await;
-        let memory = memory_backend(&f.db, &row).await.expect("memory");
+        let memory = memory_json(&f, &row).await;
         assert_eq!(memory["answered_by"], "external");
         assert_eq!(memory["note"], "");
         assert_eq!(memory["external_batches"], 5);
@@ -230,7 +226,7 @@ mod tests {
         both.fallbacks = Set(2);
         both.last_error = Set(Some("chroma query: no answer".into()));
         both.update(&f.db).await.expect("update");
-        let memory = memory_backend(&f.db, &row).await.expect("memory");
+        let memory = memory_json(&f, &row).await;
         assert_eq!(memory["answered_by"], "hybrid");
         assert_eq!(
             memory["note"],
@@ -251,7 +247,7 @@ mod tests {
         let row = hybrid_request(&f).await;
         let job_id = row.job_id.clone().expect("a job");
         record(&f, &job_id, (0, 3, 0), Some(NOT_CONFIGURED)).await;
-        let memory = memory_backend(&f.db, &row).await.expect("memory");
+        let memory = memory_json(&f, &row).await;
         assert_eq!(memory["answered_by"], "internal");
         assert_eq!(
             memory["note"],
@@ -262,7 +258,7 @@ mod tests {
         let internal = f
             .accepted(&f.body("Other", 1, json!([chapter(1, "c")])))
             .await;
-        let memory = memory_backend(&f.db, &internal).await.expect("memory");
+        let memory = memory_json(&f, &internal).await;
         assert_eq!(
             (memory["backend"].as_str(), memory["note"].as_str()),
             (Some("internal"), Some(""))

@@ -12,10 +12,11 @@
 use crate::document;
 use crate::error::SchedulerError;
 use crate::lifecycle::queue::QueueSettings;
+use dragoman_model::documents::request::RequestDocument;
 use dragoman_model::entities::{deleted_request, project, request};
-use dragoman_model::vocab::RequestStatus;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
-use serde_json::{Value, json};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
+};
 
 /// Keeps the status document of every request of `volume`, about to be
 /// deleted at `now` in the same transaction.
@@ -31,12 +32,11 @@ pub async fn keep(
         .await?;
     for row in rows {
         let mut kept = document::build(txn, &row, queue).await?;
-        if let Some(fields) = kept.as_object_mut() {
-            fields.insert("volume_deleted_at".into(), json!(now));
-            // The stored result goes with the volume.
-            fields.insert("result".into(), Value::Null);
-            fields.insert("queue".into(), Value::Null);
-        }
+        kept.volume_deleted_at = Some(now);
+        // The stored result goes with the volume.
+        kept.result = None;
+        kept.queue = None;
+        let kept = serde_json::to_value(&kept).map_err(|e| stored(&e))?;
         deleted_request::ActiveModel {
             id: Set(row.id.clone()),
             account_id: Set(row.account_id.clone()),
@@ -64,12 +64,12 @@ pub async fn find(
         .await?)
 }
 
-/// The status a kept document states (a volume is deleted only once its
-/// requests ended).
-pub fn status_of(kept: &deleted_request::Model) -> RequestStatus {
-    kept.document
-        .get("status")
-        .cloned()
-        .and_then(|s| serde_json::from_value(s).ok())
-        .unwrap_or(RequestStatus::Cancelled)
+/// The document kept of a request; a volume is deleted only once its
+/// requests ended.
+pub fn document_of(kept: &deleted_request::Model) -> Result<RequestDocument, SchedulerError> {
+    serde_json::from_value(kept.document.clone()).map_err(|e| stored(&e))
+}
+
+fn stored(error: &serde_json::Error) -> SchedulerError {
+    SchedulerError::Db(DbErr::Json(format!("kept status document: {error}")))
 }

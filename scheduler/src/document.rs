@@ -6,15 +6,20 @@
 use crate::analysis;
 use crate::error::SchedulerError;
 use crate::lifecycle::lease::review_below;
-use crate::lifecycle::queue::{QueueSettings, wait_reason};
+use crate::lifecycle::queue::{QueueSettings, WaitReason, wait_reason};
 use crate::passage_counts::{self, Counts};
 use crate::steps;
+use dragoman_model::documents::request::{
+    ChapterEvents, ChapterItem, ChapterMapping, QueueReason, QueueState, RequestChapters,
+    RequestDocument, RequestOptions, RequestProgress, RequestSummary, StageProgress, StoredResult,
+    WebhookStatus,
+};
 use dragoman_model::entities::{
     autopilot_run, chapter, job, passage, request, result, webhook_delivery,
 };
+use dragoman_model::estimate::Estimate;
 use dragoman_model::vocab::{
-    CallbackEvent, PassageStatus, Quality, RequestStatus, RequestWebhookState, ResultFormat, Stage,
-    WebhookState,
+    CallbackEvent, PassageStatus, Quality, RequestStatus, RequestWebhookState, Stage, WebhookState,
 };
 use dragoman_model::webhook::announced_in;
 use sea_orm::sea_query::Expr;
@@ -22,42 +27,65 @@ use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, JoinType, QueryFilter,
     QueryOrder, QuerySelect, RelationDef,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 
 fn percent(done: usize, total: usize) -> usize {
     (done * 100).checked_div(total).unwrap_or(100)
+}
+
+/// A count as the document states it.
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// One entry of `progress.stages`: what a stage did, or `skipped` (0 of 0,
 /// 0 %) for a stage that does not run, so it never reads as finished. A
 /// stage whose work is not `known` yet (the review, before every passage
 /// was attempted) reads 0 % while it has nothing counted.
-fn stage_entry(stage: Stage, progress: Option<(usize, usize)>, known: bool) -> Value {
+fn stage_entry(stage: Stage, progress: Option<(usize, usize)>, known: bool) -> StageProgress {
     match progress {
-        Some((done, total)) => json!({
-            "key": stage, "done": done, "total": total,
-            "percent": if total == 0 && !known { 0 } else { percent(done, total) },
-            "skipped": false,
-        }),
-        None => json!({"key": stage, "done": 0, "total": 0, "percent": 0, "skipped": true}),
+        Some((done, total)) => StageProgress {
+            key: stage,
+            done: count(done),
+            total: count(total),
+            percent: count(if total == 0 && !known {
+                0
+            } else {
+                percent(done, total)
+            }),
+            skipped: false,
+        },
+        None => StageProgress {
+            key: stage,
+            done: 0,
+            total: 0,
+            percent: 0,
+            skipped: true,
+        },
     }
-}
-
-/// A boolean option of the request, `default` when it is not stored.
-fn flag(row: &request::Model, key: &str, default: bool) -> bool {
-    row.options
-        .get(key)
-        .and_then(Value::as_bool)
-        .unwrap_or(default)
 }
 
 /// The quality the request runs at (`normal` when it named none).
 fn quality(row: &request::Model) -> Quality {
-    row.options
-        .get("quality")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default()
+    row.options.quality()
+}
+
+/// The language the request translates into.
+fn target_language(row: &request::Model) -> &str {
+    row.options.target_language()
+}
+
+/// The options in force as the document states them: those the request
+/// gave, the defaults otherwise (`analysis_mode` and `threads` stay null
+/// when it gave none).
+fn options_in_force(row: &request::Model) -> RequestOptions {
+    RequestOptions {
+        start: row.options.start(),
+        final_review: row.options.final_review(),
+        output_format: row.options.output_format(),
+        analysis_mode: row.options.analysis_mode,
+        threads: row.options.threads,
+    }
 }
 
 /// Whether the review pass takes up, or took up, a passage at `quality`,
@@ -98,7 +126,7 @@ fn in_review(quality: Quality, review_below: i32) -> Condition {
 /// Whether the request runs the review stage: not an import-only request,
 /// nor one without final review, nor quality `fast`.
 fn review_runs(row: &request::Model) -> bool {
-    flag(row, "start", true) && flag(row, "final_review", true) && quality(row) != Quality::Fast
+    row.options.start() && row.options.final_review() && quality(row) != Quality::Fast
 }
 
 /// A webhook delivery as the document reads it: the body only when the
@@ -162,7 +190,7 @@ pub async fn build(
     db: &impl ConnectionTrait,
     row: &request::Model,
     queue: &QueueSettings,
-) -> Result<Value, SchedulerError> {
+) -> Result<RequestDocument, SchedulerError> {
     let ids = row.chapter_ids();
     let chapters = chapter::Entity::find()
         .filter(chapter::Column::Id.is_in(ids.clone()))
@@ -171,50 +199,10 @@ pub async fn build(
         .await?;
     let counts =
         passage_counts::of_chapters(db, ids, in_review(quality(row), review_below(row))).await?;
-    let target = row
-        .options
-        .get("target_language")
-        .and_then(Value::as_str)
-        .unwrap_or("en");
-    let items: Vec<Value> = chapters
+    let target = target_language(row);
+    let items: Vec<ChapterItem> = chapters
         .iter()
-        .map(|c| {
-            let Counts {
-                segments,
-                translated,
-                validated,
-                flagged,
-                ..
-            } = counts.of(&c.id);
-            let kind = c.kind.as_str();
-            // The spec's three fields; the column also keeps an EPUB
-            // chapter's archive path, which is intake's business.
-            let stored = c.mapping.as_ref();
-            let field = |name: &str| stored.and_then(|m| m.get(name)).cloned();
-            let mapping = json!({
-                "confidence": field("confidence").unwrap_or(json!(1.0)),
-                "reason": field("reason").unwrap_or(json!("")),
-                "detected": field("detected").unwrap_or(json!(false)),
-            });
-            json!({
-                "chapter_id": c.id,
-                "external_id": c.external_id,
-                "number": c.number,
-                "kind": kind,
-                "part": c.part,
-                "part_count": c.part_count,
-                "label": c.label,
-                "display_label": display_label(c, target),
-                "position": c.position,
-                "mapping": mapping,
-                "title": c.title,
-                "segments": segments,
-                "translated": translated,
-                "validated": validated,
-                "flagged": flagged,
-                "complete": segments > 0 && translated == segments && flagged == 0,
-            })
-        })
+        .map(|c| chapter_item(c, counts.of(&c.id), target))
         .collect();
     let total = counts.total.segments;
     let translated = counts.total.translated;
@@ -254,7 +242,7 @@ pub async fn build(
         _ if analysing => (Stage::Analysis, steps::ANALYSING.to_owned()),
         _ => (row.stage, row.step.clone()),
     };
-    let stages: Vec<Value> = Stage::ALL
+    let stages: Vec<StageProgress> = Stage::ALL
         .iter()
         .map(|stage| {
             let known = *stage != Stage::Review || finished || attempted == total;
@@ -266,93 +254,160 @@ pub async fn build(
         .order_by_desc(result::Column::CreatedAt)
         .one(db)
         .await?
-        .map(|r| {
-            json!({
-                "format": r.format, "media_type": r.media_type, "filename": r.filename,
-                "size": r.size, "sha256": r.sha256, "created_at": r.created_at,
-            })
+        .map(|r| StoredResult {
+            format: r.format,
+            media_type: r.media_type,
+            filename: r.filename,
+            size: r.size,
+            sha256: r.sha256,
+            created_at: r.created_at,
         });
     let deliveries = deliveries(db, row).await?;
     let finals: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_none()).collect();
     let batches: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_some()).collect();
     let final_event = finals.first();
-    let webhook = json!({
-        "state": RequestWebhookState::of(row.callback_url.is_some(), final_event.map(|d| d.state)),
-        "attempts": final_event.map_or(0, |d| d.attempts),
-        "error": final_event.map(|d| d.last_error.as_str()).unwrap_or_default(),
-    });
-    let state_count = |state: WebhookState| batches.iter().filter(|d| d.state == state).count();
-    let waiting_chapters = waiting_chapters(row, &batches);
-    let options = &row.options;
+    let webhook = WebhookStatus {
+        state: RequestWebhookState::of(row.callback_url.is_some(), final_event.map(|d| d.state)),
+        attempts: final_event.map_or(0, |d| i64::from(d.attempts)),
+        error: final_event
+            .map(|d| d.last_error.clone())
+            .unwrap_or_default(),
+    };
+    let state_count =
+        |state: WebhookState| count(batches.iter().filter(|d| d.state == state).count());
+    let chapter_events = ChapterEvents {
+        event: CallbackEvent::ChaptersTranslated,
+        batches: count(batches.len()),
+        delivered: state_count(WebhookState::Delivered),
+        pending: state_count(WebhookState::Pending),
+        failed: state_count(WebhookState::Failed),
+        waiting_chapters: count(waiting_chapters(row, &batches)),
+        error: batches
+            .iter()
+            .rev()
+            .find(|d| !d.last_error.is_empty())
+            .map(|d| d.last_error.clone())
+            .unwrap_or_default(),
+    };
     // Read now rather than stored: the reason goes away as soon as the job
     // starts or a slot frees, whoever frees it.
     let queue = match &job_row {
-        Some(j) => wait_reason(db, j, queue)
-            .await?
-            .map(|reason| json!({"reason": reason})),
+        Some(j) => wait_reason(db, j, queue).await?.map(|reason| QueueState {
+            reason: queue_reason(reason),
+        }),
         None => None,
     };
-    let chapters_obj = json!({
-        "created": row.chapters.get("created").cloned().unwrap_or(json!(0)),
-        "unchanged": row.chapters.get("unchanged").cloned().unwrap_or(json!(0)),
-        "replaced": row.chapters.get("replaced").cloned().unwrap_or(json!(0)),
-        "items": items,
-        "new": row.chapters.get("new").cloned().unwrap_or(json!([])),
-    });
-    Ok(json!({
-        "request_id": row.id,
-        "external_id": row.external_id,
-        "series_id": row.series_id,
-        "project_id": row.project_id,
-        "job_id": row.job_id,
-        "input": row.input,
-        "status": row.status,
-        "status_url": format!("/api/v1/translation-requests/{}", row.id),
-        "result_url": format!("/api/v1/translation-requests/{}/result", row.id),
-        "created_at": row.created_at,
-        "updated_at": row.updated_at,
-        "finished_at": row.finished_at,
+    let bookkeeping = |key: &str| row.chapters.get(key).and_then(Value::as_i64).unwrap_or(0);
+    let chapters = RequestChapters {
+        created: bookkeeping("created"),
+        unchanged: bookkeeping("unchanged"),
+        replaced: bookkeeping("replaced"),
+        items,
+        new: row.chapter_list("new"),
+    };
+    Ok(RequestDocument {
+        summary: RequestSummary {
+            request_id: row.id.clone(),
+            external_id: row.external_id.clone(),
+            series_id: row.series_id.clone(),
+            project_id: row.project_id.clone(),
+            job_id: row.job_id.clone(),
+            input: row.input,
+            status: row.status,
+            status_url: RequestSummary::status_url(&row.id),
+            result_url: RequestSummary::result_url(&row.id),
+        },
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        finished_at: row.finished_at,
         // Set only in what is kept of a request whose volume was deleted
         // (crate::deleted_requests).
-        "volume_deleted_at": Value::Null,
-        "stage": stage,
-        "step": step,
-        "progress": {
-            "segments": total,
-            "translated": translated,
-            "percent": percent(translated, total),
-            "stages": stages,
-            "analysis": analysis.as_ref().map(analysis::Progress::to_json),
+        volume_deleted_at: None,
+        stage,
+        step,
+        progress: RequestProgress {
+            segments: count(total),
+            translated: count(translated),
+            percent: count(percent(translated, total)),
+            stages,
+            analysis: analysis.as_ref().map(analysis::Progress::to_document),
         },
-        "memory": analysis::memory_backend(db, row).await?,
-        "estimate": job_row.as_ref().and_then(|j| j.estimate.clone()),
-        "error": row.error,
-        "stop_reason": row.stop_reason,
+        memory: analysis::memory_backend(db, row).await?,
+        estimate: job_row.as_ref().and_then(estimate),
+        error: row.error.clone(),
+        stop_reason: row.stop_reason.clone(),
         // Kept by the webhook outbox, which schedules the retries.
-        "next_attempt": row.next_attempt,
-        "chapters": chapters_obj,
-        "options": {
-            "start": options.get("start").cloned().unwrap_or(json!(true)),
-            "final_review": options.get("final_review").cloned().unwrap_or(json!(true)),
-            "output_format": options.get("output_format").cloned().unwrap_or(json!(ResultFormat::Json)),
-            "analysis_mode": options.get("analysis_mode").cloned().unwrap_or(Value::Null),
-            "threads": options.get("threads").cloned().unwrap_or(Value::Null),
-        },
-        "priority": row.priority,
-        "queue": queue,
-        "result": stored,
-        "report": row.report,
-        "webhook": webhook,
-        "chapter_events": {
-            "event": CallbackEvent::ChaptersTranslated,
-            "batches": batches.len(),
-            "delivered": state_count(WebhookState::Delivered),
-            "pending": state_count(WebhookState::Pending),
-            "failed": state_count(WebhookState::Failed),
-            "waiting_chapters": waiting_chapters,
-            "error": batches.iter().rev().find(|d| !d.last_error.is_empty()).map(|d| d.last_error.clone()).unwrap_or_default(),
-        },
-    }))
+        next_attempt: row.next_attempt,
+        chapters,
+        options: options_in_force(row),
+        priority: row.priority,
+        queue,
+        result: stored,
+        report: row.report.clone(),
+        webhook,
+        chapter_events,
+    })
+}
+
+/// One chapter of the request with its counts.
+fn chapter_item(c: &chapter::Model, counts: Counts, target: &str) -> ChapterItem {
+    let Counts {
+        segments,
+        translated,
+        validated,
+        flagged,
+        ..
+    } = counts;
+    // The spec's three fields; the column also keeps an EPUB chapter's
+    // archive path, which is intake's business.
+    let stored = c.mapping.as_ref();
+    let field = |name: &str| stored.and_then(|m| m.get(name));
+    let mapping = ChapterMapping {
+        confidence: field("confidence").and_then(Value::as_f64).unwrap_or(1.0),
+        reason: field("reason")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        detected: field("detected").and_then(Value::as_bool).unwrap_or(false),
+    };
+    ChapterItem {
+        chapter_id: c.id.clone(),
+        external_id: c.external_id.clone(),
+        number: c.number.map(i64::from),
+        kind: c.kind.clone(),
+        part: c.part.map(i64::from),
+        part_count: c.part_count.map(i64::from),
+        label: c.label.clone(),
+        display_label: display_label(c, target),
+        position: i64::from(c.position),
+        mapping,
+        title: c.title.clone(),
+        segments: count(segments),
+        translated: count(translated),
+        validated: count(validated),
+        flagged: count(flagged),
+        complete: segments > 0 && translated == segments && flagged == 0,
+    }
+}
+
+/// The estimate the job stored when it started. One that no longer reads
+/// as an estimate is left out rather than failing the whole document.
+fn estimate(job: &job::Model) -> Option<Estimate> {
+    let stored = job.estimate.clone()?;
+    match serde_json::from_value(stored) {
+        Ok(estimate) => Some(estimate),
+        Err(error) => {
+            tracing::warn!(job_id = %job.id, %error, "stored estimate unreadable");
+            None
+        }
+    }
+}
+
+fn queue_reason(reason: WaitReason) -> QueueReason {
+    match reason {
+        WaitReason::TokenLimit => QueueReason::TokenLimit,
+        WaitReason::AccountLimit => QueueReason::AccountLimit,
+    }
 }
 
 /// Chapters of the request that a `chapters.translated` batch will announce
@@ -383,7 +438,8 @@ pub fn display_label(c: &chapter::Model, target: &str) -> String {
 }
 
 pub fn kind_from_key(key: &str) -> dragoman_book::model::ChapterKind {
-    serde_json::from_value(json!(key)).unwrap_or(dragoman_book::model::ChapterKind::Chapter)
+    serde_json::from_value(Value::String(key.to_owned()))
+        .unwrap_or(dragoman_book::model::ChapterKind::Chapter)
 }
 
 #[cfg(test)]
@@ -395,6 +451,7 @@ mod tests {
     use dragoman_model::entities::passage_analysis;
     use dragoman_model::vocab::AutopilotOutcome;
     use sea_orm::{ActiveModelTrait, Set};
+    use serde_json::json;
 
     /// A request of one chapter of `n` passages with `pipeline` options.
     async fn request_with(
@@ -415,9 +472,10 @@ mod tests {
     }
 
     async fn document(f: &Fixture, row: &request::Model) -> Value {
-        build(&f.db, &f.request(&row.id).await, &f.limits.queue)
+        let doc = build(&f.db, &f.request(&row.id).await, &f.limits.queue)
             .await
-            .expect("document")
+            .expect("document");
+        serde_json::to_value(doc).expect("json")
     }
 
     /// Marks a passage as read by the review pass.
@@ -735,7 +793,7 @@ mod tests {
         let row = f
             .accepted(&f.body("Saga", 1, json!([chapter(1, "a\n\nb")])))
             .await;
-        let doc = build(&f.db, &row, &f.limits.queue).await.expect("document");
+        let doc = document(&f, &row).await;
         let keys: Vec<&str> = doc["progress"]["stages"]
             .as_array()
             .expect("stages")

@@ -166,7 +166,22 @@ pub enum SchedulerError {
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     #[error("{0}")]
-    Model(#[from] dragoman_model::ModelError),
+    Model(dragoman_model::ModelError),
+}
+
+impl From<dragoman_model::ModelError> for SchedulerError {
+    /// A tenancy refusal keeps its kind's own variant; anything else is
+    /// the storage's.
+    fn from(error: dragoman_model::ModelError) -> SchedulerError {
+        use dragoman_model::tenancy::Kind;
+        match error {
+            dragoman_model::ModelError::NotFound(Kind::Series) => SchedulerError::SeriesNotFound,
+            dragoman_model::ModelError::NotFound(Kind::Book) => SchedulerError::VolumeNotFound,
+            dragoman_model::ModelError::NotFound(Kind::Request) => SchedulerError::RequestNotFound,
+            dragoman_model::ModelError::NotFound(Kind::Provider) => SchedulerError::UnknownProvider,
+            other => SchedulerError::Model(other),
+        }
+    }
 }
 
 impl SchedulerError {
@@ -180,10 +195,11 @@ impl SchedulerError {
     /// the service's own storage: an action on several volumes reports a
     /// refusal per volume and goes on, but stops at a failure.
     pub fn is_refusal(&self) -> bool {
-        !matches!(
-            self,
-            SchedulerError::Db(_) | SchedulerError::Model(_) | SchedulerError::Blob(_)
-        )
+        match self {
+            SchedulerError::Model(dragoman_model::ModelError::NotFound(_)) => true,
+            SchedulerError::Db(_) | SchedulerError::Model(_) | SchedulerError::Blob(_) => false,
+            _ => true,
+        }
     }
 }
 
@@ -298,6 +314,9 @@ impl From<SchedulerError> for ServiceError {
             SchedulerError::Db(e) => {
                 ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
             }
+            SchedulerError::Model(dragoman_model::ModelError::NotFound(kind)) => {
+                refusal(kind.not_found())
+            }
             SchedulerError::Model(e) => ServiceError::storage(e.is_outage(), message),
             SchedulerError::Blob(_) => refusal(ErrorCode::ServerError),
         }
@@ -318,6 +337,23 @@ mod tests {
     fn refusal(error: SchedulerError) -> ServiceError {
         // Through a status, as the gateway receives it.
         ServiceError::from_status(&Status::from(error)).expect("a refusal")
+    }
+
+    #[test]
+    fn tenancy_refusals_are_refusals_with_their_kind_s_code() {
+        use dragoman_model::ModelError;
+        use dragoman_model::tenancy::Kind;
+        for (kind, code) in [
+            (Kind::Series, ErrorCode::SeriesNotFound),
+            (Kind::Book, ErrorCode::VolumeNotFound),
+            (Kind::Request, ErrorCode::RequestNotFound),
+            (Kind::Provider, ErrorCode::UnknownProvider),
+            (Kind::Glossary, ErrorCode::GlossaryNotFound),
+        ] {
+            let error = SchedulerError::from(ModelError::NotFound(kind));
+            assert!(error.is_refusal(), "{kind}");
+            assert_eq!(refusal(error).code, code, "{kind}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use crate::error::SchedulerError;
 use dragoman_model::entities::{chapter, project, series};
 use dragoman_model::reading_order;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_proto::v1::{SeriesDetail, SeriesSummary, VolumeEntry};
 use dragoman_proto::wire::WireEnum;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
@@ -52,11 +53,7 @@ pub async fn detail(
     account_id: &str,
     series_id: &str,
 ) -> Result<SeriesDetail, SchedulerError> {
-    let row = series::Entity::find_by_id(series_id.to_owned())
-        .filter(series::Column::AccountId.eq(account_id))
-        .one(db)
-        .await?
-        .ok_or(SchedulerError::SeriesNotFound)?;
+    let row = tenancy::series(db, Acting::account(account_id), series_id).await?;
     let mut projects = project::Entity::find()
         .filter(project::Column::SeriesId.eq(row.id.as_str()))
         .order_by_asc(project::Column::CreatedAt)

@@ -19,9 +19,10 @@ use dragoman_model::{clock, ids};
 use dragoman_proto::principal::Principal;
 use dragoman_proto::v1::{SubmitRequest, SubmitResponse};
 use dragoman_proto::wire::{self, WireEnum};
+use dragoman_testing::TestDatabase;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, Set,
 };
 use serde_json::{Value, json};
 
@@ -333,43 +334,17 @@ async fn insert_provider(db: &DatabaseConnection, name: &str) -> provider::Model
 pub async fn on_both<F, Fut>(test: F)
 where
     F: Fn(Fixture) -> Fut,
-    Fut: std::future::Future<Output = ()> + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
 {
     test(Fixture::new().await).await;
-    let Some(admin_url) = postgres_url() else {
+    // Dropped with the handle, also when the test fails.
+    let Some(database) = TestDatabase::fresh("PostgreSQL variant", "dragoman_scheduler").await
+    else {
         return;
     };
-    let admin = dragoman_model::db::connect(&admin_url)
-        .await
-        .expect("TEST_DATABASE_URL");
-    let name = format!("dragoman_scheduler_{}", ids::new_id().replace('-', ""));
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create database");
-    let (server, query) = match admin_url.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (admin_url.as_str(), String::new()),
-    };
-    let (server, _) = server.rsplit_once('/').expect("database URL with a path");
-    let db = dragoman_model::db::connect(&format!("{server}/{name}{query}"))
+    let db = dragoman_model::db::connect(database.url())
         .await
         .expect("test database");
-    let run = test(Fixture::on(db.clone()).await);
-    // In a task, so that a failed assertion still drops the database.
-    let outcome = tokio::spawn(run).await;
+    test(Fixture::on(db.clone()).await).await;
     let _ = db.close().await;
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-        .await
-        .expect("drop database");
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
-}
-
-/// `TEST_DATABASE_URL`, when the PostgreSQL variants run (required under
-/// CI, see [`dragoman_model::test_env`]).
-fn postgres_url() -> Option<String> {
-    dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL variant")
 }

@@ -14,6 +14,7 @@
 //! SIGTERM, until the process exits, so the drain itself can be watched.
 
 use crate::config::Role;
+use crate::error::Error;
 use axum::Router;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
@@ -89,7 +90,7 @@ pub async fn start(
     setting: Option<&str>,
     roles: &[Role],
     db: &DatabaseConnection,
-) -> Result<Option<Router>, String> {
+) -> Result<Option<Router>, Error> {
     let exposure = exposure(setting, roles);
     if exposure == Exposure::Nowhere {
         tracing::info!(
@@ -101,11 +102,9 @@ pub async fn start(
     for (name, buckets) in metrics::HISTOGRAMS {
         builder = builder
             .set_buckets_for_metric(Matcher::Full(name.to_owned()), buckets)
-            .map_err(|e| format!("metrics: {e}"))?;
+            .map_err(Error::Metrics)?;
     }
-    let handle = builder
-        .install_recorder()
-        .map_err(|e| format!("metrics: {e}"))?;
+    let handle = builder.install_recorder().map_err(Error::Metrics)?;
     metrics::describe();
     let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
     metrics::build_info(env!("CARGO_PKG_VERSION"), names.join(","));
@@ -131,8 +130,12 @@ pub async fn start(
     };
     let listener = TcpListener::bind(&address)
         .await
-        .map_err(|e| format!("cannot listen for metrics on {address}: {e}"))?;
-    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| Error::Listen {
+            what: "for metrics ",
+            address: address.clone(),
+            source,
+        })?;
+    let bound = listener.local_addr().map_err(Error::LocalAddress)?;
     println!("dragoman: metrics listening on http://{bound}");
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, router).await {

@@ -12,11 +12,11 @@ use std::path::PathBuf;
 /// The corpus folder, or `None` (after a note) on a machine without it;
 /// under CI (`CI=true`) its absence fails the test.
 pub fn corpus_dir() -> Option<PathBuf> {
-    let dir = dragoman_model::test_env::corpus_dir();
+    let dir = dragoman_testing::env::corpus_dir();
     if dir.is_dir() {
         return Some(dir);
     }
-    dragoman_model::test_env::missing(&format!("the corpus {}", dir.display()), "no such folder");
+    dragoman_testing::env::missing(&format!("the corpus {}", dir.display()), "no such folder");
     None
 }
 

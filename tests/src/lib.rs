@@ -10,30 +10,25 @@
 //!
 //! Storage: SQLite by default; with `TEST_DATABASE_URL` (and
 //! `TEST_REDIS_URL`) the same tests also run on a fresh Postgres database
-//! (and Redis) per test, see [`postgres`]. The external memory's tests
-//! start a real Chroma server, see [`chroma`].
+//! (and a Redis namespace) per test. Those, the CI rule for missing
+//! services, Chroma and the scratch PostgreSQL servers come from
+//! `dragoman_testing`, which every crate's tests share.
 
 pub mod binary;
 pub mod books;
-pub mod chroma;
 pub mod client;
 pub mod mcp;
 pub mod node;
-pub mod postgres;
-pub mod python;
 pub mod receiver;
 pub mod retrying;
 pub mod scrape;
-pub mod scratch_postgres;
 pub mod server;
 pub mod simulator;
 pub mod translation;
 
-pub use chroma::Chroma;
 pub use client::{Answer, CreatedToken, SCOPES, Session, bearer_get, send};
 pub use receiver::Receiver;
 pub use retrying::RetryingClient;
-pub use scratch_postgres::ScratchPostgres;
 pub use server::{Account, Backend, Installation, Server};
 pub use simulator::Simulator;
 pub use translation::Api;
@@ -62,7 +57,7 @@ where
 
 /// Runs a scenario on SQLite (always) and on Postgres (when
 /// `TEST_DATABASE_URL` is set; required under `CI=true`, see
-/// [`postgres::skip_unless_ci`]): each `name` becomes a module `name` with
+/// [`dragoman_testing::env`]): each `name` becomes a module `name` with
 /// tests `sqlite` and `postgres` calling `name(Backend)`.
 #[macro_export]
 macro_rules! on_both_backends {

@@ -24,7 +24,7 @@ pub async fn node_tool(name: &str) -> Option<PathBuf> {
         Err(error) => error.to_string(),
     };
     assert!(
-        !dragoman_model::test_env::ci(),
+        !dragoman_testing::env::ci(),
         "{name} is required under CI ({}; `npm ci` in tests/node installs it): {problem}",
         program.display()
     );

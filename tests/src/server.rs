@@ -8,8 +8,9 @@
 //! and keeps its stderr for failure messages.
 
 use crate::binary;
-use crate::postgres::{TestDatabase, database_url_or_skip, test_database_url, test_redis_url};
 use base64::Engine;
+use dragoman_testing::env::{database_url, test_database_url, test_redis_url};
+use dragoman_testing::{RedisNamespace, TestDatabase};
 use rand::RngCore;
 use sea_orm::{Database, DatabaseConnection};
 use std::net::SocketAddr;
@@ -28,18 +29,23 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub enum Backend {
     /// The default: one SQLite file in the data folder, in-process coordination.
     Sqlite,
-    /// A fresh database on `TEST_DATABASE_URL`, and Redis on `TEST_REDIS_URL`
-    /// when that is set.
+    /// A fresh database on `TEST_DATABASE_URL`, and a fresh namespace of
+    /// the Redis on `TEST_REDIS_URL` when that is set.
     Postgres,
 }
 
 impl Backend {
     /// `Some(Postgres)` when `TEST_DATABASE_URL` is set; otherwise the
     /// Postgres variant `test` fails under CI and is skipped elsewhere (see
-    /// [`crate::postgres::skip_unless_ci`]).
+    /// [`dragoman_testing::env::database_url`]).
     pub fn postgres_or_skip(test: &str) -> Option<Backend> {
-        database_url_or_skip(test).map(|_| Backend::Postgres)
+        database_url(test).map(|_| Backend::Postgres)
     }
+}
+
+/// A namespace of its own on `TEST_REDIS_URL`'s Redis, when that is set.
+fn fresh_redis_namespace() -> Option<RedisNamespace> {
+    test_redis_url().map(|url| RedisNamespace::fresh(&url))
 }
 
 /// A password long enough for the account rules (12 to 200 characters).
@@ -67,7 +73,8 @@ pub struct Installation {
     /// A Postgres database the test owns itself (see
     /// [`Installation::on_postgres_url`]), instead of `database`.
     postgres_url: Option<String>,
-    redis_url: Option<String>,
+    /// The installation's own keys on Redis, deleted with it.
+    redis: Option<RedisNamespace>,
     secret_key: Option<String>,
 }
 
@@ -81,7 +88,7 @@ impl Installation {
                 data_dir: temp_dir(),
                 database: None,
                 postgres_url: None,
-                redis_url: None,
+                redis: None,
                 secret_key: None,
             }),
             Backend::Postgres => {
@@ -91,9 +98,9 @@ impl Installation {
                 Arc::new(Installation {
                     backend,
                     data_dir: temp_dir(),
-                    database: Some(TestDatabase::create(&admin).await),
+                    database: Some(TestDatabase::create(&admin, "dragoman_e2e").await),
                     postgres_url: None,
-                    redis_url: test_redis_url(),
+                    redis: fresh_redis_namespace(),
                     secret_key: None,
                 })
             }
@@ -105,15 +112,15 @@ impl Installation {
         Arc::new(Installation {
             backend: Backend::Postgres,
             data_dir: temp_dir(),
-            database: Some(TestDatabase::create(database_admin_url).await),
+            database: Some(TestDatabase::create(database_admin_url, "dragoman_e2e").await),
             postgres_url: None,
-            redis_url: Some(redis_url.to_owned()),
+            redis: Some(RedisNamespace::fresh(redis_url)),
             secret_key: Some(random_secret_key()),
         })
     }
 
     /// An installation on the Postgres database of `url`, which the test
-    /// owns and may stop (see [`crate::scratch_postgres`]); Redis when
+    /// owns and may stop (see [`dragoman_testing::ScratchPostgres`]); Redis when
     /// `TEST_REDIS_URL` is set, as for [`Backend::Postgres`].
     pub fn on_postgres_url(url: &str) -> Arc<Installation> {
         Arc::new(Installation {
@@ -121,7 +128,7 @@ impl Installation {
             data_dir: temp_dir(),
             database: None,
             postgres_url: Some(url.to_owned()),
-            redis_url: test_redis_url(),
+            redis: fresh_redis_namespace(),
             secret_key: None,
         })
     }
@@ -160,8 +167,9 @@ impl Installation {
             ),
             ("DRAGOMAN_DATABASE_URL".to_owned(), self.database_url()),
         ];
-        if let Some(redis) = &self.redis_url {
-            env.push(("DRAGOMAN_REDIS_URL".into(), redis.clone()));
+        if let Some(redis) = &self.redis {
+            env.push(("DRAGOMAN_REDIS_URL".into(), redis.redis_url().to_owned()));
+            env.push(("DRAGOMAN_REDIS_NAMESPACE".into(), redis.prefix().to_owned()));
         }
         if let Some(key) = &self.secret_key {
             env.push(("DRAGOMAN_SECRET_KEY".into(), key.clone()));

@@ -9,7 +9,7 @@
 
 use crate::binary;
 use crate::server::START_TIMEOUT;
-use dragoman_model::test_env;
+use dragoman_testing::env as test_env;
 use serde_json::Value;
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -26,6 +26,7 @@ use crate::placeholder;
 use crate::xhtml::Located;
 use crate::xml::{escape_attr, escape_text};
 
+use super::parsed::ContentDoc;
 use super::read::{self, Parsed};
 use super::upgrade;
 
@@ -113,41 +114,100 @@ pub fn write_epub(
     let mut report = WriteReport::default();
     let mut modified: Vec<(String, Vec<u8>)> = Vec::new();
     let lang = options.target_language.trim();
-    let notes_by_passage: HashMap<&str, Vec<&ReaderNote>> =
-        options.notes.iter().fold(HashMap::new(), |mut m, n| {
-            m.entry(n.passage_id.as_str()).or_default().push(n);
-            m
-        });
-    let mut notes_inserted = 0usize;
     let epub2 = parsed.version.starts_with('2');
     // Notes use EPUB 3 markup unless the book is an EPUB 2 that cannot become
     // an EPUB 3 (its spine holds DTBook or HTML documents).
     let epub3_notes = !epub2 || upgrade::can_upgrade(&parsed);
+    let content = Content {
+        translations,
+        notes: options.notes.iter().fold(HashMap::new(), |mut m, n| {
+            m.entry(n.passage_id.as_str()).or_default().push(n);
+            m
+        }),
+        epub3_notes,
+        lang,
+        nav_path: parsed.nav.as_ref().map_or("", |n| n.path.as_str()),
+    };
+    let mut notes_inserted = 0usize;
     // Source plain text → translated plain text, for NCX titles that mirror the nav.
     let mut title_map: HashMap<String, String> = HashMap::new();
-
     for (ci, doc) in parsed.docs.iter().enumerate() {
         let chapter = &book.chapters[ci];
+        let (bytes, notes) = content.rewrite(doc, chapter, &mut report, &mut title_map);
+        notes_inserted += notes;
+        modified.push((doc.path.clone(), bytes));
+    }
+    let titles = Titles {
+        translations,
+        lang,
+        title_map,
+    };
+    titles.rewrite_navigation(&parsed, &book, &mut report, &mut modified);
+
+    // Package document.
+    let mut added: Vec<(String, Vec<u8>)> = Vec::new();
+    let upgrade = (epub2 && epub3_notes && notes_inserted > 0)
+        .then(|| upgrade_documents(&mut parsed, &book, translations, lang, &mut modified));
+    let opf = rebuild_opf(
+        &parsed,
+        &book,
+        translations,
+        options,
+        &mut report,
+        upgrade.as_ref(),
+        &mut added,
+    );
+    modified.push((parsed.opf_path.clone(), opf.into_bytes()));
+
+    let bytes = write_zip(&mut parsed, modified, added)?;
+    Ok((bytes, report))
+}
+
+/// What rewriting the content documents shares.
+struct Content<'a> {
+    translations: &'a Translations,
+    /// The reader's notes, by passage.
+    notes: HashMap<&'a str, Vec<&'a ReaderNote>>,
+    epub3_notes: bool,
+    lang: &'a str,
+    /// The nav document's path ("" without one).
+    nav_path: &'a str,
+}
+
+impl Content<'_> {
+    /// One content document with its passages translated (or kept), its
+    /// notes added in a section at the end of its body and its language set;
+    /// returns it with the number of notes it got. Titles of the nav
+    /// document go into `title_map`.
+    fn rewrite(
+        &self,
+        doc: &ContentDoc,
+        chapter: &crate::model::Chapter,
+        report: &mut WriteReport,
+        title_map: &mut HashMap<String, String>,
+    ) -> (Vec<u8>, usize) {
         let mut edits: Vec<(usize, usize, String)> = Vec::new();
         let mut note_section = String::new();
         let mut note_no = 0usize;
         // Notes go only where a footnote section can follow: XHTML with a body.
         let takes_notes = doc.media_type == upgrade::XHTML && doc.body_close.is_some();
         for (p, loc) in chapter.passages.iter().zip(&doc.passages) {
-            match render(&p.text, &p.tags, translations.get(&p.id)) {
+            match render(&p.text, &p.tags, self.translations.get(&p.id)) {
                 Rendered::Translated(mut html) => {
                     report.translated += 1;
-                    if doc.path == parsed.nav.as_ref().map_or("", |n| n.path.as_str()) {
+                    if doc.path == self.nav_path {
                         title_map.insert(
                             p.plain_text(),
-                            placeholder::to_plain(translations.get(&p.id).unwrap_or(""), &p.tags),
+                            placeholder::to_plain(
+                                self.translations.get(&p.id).unwrap_or(""),
+                                &p.tags,
+                            ),
                         );
                     }
-                    let notes = notes_by_passage.get(p.id.as_str()).filter(|_| takes_notes);
+                    let notes = self.notes.get(p.id.as_str()).filter(|_| takes_notes);
                     for note in notes.into_iter().flatten() {
                         note_no += 1;
-                        notes_inserted += 1;
-                        let (ref_type, note_el, note_type) = if epub3_notes {
+                        let (ref_type, note_el, note_type) = if self.epub3_notes {
                             (" epub:type=\"noteref\"", "aside", " epub:type=\"footnote\"")
                         } else {
                             ("", "div", "")
@@ -169,7 +229,7 @@ pub fn write_epub(
         if !note_section.is_empty()
             && let Some(at) = doc.body_close
         {
-            let section = if epub3_notes {
+            let section = if self.epub3_notes {
                 format!(
                     "<section epub:type=\"footnotes\" class=\"dragoman-notes\">\n{note_section}</section>\n"
                 )
@@ -179,8 +239,8 @@ pub fn write_epub(
             edits.push((at, at, section));
         }
         let (rs, re) = doc.root_tag;
-        let mut root = set_lang(&doc.src[rs..re], lang);
-        if note_no > 0 && epub3_notes && !root.contains("xmlns:epub") {
+        let mut root = set_lang(&doc.src[rs..re], self.lang);
+        if note_no > 0 && self.epub3_notes && !root.contains("xmlns:epub") {
             root = root.replacen(
                 "<html",
                 "<html xmlns:epub=\"http://www.idpf.org/2007/ops\"",
@@ -188,93 +248,98 @@ pub fn write_epub(
             );
         }
         edits.push((rs, re, root));
-        modified.push((doc.path.clone(), splice(&doc.src, &mut edits).into_bytes()));
+        (splice(&doc.src, &mut edits).into_bytes(), note_no)
     }
+}
 
-    // Navigation titles.
-    let toc_is_nav = parsed.nav.as_ref().is_some_and(|n| !n.in_spine);
-    let extra: HashMap<&str, &crate::model::Passage> = book
-        .extra_passages
-        .iter()
-        .map(|p| (p.id.as_str(), p))
-        .collect();
-    let translate_titles = |titles: &[read::NavTitle],
-                            by_id: bool,
-                            title_map: &mut HashMap<String, String>,
-                            report: &mut WriteReport| {
-        let mut edits = Vec::new();
-        for (i, t) in titles.iter().enumerate() {
-            let Located {
-                text,
-                tags,
-                start,
-                end,
-                ..
-            } = &t.located;
-            let id = format!("toc.{}", i + 1);
-            let translation = if by_id {
-                translations.get(&id).map(str::to_string)
-            } else {
-                title_map.get(&placeholder::to_plain(text, tags)).cloned()
-            };
-            match render(text, tags, translation.as_deref()) {
-                Rendered::Translated(html) => {
-                    if by_id {
-                        report.translated += 1;
-                        title_map.insert(
-                            placeholder::to_plain(text, tags),
-                            placeholder::to_plain(translation.as_deref().unwrap_or(""), tags),
-                        );
+/// Translating the titles of the navigation documents.
+struct Titles<'a> {
+    translations: &'a Translations,
+    lang: &'a str,
+    /// Source plain text → translated plain text, for NCX titles that
+    /// mirror the nav.
+    title_map: HashMap<String, String>,
+}
+
+impl Titles<'_> {
+    /// The nav document outside the spine and the NCX, with their titles
+    /// translated and their language set, added to `modified`.
+    fn rewrite_navigation(
+        mut self,
+        parsed: &Parsed<'_>,
+        book: &crate::model::Book,
+        report: &mut WriteReport,
+        modified: &mut Vec<(String, Vec<u8>)>,
+    ) {
+        let (lang, translations) = (self.lang, self.translations);
+        let toc_is_nav = parsed.nav.as_ref().is_some_and(|n| !n.in_spine);
+        let extra: HashMap<&str, &crate::model::Passage> = book
+            .extra_passages
+            .iter()
+            .map(|p| (p.id.as_str(), p))
+            .collect();
+        let translate_titles = |titles: &[read::NavTitle],
+                                by_id: bool,
+                                title_map: &mut HashMap<String, String>,
+                                report: &mut WriteReport| {
+            let mut edits = Vec::new();
+            for (i, t) in titles.iter().enumerate() {
+                let Located {
+                    text,
+                    tags,
+                    start,
+                    end,
+                    ..
+                } = &t.located;
+                let id = format!("toc.{}", i + 1);
+                let translation = if by_id {
+                    translations.get(&id).map(str::to_string)
+                } else {
+                    title_map.get(&placeholder::to_plain(text, tags)).cloned()
+                };
+                match render(text, tags, translation.as_deref()) {
+                    Rendered::Translated(html) => {
+                        if by_id {
+                            report.translated += 1;
+                            title_map.insert(
+                                placeholder::to_plain(text, tags),
+                                placeholder::to_plain(translation.as_deref().unwrap_or(""), tags),
+                            );
+                        }
+                        edits.push((*start, *end, html));
                     }
-                    edits.push((*start, *end, html));
-                }
-                Rendered::Kept(reason) => {
-                    if by_id && extra.contains_key(id.as_str()) {
-                        report.residual(&id, None, reason);
+                    Rendered::Kept(reason) => {
+                        if by_id && extra.contains_key(id.as_str()) {
+                            report.residual(&id, None, reason);
+                        }
                     }
                 }
             }
+            edits
+        };
+        if let Some(nav) = parsed.nav.as_ref().filter(|n| !n.in_spine) {
+            let mut edits =
+                translate_titles(&nav.titles, toc_is_nav, &mut self.title_map, &mut *report);
+            if let Ok(doc) = crate::xml::Doc::parse(&nav.path, &nav.src)
+                && let Some(root) = doc.root()
+            {
+                let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
+                edits.push((s, e, set_lang(&nav.src[s..e], lang)));
+            }
+            modified.push((nav.path.clone(), splice(&nav.src, &mut edits).into_bytes()));
         }
-        edits
-    };
-    if let Some(nav) = parsed.nav.as_ref().filter(|n| !n.in_spine) {
-        let mut edits = translate_titles(&nav.titles, toc_is_nav, &mut title_map, &mut report);
-        if let Ok(doc) = crate::xml::Doc::parse(&nav.path, &nav.src)
-            && let Some(root) = doc.root()
-        {
-            let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
-            edits.push((s, e, set_lang(&nav.src[s..e], lang)));
+        if let Some(ncx) = parsed.ncx.as_ref() {
+            let mut edits =
+                translate_titles(&ncx.titles, !toc_is_nav, &mut self.title_map, &mut *report);
+            if let Ok(doc) = crate::xml::Doc::parse(&ncx.path, &ncx.src)
+                && let Some(root) = doc.root()
+            {
+                let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
+                edits.push((s, e, set_lang(&ncx.src[s..e], lang)));
+            }
+            modified.push((ncx.path.clone(), splice(&ncx.src, &mut edits).into_bytes()));
         }
-        modified.push((nav.path.clone(), splice(&nav.src, &mut edits).into_bytes()));
     }
-    if let Some(ncx) = parsed.ncx.as_ref() {
-        let mut edits = translate_titles(&ncx.titles, !toc_is_nav, &mut title_map, &mut report);
-        if let Ok(doc) = crate::xml::Doc::parse(&ncx.path, &ncx.src)
-            && let Some(root) = doc.root()
-        {
-            let (s, e) = (doc.nodes[root].start, doc.inner_range(root).0);
-            edits.push((s, e, set_lang(&ncx.src[s..e], lang)));
-        }
-        modified.push((ncx.path.clone(), splice(&ncx.src, &mut edits).into_bytes()));
-    }
-
-    // Package document.
-    let mut added: Vec<(String, Vec<u8>)> = Vec::new();
-    let upgrade = (epub2 && epub3_notes && notes_inserted > 0)
-        .then(|| upgrade_documents(&mut parsed, &book, translations, lang, &mut modified));
-    let opf = rebuild_opf(
-        &parsed,
-        &book,
-        translations,
-        options,
-        &mut report,
-        upgrade.as_ref(),
-        &mut added,
-    );
-    modified.push((parsed.opf_path.clone(), opf.into_bytes()));
-
-    let bytes = write_zip(&mut parsed, modified, added)?;
-    Ok((bytes, report))
 }
 
 /// What the EPUB 2 → 3 upgrade adds to the package document.

@@ -81,13 +81,13 @@ pub fn epub3(bodies: &[&str]) -> Vec<u8> {
 /// never passes on tests that did not run; elsewhere it says on stderr that
 /// it is skipped and the caller returns. `why` says what went wrong looking
 /// for it. The rule, and how `CI` is read, are the workspace's
-/// ([`dragoman_model::test_env`]).
+/// ([`dragoman_testing::env`]).
 ///
 /// # Panics
 ///
 /// Under CI.
 pub fn missing(what: &str, why: &str) {
-    dragoman_model::test_env::missing(what, why);
+    dragoman_testing::env::missing(what, why);
 }
 
 /// Reads a corpus file, or None (see [`missing`]) when it is absent.
@@ -105,7 +105,7 @@ pub fn corpus(name: &str) -> Option<Vec<u8>> {
 /// The shared corpus: `DRAGOMAN_TEST_CORPUS` when set, else `shared/corpus`
 /// beside the workspace folder.
 pub fn corpus_dir() -> PathBuf {
-    dragoman_model::test_env::corpus_dir()
+    dragoman_testing::env::corpus_dir()
 }
 
 /// Names of the corpus files with the given extension; empty (see

@@ -24,47 +24,12 @@ use dragoman_book::{
     Book, BookError, EpubLayout, EpubWriteOptions, ResidualReason, Translations, WriteReport,
     epub_layout, read_epub, write_epub,
 };
-use serde::{Deserialize, Serialize};
 
 use super::validator::{EpubValidator, ErrorKey, ValidationError, dedupe};
 
-/// `report.delivery.validation`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Validation {
-    /// A validator is installed.
-    pub available: bool,
-    /// The validator found no error in the delivered book; `None` when none
-    /// is installed or it could not finish.
-    pub valid: Option<bool>,
-}
-
-/// One repair attempt: the errors that caused it and what went back to source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Repair {
-    /// 1-based.
-    pub attempt: u32,
-    /// The errors (not inherited) of the book this attempt repaired.
-    pub errors: Vec<ValidationError>,
-    /// Files whose translated passages went back to source in this attempt.
-    pub files: Vec<String>,
-    pub passages_restored: usize,
-}
-
-/// `report.delivery` (EPUB only).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeliveryReport {
-    pub validation: Validation,
-    pub repairs: Vec<Repair>,
-    /// Errors of the delivered book that the original already had.
-    pub inherited_errors: Vec<ValidationError>,
-    /// Errors left when repairs were exhausted (the delivery failed).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<ValidationError>,
-    /// Why the validator gave no verdict (crash, timeout); the book was then
-    /// delivered unvalidated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validator_error: Option<String>,
-}
+/// `report.delivery` (EPUB only), its `validation` and each repair
+/// attempt.
+pub use dragoman_model::documents::report::{DeliveryReport, EpubValidation as Validation, Repair};
 
 /// The delivered EPUB and what delivering it took.
 #[derive(Debug, Clone)]
@@ -151,7 +116,7 @@ pub async fn deliver_epub(
         }
         if inherited.is_none() {
             match validator.validate(&original).await {
-                Ok(errors) => inherited = Some(errors.iter().map(ValidationError::key).collect()),
+                Ok(errors) => inherited = Some(errors.iter().map(ErrorKey::of).collect()),
                 Err(failure) => {
                     report.validator_error = Some(format!("validating the original: {failure}"));
                     break;
@@ -161,7 +126,7 @@ pub async fn deliver_epub(
         let inherited = inherited.as_ref().map_or(&empty, |k| k);
         let (old, new): (Vec<_>, Vec<_>) = errors
             .into_iter()
-            .partition(|e| inherited.contains(&e.key()));
+            .partition(|e| inherited.contains(&ErrorKey::of(e)));
         report.inherited_errors = old;
         if new.is_empty() {
             report.validation.valid = Some(false);
@@ -188,7 +153,7 @@ pub async fn deliver_epub(
             attempt,
             errors: new,
             files,
-            passages_restored: drop.len(),
+            passages_restored: u64::try_from(drop.len()).unwrap_or(u64::MAX),
         });
         reverted.extend(drop.iter().cloned());
         restored.extend(drop);

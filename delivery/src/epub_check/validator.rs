@@ -1,19 +1,9 @@
 //! What a validator reports and the trait every validator implements, so the
 //! repair loop runs the same against epubcheck and a test stand-in.
 
-use serde::{Deserialize, Serialize};
-
-/// One error (or fatal error) a validator found. Warnings are not kept: they
-/// never block delivery, so they would only be noise in the report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ValidationError {
-    /// The validator's message id, e.g. `RSC-005`.
-    pub code: String,
-    /// The file concerned, as a path inside the archive (`OEBPS/ch1.xhtml`);
-    /// `None` when the error concerns the whole book.
-    pub file: Option<String>,
-    pub message: String,
-}
+/// One error (or fatal error) a validator found, as `report.delivery`
+/// lists it.
+pub use dragoman_model::documents::report::ValidationError;
 
 /// What makes two errors "the same" across the original and a rebuilt book.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -23,18 +13,18 @@ pub struct ErrorKey {
     pub message: String,
 }
 
-impl ValidationError {
-    /// Line and column are left out because splicing translations moves them,
+impl ErrorKey {
+    /// The key of `error`. Line and column are left out because splicing translations moves them,
     /// so an error of the original reappears in the rebuilt book elsewhere.
     /// The message stays in: epubcheck's messages name the offence (an
     /// attribute, an id, a reference), never the position, and keying on the
     /// code and file alone would let a new error hide behind an inherited one
     /// of the same kind in the same file.
-    pub fn key(&self) -> ErrorKey {
+    pub fn of(error: &ValidationError) -> ErrorKey {
         ErrorKey {
-            code: self.code.clone(),
-            file: self.file.clone(),
-            message: self.message.trim().to_string(),
+            code: error.code.clone(),
+            file: error.file.clone(),
+            message: error.message.trim().to_string(),
         }
     }
 }
@@ -69,7 +59,7 @@ pub(crate) fn dedupe(errors: Vec<ValidationError>) -> Vec<ValidationError> {
     let mut seen = std::collections::HashSet::new();
     errors
         .into_iter()
-        .filter(|e| seen.insert(e.key()))
+        .filter(|e| seen.insert(ErrorKey::of(e)))
         .collect()
 }
 
@@ -88,9 +78,18 @@ mod tests {
     #[test]
     fn the_key_ignores_surrounding_blanks_but_not_the_file_or_message() {
         let a = err("RSC-005", Some("a.xhtml"), "bad id");
-        assert_eq!(a.key(), err("RSC-005", Some("a.xhtml"), " bad id ").key());
-        assert_ne!(a.key(), err("RSC-005", Some("b.xhtml"), "bad id").key());
-        assert_ne!(a.key(), err("RSC-005", Some("a.xhtml"), "other").key());
+        assert_eq!(
+            ErrorKey::of(&a),
+            ErrorKey::of(&err("RSC-005", Some("a.xhtml"), " bad id "))
+        );
+        assert_ne!(
+            ErrorKey::of(&a),
+            ErrorKey::of(&err("RSC-005", Some("b.xhtml"), "bad id"))
+        );
+        assert_ne!(
+            ErrorKey::of(&a),
+            ErrorKey::of(&err("RSC-005", Some("a.xhtml"), "other"))
+        );
     }
 
     #[test]

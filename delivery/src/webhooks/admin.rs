@@ -5,6 +5,7 @@
 //! write-only and kept sealed.
 
 use crate::error::DeliveryError;
+use dragoman_model::documents::admin_settings::WebhookSettings;
 use dragoman_model::entities::setting;
 use dragoman_model::vocab::{Issue, IssueKind};
 use dragoman_model::webhook::settings::{
@@ -12,7 +13,7 @@ use dragoman_model::webhook::settings::{
 };
 use dragoman_model::webhook::{HostRule, Overrides, WebhookPolicy};
 use sea_orm::ConnectionTrait;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// A problem with the change at a dotted field path (`hosts.2`).
 fn issue(field: &str, kind: IssueKind) -> Issue {
@@ -23,22 +24,34 @@ fn issue(field: &str, kind: IssueKind) -> Issue {
 pub async fn view(
     db: &impl ConnectionTrait,
     policy: &WebhookPolicy,
-) -> Result<Value, DeliveryError> {
+) -> Result<WebhookSettings, DeliveryError> {
     let (overrides, updated_at) = Overrides::load_row(db).await?;
     Ok(view_of(&overrides, updated_at, policy))
 }
 
-fn view_of(overrides: &Overrides, updated_at: Option<i64>, policy: &WebhookPolicy) -> Value {
+fn view_of(
+    overrides: &Overrides,
+    updated_at: Option<i64>,
+    policy: &WebhookPolicy,
+) -> WebhookSettings {
     let settings = policy.environment.with_overrides(overrides, &policy.key);
-    json!({
-        "hosts": settings.hosts.iter().map(HostRule::as_text).collect::<Vec<_>>(),
-        "private_networks": settings.private_networks.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "max_attempts": settings.max_attempts,
-        "timeout_seconds": settings.timeout_seconds,
-        "secret_set": settings.secret.is_some(),
-        "overridden": overrides.overridden(),
-        "updated_at": updated_at,
-    })
+    WebhookSettings {
+        hosts: settings.hosts.iter().map(HostRule::as_text).collect(),
+        max_attempts: settings.max_attempts,
+        overridden: overrides
+            .overridden()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        private_networks: settings
+            .private_networks
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        secret_set: settings.secret.is_some(),
+        timeout_seconds: settings.timeout_seconds,
+        updated_at,
+    }
 }
 
 fn string_list(value: &Value, field: &str, issues: &mut Vec<Issue>) -> Option<Vec<String>> {
@@ -132,7 +145,7 @@ pub async fn update(
     policy: &WebhookPolicy,
     changes_json: &str,
     reset: bool,
-) -> Result<Value, DeliveryError> {
+) -> Result<WebhookSettings, DeliveryError> {
     let overrides = if reset {
         Overrides::default()
     } else {

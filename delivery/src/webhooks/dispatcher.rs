@@ -249,7 +249,7 @@ impl Dispatcher {
             }
             tracing::warn!(request = %request.id, "final webhook sent without the result, not stored in time");
         }
-        Ok(Some(events::finished_body(&request, stored.as_ref())))
+        events::finished_body(&request, stored.as_ref()).map(Some)
     }
 
     /// The request's signing secret: its token's own, else the global one.

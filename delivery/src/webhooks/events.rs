@@ -5,6 +5,10 @@
 
 use crate::error::DeliveryError;
 use dragoman_model::clock;
+use dragoman_model::documents::report::CompletionReport;
+use dragoman_model::documents::webhook::{
+    AnnouncedChapter, ChaptersTranslatedEvent, FinishedEvent, ResultArtifact,
+};
 use dragoman_model::entities::{chapter, passage, request, result, webhook_delivery};
 use dragoman_model::vocab::CallbackEvent;
 use dragoman_model::webhook::announced_in;
@@ -12,7 +16,6 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
     QueryOrder, QuerySelect,
 };
-use serde_json::json;
 use std::collections::HashSet;
 
 fn status_url(request_id: &str) -> String {
@@ -24,23 +27,40 @@ fn result_url(request_id: &str) -> String {
 }
 
 /// Body of the final event of a request that has ended.
-pub fn finished_body(row: &request::Model, stored: Option<&result::Model>) -> String {
-    let artifact = stored.map(|r| json!({"format": r.format, "size": r.size, "sha256": r.sha256}));
-    json!({
-        "event": CallbackEvent::Finished,
-        "request_id": row.id,
-        "external_id": row.external_id,
-        "status": row.status,
-        "error": (!row.error.is_empty()).then_some(&row.error),
-        "project_id": row.project_id,
-        "job_id": row.job_id,
-        "status_url": status_url(&row.id),
-        "result_url": result_url(&row.id),
-        "artifact": artifact,
-        "report": row.report,
-        "finished_at": row.finished_at.unwrap_or_else(clock::now),
-    })
-    .to_string()
+pub fn finished_body(
+    row: &request::Model,
+    stored: Option<&result::Model>,
+) -> Result<String, DeliveryError> {
+    let report = row
+        .report
+        .clone()
+        .map(serde_json::from_value::<CompletionReport>)
+        .transpose()
+        .map_err(|e| DeliveryError::DeliveryFailed(format!("the stored report: {e}")))?;
+    let event = FinishedEvent {
+        artifact: stored.map(|r| ResultArtifact {
+            format: r.format,
+            sha256: r.sha256.clone(),
+            size: r.size,
+        }),
+        error: (!row.error.is_empty()).then(|| row.error.clone()),
+        event: CallbackEvent::Finished,
+        external_id: row.external_id.clone(),
+        finished_at: row.finished_at.unwrap_or_else(clock::now),
+        job_id: row.job_id.clone(),
+        project_id: row.project_id.clone(),
+        report,
+        request_id: row.id.clone(),
+        result_url: result_url(&row.id),
+        status: row.status,
+        status_url: status_url(&row.id),
+    };
+    body(&event)
+}
+
+/// The JSON text of an event.
+fn body(event: &impl serde::Serialize) -> Result<String, DeliveryError> {
+    serde_json::to_string(event).map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))
 }
 
 /// Queues a batch of the request's chapters that are now fully translated,
@@ -102,26 +122,28 @@ pub async fn announce_chapters(
         .await?;
     let batch = earlier.iter().filter_map(|d| d.batch).max().unwrap_or(0) + 1;
     let now = clock::now();
-    let body = json!({
-        "event": CallbackEvent::ChaptersTranslated,
-        "request_id": row.id,
-        "external_id": row.external_id,
-        "series_id": row.series_id,
-        "project_id": row.project_id,
-        "batch": batch,
-        "chapters": chapters.iter().map(|c| json!({
-            "chapter_id": c.id,
-            "external_id": c.external_id,
-            "number": c.number,
-            "title": c.title,
-        })).collect::<Vec<_>>(),
-        "announced": announced.len() + chapters.len(),
-        "total": ids.len(),
-        "status_url": status_url(&row.id),
-        "result_url": format!("{}?partial=true", result_url(&row.id)),
-        "created_at": now,
-    })
-    .to_string();
+    let body = body(&ChaptersTranslatedEvent {
+        announced: count(announced.len() + chapters.len()),
+        batch: i64::from(batch),
+        chapters: chapters
+            .iter()
+            .map(|c| AnnouncedChapter {
+                chapter_id: c.id.clone(),
+                external_id: c.external_id.clone(),
+                number: c.number.map(i64::from),
+                title: c.title.clone(),
+            })
+            .collect(),
+        created_at: now,
+        event: CallbackEvent::ChaptersTranslated,
+        external_id: row.external_id.clone(),
+        project_id: row.project_id.clone(),
+        request_id: row.id.clone(),
+        result_url: format!("{}?partial=true", result_url(&row.id)),
+        series_id: row.series_id.clone(),
+        status_url: status_url(&row.id),
+        total: count(ids.len()),
+    })?;
     let url = row.callback_url.clone().unwrap_or_default();
     webhook_delivery::ActiveModel::queued(
         &row.id,
@@ -134,4 +156,9 @@ pub async fn announce_chapters(
     .await?;
     txn.commit().await?;
     Ok(Some((batch, chapters.len())))
+}
+
+/// A count as the events give it.
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }

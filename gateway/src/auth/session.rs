@@ -14,6 +14,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use dragoman_model::clock;
 use dragoman_model::entities::{account, session};
+use dragoman_model::tenancy;
 use dragoman_model::vocab::ErrorCode;
 use dragoman_proto::principal::Principal;
 use rand::RngCore;
@@ -36,6 +37,11 @@ impl SessionUser {
             token_id: None,
             admin: self.account.is_admin,
         }
+    }
+
+    /// The signed-in account as the tenancy rule sees it.
+    pub fn acting(&self) -> tenancy::Acting<'_> {
+        tenancy::Acting::new(&self.account.id, self.account.is_admin)
     }
 
     pub fn require_admin(&self) -> Result<(), ApiError> {

@@ -8,6 +8,7 @@
 
 use crate::error::ApiResult;
 use crate::extract::parse_json;
+use dragoman_model::vocab::LocPart;
 use rmcp::ErrorData;
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -42,7 +43,7 @@ fn read<T: DeserializeOwned>(arguments: &Value) -> ApiResult<T> {
     parse_json(bytes.as_bytes()).map_err(|mut error| {
         for issue in &mut error.issues {
             if let Some(root) = issue.loc.first_mut() {
-                *root = Value::from("arguments");
+                *root = LocPart::from("arguments");
             }
         }
         error

@@ -3,10 +3,9 @@
 //! an empty page), and the total stated.
 
 use crate::error::{ApiError, ApiResult};
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind};
 use rmcp::schemars;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// Largest page a listing tool returns.
 pub const MAX_LIMIT: i64 = 200;
@@ -43,12 +42,13 @@ impl Page {
         if !(1..=MAX_LIMIT).contains(&limit) {
             issues.push(
                 Issue::at("arguments", "limit", IssueKind::OutOfRange)
-                    .with_ctx(json!({"min": 1, "max": MAX_LIMIT})),
+                    .with_ctx(IssueContext::new().min(1).max(MAX_LIMIT)),
             );
         }
         if offset < 0 {
             issues.push(
-                Issue::at("arguments", "offset", IssueKind::OutOfRange).with_ctx(json!({"min": 0})),
+                Issue::at("arguments", "offset", IssueKind::OutOfRange)
+                    .with_ctx(IssueContext::new().min(0)),
             );
         }
         if !issues.is_empty() {
@@ -72,6 +72,7 @@ impl Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn page(limit: Option<i64>, offset: Option<i64>) -> Page {
         Page { limit, offset }

@@ -10,12 +10,11 @@ use super::page::Page;
 use crate::error::{ApiError, ApiResult};
 use crate::operations;
 use crate::operations::series::{NewSeries, SeriesChanges, VolumePlace};
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, SeriesAction, SeriesKind};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind, SeriesAction, SeriesKind};
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::json;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -169,9 +168,9 @@ fn place(number: Option<i32>, label: Option<String>) -> ApiResult<VolumePlace> {
         (Some(n), None) => return Ok(VolumePlace::Number(n)),
         (None, Some(l)) => return Ok(VolumePlace::Label(l)),
         (Some(_), Some(_)) => Issue::at("arguments", "volume_label", IssueKind::ValueError)
-            .with_ctx(json!({"conflicts_with": "volume_number"})),
+            .with_ctx(IssueContext::new().conflicts_with("volume_number")),
         (None, None) => Issue::at("arguments", "volume_number", IssueKind::Missing)
-            .with_ctx(json!({"fields": "volume_number or volume_label"})),
+            .with_ctx(IssueContext::new().fields("volume_number or volume_label")),
     };
     Err(ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![issue]))
 }
@@ -343,6 +342,7 @@ impl McpTools {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_book_goes_at_a_number_or_a_label_never_both() {

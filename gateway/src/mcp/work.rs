@@ -19,8 +19,8 @@ use crate::operations;
 use crate::operations::jobs::{Export, ExportAsk, ExportTarget, JobQuery};
 use base64::Engine;
 use dragoman_model::vocab::{
-    ControlAction, ErrorCode, Issue, IssueKind, Layout, Priority, RequestStatus, ResultFormat,
-    ResultScope,
+    ControlAction, ErrorCode, Issue, IssueContext, IssueKind, Layout, Priority, RequestStatus,
+    ResultFormat, ResultScope,
 };
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use rmcp::schemars::{Schema, SchemaGenerator};
@@ -337,13 +337,13 @@ fn export_target(book_id: Option<String>, request_id: Option<String>) -> ApiResu
                 (
                     "request_id",
                     IssueKind::ValueError,
-                    json!({"conflicts_with": "book_id"}),
+                    IssueContext::new().conflicts_with("book_id"),
                 )
             } else {
                 (
                     "book_id",
                     IssueKind::Missing,
-                    json!({"one_of": ["book_id", "request_id"]}),
+                    IssueContext::new().one_of(["book_id", "request_id"]),
                 )
             };
             Err(ApiError::new(ErrorCode::InvalidRequest)

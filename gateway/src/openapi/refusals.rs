@@ -269,15 +269,8 @@ pub struct VolumeLanguages {
     pub target_language: String,
 }
 
-/// A token's spending cap (spec 8).
-#[derive(Serialize, ToSchema)]
-pub struct TokenBudget {
-    pub amount: f64,
-    pub period: dragoman_model::vocab::BudgetPeriod,
-    pub spent: f64,
-    /// When a monthly cap starts again (Unix seconds); null for `total`.
-    pub resets_at: Option<i64>,
-}
+/// A token's spending cap (spec 8), as the completion report gives it too.
+pub use dragoman_model::documents::report::TokenBudget;
 
 /// One located problem of a validation error.
 #[derive(Serialize, ToSchema)]

@@ -1,8 +1,9 @@
 //! One book (spec 4.10): its detail, chapters, quality and narrative Bible,
 //! answered by the memory service, and the changes the scheduler owns:
 //! configuring, shelving and deleting it. The books list itself is
-//! [`super::narrative::books`]. The memory answers its reads as JSON text,
-//! read here into values; the Bible is cut here, list by list, with each
+//! [`super::narrative::books`]. The memory answers the detail, chapters
+//! and quality as the documents of `dragoman_model::documents::library`;
+//! the Bible is cut here from the book bundle, list by list, with each
 //! total stated.
 //!
 //! An absent book and another account's are refused alike with 404
@@ -12,6 +13,7 @@ use super::narrative;
 use super::{Caller, Needs};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::library::{BookDetail, BookQuality, ChapterEntry};
 use dragoman_model::vocab::Scope;
 use dragoman_proto::v1::{ConfigureBookRequest, ProjectRef, ShelveBookRequest};
 use serde_json::{Value, json};
@@ -28,6 +30,11 @@ fn parse(text: &str) -> ApiResult<Value> {
     serde_json::from_str(text).map_err(|e| ApiError::server(format!("book answer: {e}")))
 }
 
+/// A document from the message that carried it.
+fn document<M, D: TryFrom<M, Error = dragoman_proto::wire::WireError>>(message: M) -> ApiResult<D> {
+    D::try_from(message).map_err(|e| ApiError::server(format!("book answer: {e}")))
+}
+
 fn book_ref(book_id: String) -> ProjectRef {
     ProjectRef {
         project_id: book_id,
@@ -41,42 +48,43 @@ async fn read_detail(
     caller: &Caller,
     needs: Needs,
     book_id: String,
-) -> ApiResult<Value> {
+) -> ApiResult<BookDetail> {
     let answer = caller
         .call(state, needs, book_ref(book_id), |request| {
             state.memory.handle.get_book(request)
         })
         .await?;
-    parse(&answer.json)
+    document(answer)
 }
 
 /// One of the caller's books: settings, place in its series, counts and
 /// newest request.
-pub async fn detail(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Value> {
+pub async fn detail(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<BookDetail> {
     read_detail(state, caller, READ, book_id).await
 }
 
 /// The chapters of one of the caller's books, in reading order.
-pub async fn chapters(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Vec<Value>> {
+pub async fn chapters(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+) -> ApiResult<Vec<ChapterEntry>> {
     let answer = caller
         .call(state, READ, book_ref(book_id), |request| {
             state.memory.handle.list_chapters(request)
         })
         .await?;
-    match parse(&answer.json)? {
-        Value::Array(items) => Ok(items),
-        _ => Err(ApiError::server("chapter list: not an array")),
-    }
+    document(answer)
 }
 
 /// What the quality checks found in one of the caller's books.
-pub async fn quality(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Value> {
+pub async fn quality(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<BookQuality> {
     let answer = caller
         .call(state, READ, book_ref(book_id), |request| {
             state.memory.handle.book_quality(request)
         })
         .await?;
-    parse(&answer.json)
+    document(answer)
 }
 
 /// A window over the lists of the Bible: the same `limit` and `offset`
@@ -177,7 +185,7 @@ pub async fn configure(
     caller: &Caller,
     book_id: String,
     change: Configuration,
-) -> ApiResult<Value> {
+) -> ApiResult<BookDetail> {
     use dragoman_proto::wire::WireEnum;
     let message = ConfigureBookRequest {
         project_id: book_id,
@@ -209,7 +217,7 @@ pub async fn shelve(
     caller: &Caller,
     book_id: String,
     shelved: bool,
-) -> ApiResult<Value> {
+) -> ApiResult<BookDetail> {
     let message = ShelveBookRequest {
         project_id: book_id,
         shelved,

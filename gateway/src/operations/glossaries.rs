@@ -6,6 +6,7 @@
 use super::{Caller, Needs};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::glossary_import::ImportReport;
 use dragoman_model::vocab::{CsvDelimiter, GlossaryFormat, ImportStrategy, Scope};
 use dragoman_proto::v1::{
     AttachGlossaryRequest, CreateGlossaryRequest, ExportGlossaryRequest, GlossaryFile, GlossaryRef,
@@ -151,7 +152,7 @@ pub async fn import(
     caller: &Caller,
     glossary_id: String,
     form: ImportForm,
-) -> ApiResult<Value> {
+) -> ApiResult<ImportReport> {
     let message = ImportGlossaryRequest {
         glossary_id,
         content: form.content,
@@ -168,7 +169,7 @@ pub async fn import(
             state.memory.handle.import_glossary(request)
         })
         .await?;
-    serde_json::from_str(&answer.json).map_err(ApiError::server)
+    ImportReport::try_from(answer).map_err(|e| ApiError::server(format!("import report: {e}")))
 }
 
 /// The glossary a series follows.

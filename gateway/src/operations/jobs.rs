@@ -11,6 +11,8 @@ use super::requests::{self, ResultOptions};
 use super::{Caller, Needs};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::licence_status::LicenceStatus;
+use dragoman_model::documents::request::JobEstimate;
 use dragoman_model::vocab::{
     ErrorCode, Layout, Priority, RequestStatus, ResultFormat, ResultScope, Scope,
 };
@@ -47,7 +49,7 @@ pub async fn start(
             state.scheduler.handle.start_job(request)
         })
         .await?;
-    requests::document_json(&doc)
+    requests::document_json(doc)
 }
 
 /// Which requests `list_jobs` shows, and the page (checked by the caller).
@@ -87,22 +89,26 @@ pub async fn estimate(
         project_id: book_id,
         provider,
     };
-    let doc = caller
+    let answer = caller
         .call(state, READ, message, |request| {
             state.scheduler.handle.estimate_job(request)
         })
         .await?;
-    parse(&doc.json, "estimate")
+    let estimate =
+        JobEstimate::try_from(answer).map_err(|e| ApiError::server(format!("estimate: {e}")))?;
+    estimate
+        .to_value()
+        .map_err(|e| ApiError::server(format!("estimate: {e}")))
 }
 
 /// The licence in force, its use this cycle and the caller's allowance.
-pub async fn licence(state: &AppState, caller: &Caller) -> ApiResult<Value> {
-    let doc = caller
+pub async fn licence(state: &AppState, caller: &Caller) -> ApiResult<LicenceStatus> {
+    let view = caller
         .call(state, READ, StatusRequest {}, |request| {
             state.scheduler.handle.licence_status(request)
         })
         .await?;
-    parse(&doc.json, "licence status")
+    LicenceStatus::try_from(view).map_err(|e| ApiError::server(format!("licence status: {e}")))
 }
 
 fn parse(text: &str, what: &str) -> ApiResult<Value> {

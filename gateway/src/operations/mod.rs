@@ -120,9 +120,9 @@ impl Caller {
         if self.surface == Surface::Tools {
             for issue in &mut error.issues {
                 if let Some(root) = issue.loc.first_mut()
-                    && root == "body"
+                    && root.as_str() == Some("body")
                 {
-                    *root = serde_json::Value::from("arguments");
+                    *root = dragoman_model::vocab::LocPart::from("arguments");
                 }
             }
         }

@@ -19,18 +19,17 @@ use dragoman_model::coordination::{Coordination, NotifiedCache};
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{
-    Channel, ControlAction, ErrorCode, InputKind, Layout, RequestStatus, ResultFormat, ResultScope,
+    Channel, ControlAction, ErrorCode, InputKind, Layout, LocPart, RequestStatus, ResultFormat,
+    ResultScope,
 };
 use dragoman_proto::v1::{
     ControlRequest, GetResultRequest, RequestDocument, RequestRef, RequestSummary, SubmitRequest,
     SubmitResponse,
 };
 use dragoman_proto::wire::{self, WireEnum};
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use utoipa::ToSchema;
 
 pub const SUBMIT: Needs = Needs {
     rest: Scope::ContentWrite,
@@ -83,7 +82,7 @@ pub async fn submit_upload(
     let answer = answer.map_err(|mut error| {
         for issue in &mut error.issues {
             if let Some(first) = issue.loc.first_mut() {
-                *first = Value::String(root.to_owned());
+                *first = LocPart::from(root);
             }
         }
         error
@@ -153,53 +152,25 @@ fn submitted(answer: SubmitResponse) -> ApiResult<Submitted> {
     })
 }
 
-/// The answer of the send operation (spec 2.1).
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = RequestSummary)]
-pub struct SummaryView {
-    pub request_id: String,
-    /// The client's identifier, when it gave one.
-    #[schema(required = true)]
-    pub external_id: Option<String>,
-    pub series_id: String,
-    /// The volume.
-    pub project_id: String,
-    /// Null while the request waits for its volume (status `queued`).
-    #[schema(required = true)]
-    pub job_id: Option<String>,
-    pub input: InputKind,
-    pub status: RequestStatus,
-    /// `/api/v1/translation-requests/<request_id>`.
-    pub status_url: String,
-    /// `/api/v1/translation-requests/<request_id>/result`.
-    pub result_url: String,
-}
-
 /// The summary of spec 2.1.
 pub fn summary_json(summary: &RequestSummary) -> ApiResult<Value> {
-    let status_url = location(&summary.request_id);
-    let view = SummaryView {
-        request_id: summary.request_id.clone(),
-        external_id: summary.external_id.clone(),
-        series_id: summary.series_id.clone(),
-        project_id: summary.project_id.clone(),
-        job_id: summary.job_id.clone(),
-        input: from_wire(summary.input, "input")?,
-        status: from_wire(summary.status, "status")?,
-        result_url: format!("{status_url}/result"),
-        status_url,
-    };
-    Ok(json!(view))
+    let summary = dragoman_model::documents::request::RequestSummary::try_from(summary.clone())
+        .map_err(|e| ApiError::server(format!("request summary: {e}")))?;
+    serde_json::to_value(summary).map_err(|e| ApiError::server(format!("request summary: {e}")))
 }
 
-/// A status document (spec 2.2) as the scheduler wrote it: JSON text,
-/// answered as it is rather than parsed and written again.
+/// A status document (spec 2.2) as JSON text, written once when it is
+/// read from the scheduler and answered as it is from then on (the cache
+/// holds it while the database is away).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DocumentText(Bytes);
 
 impl DocumentText {
-    fn of(doc: RequestDocument) -> DocumentText {
-        DocumentText(Bytes::from(doc.document_json))
+    fn of(doc: RequestDocument) -> ApiResult<DocumentText> {
+        let text = status_document(doc)?
+            .to_json()
+            .map_err(|e| ApiError::server(format!("status document: {e}")))?;
+        Ok(DocumentText(Bytes::from(text)))
     }
 
     /// The document as a JSON value, for callers that read its fields.
@@ -254,7 +225,7 @@ pub async fn control(
         .await;
     // Even a refusal may follow a change (a cancel that raced an end).
     state.caches.documents.forget(&key).await;
-    Ok(DocumentText::of(answer?))
+    DocumentText::of(answer?)
 }
 
 /// What a result is asked for in (spec 4.5).
@@ -411,7 +382,7 @@ async fn document(
                             .await?;
                         Ok::<_, ApiError>(Document {
                             finished: answer.finished,
-                            text: DocumentText::of(answer),
+                            text: DocumentText::of(answer)?,
                         })
                     })
                 },
@@ -435,9 +406,20 @@ async fn document(
     }
 }
 
-/// The status document, passed through as the scheduler wrote it.
-pub(crate) fn document_json(doc: &RequestDocument) -> ApiResult<Value> {
-    serde_json::from_str(&doc.document_json)
+/// The status document a scheduler answer carries.
+pub(crate) fn status_document(
+    answer: RequestDocument,
+) -> ApiResult<dragoman_model::documents::request::RequestDocument> {
+    answer
+        .document
+        .ok_or_else(|| ApiError::server("the scheduler answered no status document"))?
+        .try_into()
+        .map_err(|e| ApiError::server(format!("status document: {e}")))
+}
+
+/// The status document a scheduler answer carries, as a JSON value.
+pub(crate) fn document_json(answer: RequestDocument) -> ApiResult<Value> {
+    serde_json::to_value(status_document(answer)?)
         .map_err(|e| ApiError::server(format!("status document: {e}")))
 }
 
@@ -446,16 +428,51 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_document_is_answered_byte_for_byte_as_json() {
+    async fn a_document_is_answered_as_its_json_text() {
         use http_body_util::BodyExt;
-        let text = r#"{"b":[1,2.5,"x\u00e9"],"a":{"z":null,"y":true}}"#;
-        let doc = DocumentText::of(RequestDocument {
-            document_json: text.to_owned(),
+        let message = dragoman_proto::v1::StatusDocument {
+            request_id: "r1".into(),
+            series_id: "s".into(),
+            project_id: "p".into(),
+            input: InputKind::Json.to_wire(),
+            status: RequestStatus::Completed.to_wire(),
+            status_url: location("r1"),
+            result_url: format!("{}/result", location("r1")),
+            stage: dragoman_model::vocab::Stage::Export.to_wire(),
+            priority: dragoman_model::vocab::Priority::Normal.to_wire(),
+            progress: Some(Default::default()),
+            memory: Some(dragoman_proto::v1::MemoryBackend {
+                backend: dragoman_model::vocab::ContextBackend::Internal.to_wire(),
+                answered_by: dragoman_model::vocab::ContextBackend::Internal.to_wire(),
+                ..Default::default()
+            }),
+            chapters: Some(Default::default()),
+            options: Some(dragoman_proto::v1::RequestOptions {
+                output_format: ResultFormat::Json.to_wire(),
+                ..Default::default()
+            }),
+            webhook: Some(dragoman_proto::v1::WebhookStatus {
+                state: dragoman_model::vocab::RequestWebhookState::None.to_wire(),
+                ..Default::default()
+            }),
+            chapter_events: Some(dragoman_proto::v1::ChapterEvents {
+                event: dragoman_model::vocab::CallbackEvent::ChaptersTranslated.to_wire(),
+                ..Default::default()
+            }),
+            report_json: Some(r#"{"version":1}"#.into()),
+            ..Default::default()
+        };
+        let answer = RequestDocument {
+            document: Some(message),
             status: RequestStatus::Completed.to_wire(),
             finished: true,
-        });
-        assert_eq!(doc.value().expect("json")["b"][1], 2.5);
-        let response = doc.into_response();
+        };
+        let doc = DocumentText::of(answer.clone()).expect("a known document");
+        assert_eq!(
+            doc.value().expect("json"),
+            document_json(answer).expect("json")
+        );
+        let response = doc.clone().into_response();
         assert_eq!(
             response.headers().get(header::CONTENT_TYPE),
             Some(&HeaderValue::from_static("application/json"))
@@ -466,7 +483,23 @@ mod tests {
             .await
             .expect("body")
             .to_bytes();
-        assert_eq!(body.as_ref(), text.as_bytes());
+        assert_eq!(body, doc.0);
+        let text = std::str::from_utf8(&body).expect("utf-8");
+        assert!(
+            text.starts_with(r#"{"chapter_events":{"batches":0,"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""report":{"version":1}"#), "{text}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_without_its_document_is_a_server_error() {
+        let answer = RequestDocument {
+            document: None,
+            status: RequestStatus::Completed.to_wire(),
+            finished: true,
+        };
+        assert!(DocumentText::of(answer).is_err());
     }
 
     #[test]

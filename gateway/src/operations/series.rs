@@ -7,6 +7,7 @@
 use super::{Caller, Needs, from_wire};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::consistency::ConsistencyReport;
 use dragoman_model::vocab::{
     InputKind, ProjectKind, Scope, SeriesAction, SeriesKind, VolumeStatus,
 };
@@ -194,8 +195,12 @@ pub async fn delete(state: &AppState, caller: &Caller, series_id: String) -> Api
 }
 
 /// Where the volumes of one of the caller's series disagree (the memory
-/// service's report, passed through).
-pub async fn consistency(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Value> {
+/// service's report).
+pub async fn consistency(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+) -> ApiResult<ConsistencyReport> {
     let answer = caller
         .call(
             state,
@@ -204,7 +209,7 @@ pub async fn consistency(state: &AppState, caller: &Caller, series_id: String) -
             |request| state.memory.handle.series_consistency(request),
         )
         .await?;
-    serde_json::from_str(&answer.json)
+    ConsistencyReport::try_from(answer)
         .map_err(|e| ApiError::server(format!("series consistency report: {e}")))
 }
 

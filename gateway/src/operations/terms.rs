@@ -11,6 +11,7 @@
 use super::{Caller, Needs, from_wire};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::propagation::PropagationReport;
 use dragoman_model::vocab::{Origin, Scope, TermLayer};
 use dragoman_proto::v1::{
     EditTermRequest, ProjectRef, PropagateTermRequest, PutTermRequest, Term, TermRef,
@@ -153,7 +154,11 @@ pub async fn delete(state: &AppState, caller: &Caller, term_id: String) -> ApiRe
 }
 
 /// Previews or writes a replacement; answers the memory's report.
-pub async fn propagate(state: &AppState, caller: &Caller, ask: Propagation) -> ApiResult<Value> {
+pub async fn propagate(
+    state: &AppState,
+    caller: &Caller,
+    ask: Propagation,
+) -> ApiResult<PropagationReport> {
     let message = PropagateTermRequest {
         project_id: ask.book_id,
         previous: ask.previous,
@@ -168,7 +173,7 @@ pub async fn propagate(state: &AppState, caller: &Caller, ask: Propagation) -> A
             state.memory.handle.propagate_term(request)
         })
         .await?;
-    serde_json::from_str(&answer.json)
+    PropagationReport::try_from(answer)
         .map_err(|e| ApiError::server(format!("propagation report: {e}")))
 }
 

@@ -7,7 +7,7 @@
 //! audit-logged.
 
 use crate::auth::session::SessionUser;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::JsonBody;
 use crate::identity::audit;
 use crate::state::AppState;
@@ -17,8 +17,9 @@ use axum::extract::{Path, State};
 use dragoman_model::budget;
 use dragoman_model::clock;
 use dragoman_model::entities::project;
-use dragoman_model::vocab::{ErrorCode, IssueKind};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use dragoman_model::tenancy;
+use dragoman_model::vocab::IssueKind;
+use sea_orm::{ActiveModelTrait, Set};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -26,19 +27,6 @@ use serde_json::{Value, json};
 #[serde(deny_unknown_fields)]
 pub struct BookBudget {
     amount: Option<f64>,
-}
-
-/// The caller's book; another account's is answered as a missing one.
-async fn owned(
-    state: &AppState,
-    user: &SessionUser,
-    project_id: String,
-) -> ApiResult<project::Model> {
-    project::Entity::find_by_id(project_id)
-        .filter(project::Column::AccountId.eq(user.account.id.clone()))
-        .one(&state.db)
-        .await?
-        .ok_or_else(|| ApiError::new(ErrorCode::VolumeNotFound))
 }
 
 async fn view(state: &AppState, book: &project::Model) -> ApiResult<Json<Value>> {
@@ -55,7 +43,7 @@ pub async fn get_budget(
     user: SessionUser,
     Path(project_id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let book = owned(&state, &user, project_id).await?;
+    let book = tenancy::book(&state.db, user.acting(), &project_id).await?;
     view(&state, &book).await
 }
 
@@ -72,7 +60,7 @@ pub async fn put_budget(
         checks.fail("amount", IssueKind::NotPositive);
     }
     checks.finish()?;
-    let book = owned(&state, &user, project_id).await?;
+    let book = tenancy::book(&state.db, user.acting(), &project_id).await?;
     let mut model: project::ActiveModel = book.into();
     model.budget_amount = Set(body.amount);
     model.updated_at = Set(clock::now());

@@ -5,15 +5,15 @@
 //! written afterwards follows them (see [`dragoman_model::exports`]).
 
 use crate::auth::session::SessionUser;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::JsonBody;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
 use dragoman_model::entities::project;
 use dragoman_model::exports::{self, ExportSettings};
-use dragoman_model::vocab::ErrorCode;
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use dragoman_model::tenancy;
+use sea_orm::{ActiveModelTrait, Set};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -55,11 +55,7 @@ pub async fn patch_edition(
     JsonBody(change): JsonBody<EditionChange>,
 ) -> ApiResult<Json<Value>> {
     // Another account's book is answered as a missing one.
-    let volume = project::Entity::find_by_id(project_id)
-        .filter(project::Column::AccountId.eq(user.account.id.clone()))
-        .one(&state.db)
-        .await?
-        .ok_or_else(|| ApiError::new(ErrorCode::VolumeNotFound))?;
+    let volume = tenancy::book(&state.db, user.acting(), &project_id).await?;
     let volume = match change.ai_disclosure {
         Some(value) => {
             let mut model: project::ActiveModel = volume.into();

@@ -7,7 +7,6 @@ use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Query, is_json, parse_json};
 use crate::openapi::refusals::refusals;
-use crate::openapi::schemas::glossary_files::{GlossaryFileTerm, ImportReport};
 use crate::openapi::schemas::uploads::GlossaryImportForm;
 use crate::operations::Caller;
 use crate::operations::glossaries::{
@@ -20,10 +19,13 @@ use axum::extract::multipart::MultipartError;
 use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use dragoman_model::vocab::{CsvDelimiter, ErrorCode, GlossaryFormat, Issue, IssueKind};
+use dragoman_model::documents::glossary_import::{GlossaryFileTerm, ImportReport};
+use dragoman_model::vocab::{
+    CsvDelimiter, ErrorCode, GlossaryFormat, Issue, IssueContext, IssueKind, LocPart,
+};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use utoipa::IntoParams;
 
@@ -161,7 +163,7 @@ fn boolean(raw: Option<&str>, root: &str, field: &str) -> ApiResult<Option<bool>
         Some("true") => Ok(Some(true)),
         Some("false") => Ok(Some(false)),
         Some(_) => Err(invalid(Issue::new(
-            [json!(root), json!(field)],
+            [LocPart::from(root), LocPart::from(field)],
             IssueKind::TypeError,
         ))),
     }
@@ -279,7 +281,7 @@ pub async fn import(
     Path(glossary_id): Path<String>,
     Query(query): Query<ImportQuery>,
     request: Request,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ImportReport>> {
     let caller = Caller::rest(token);
     // The scope is judged before the file is read.
     caller.require(glossaries::WRITE)?;
@@ -298,7 +300,7 @@ fn multipart_error(error: &MultipartError) -> ApiError {
     if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
         ApiError::new(ErrorCode::PayloadTooLarge)
     } else {
-        invalid(Issue::new([json!("body")], IssueKind::ValueError))
+        invalid(Issue::new(["body"], IssueKind::ValueError))
     }
 }
 
@@ -313,7 +315,7 @@ async fn read_import_form(request: Request) -> ApiResult<ImportForm> {
     }
     let mut multipart = Multipart::from_request(request, &())
         .await
-        .map_err(|_| invalid(Issue::new([json!("body")], IssueKind::ValueError)))?;
+        .map_err(|_| invalid(Issue::new(["body"], IssueKind::ValueError)))?;
     let mut form = ImportForm::default();
     let mut has_file = false;
     // An oversized file is read to its end (within the body limit) but not
@@ -350,16 +352,19 @@ async fn read_import_form(request: Request) -> ApiResult<ImportForm> {
         match name.as_str() {
             "strategy" => {
                 form.strategy = value.parse().map_err(|_| {
-                    invalid(body_issue("strategy", IssueKind::Enum).with_ctx(
-                        json!({"expected": dragoman_model::vocab::ImportStrategy::expected()}),
-                    ))
+                    invalid(
+                        body_issue("strategy", IssueKind::Enum).with_ctx(
+                            IssueContext::new()
+                                .expected(dragoman_model::vocab::ImportStrategy::expected()),
+                        ),
+                    )
                 })?;
             }
             "delimiter" => {
                 form.delimiter = Some(value.parse().map_err(|_| {
                     invalid(
                         body_issue("delimiter", IssueKind::Enum)
-                            .with_ctx(json!({"expected": CsvDelimiter::expected()})),
+                            .with_ctx(IssueContext::new().expected(CsvDelimiter::expected())),
                     )
                 })?);
             }
@@ -388,7 +393,11 @@ fn mapping(raw: &str) -> ApiResult<BTreeMap<String, u32>> {
         .map_err(|_| invalid(body_issue("mapping", IssueKind::JsonInvalid)))?;
     let mut mapping = BTreeMap::new();
     for (field, column) in parsed {
-        let loc = [json!("body"), json!("mapping"), json!(field)];
+        let loc = [
+            LocPart::from("body"),
+            LocPart::from("mapping"),
+            LocPart::from(field.as_str()),
+        ];
         let Some(column) = column.as_u64().and_then(|c| u32::try_from(c).ok()) else {
             return Err(invalid(Issue::new(loc, IssueKind::TypeError)));
         };

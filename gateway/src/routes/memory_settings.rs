@@ -3,7 +3,8 @@
 //! maintenance of one series' or volume's mirror. The memory service owns
 //! the mirror, checks the meaning of every change and checks ownership, so
 //! these handlers check only the session, the administrator flag and the
-//! shape of bodies, then answer the service's JSON view as it is.
+//! shape of bodies, then answer the service's document as it is (the types
+//! of [`dragoman_model::documents::external_memory`]).
 //!
 //! Administrator routes (403 `admin_required` for anyone else):
 //! - `GET /settings/memory/status`: the sync state (`configured: false`
@@ -34,84 +35,31 @@ use crate::extract::{JsonBody, parse_json};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
+use dragoman_model::documents::external_memory::{
+    CleanupList, CleanupRecord, CleanupSettingsChanges, CleanupSettingsView, ExternalMemoryStatus,
+    MemoryScopeOutcome, MemoryScopeStatus, OrphanScan, OrphanScheduleChanges, OrphanScheduleView,
+    OutboxRetried,
+};
 use dragoman_model::vocab::ErrorCode;
 use dragoman_proto::v1::{
-    JsonDocument, MemoryCleanupAction, MemoryCleanupActionRequest, MemoryOrphansAction,
-    MemoryOrphansRequest, MemoryScopeAction, MemoryScopeActionRequest, MemoryScopeKind,
-    MemoryScopeRef, StatusRequest, UpdateMemoryCleanupSettingsRequest,
-    UpdateMemoryOrphanScheduleRequest,
+    MemoryCleanupAction, MemoryCleanupActionRequest, MemoryOrphansAction, MemoryOrphansRequest,
+    MemoryScopeAction, MemoryScopeActionRequest, MemoryScopeKind, MemoryScopeRef, StatusRequest,
+    UpdateMemoryCleanupSettingsRequest, UpdateMemoryOrphanScheduleRequest,
 };
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+use std::fmt::Display;
 
-/// The service's view, parsed so the envelope and the content type are the
-/// gateway's like every other answer.
-fn answer(document: JsonDocument) -> ApiResult<Json<Value>> {
-    serde_json::from_str(&document.json)
+/// The service's message as its document, so the envelope and the content
+/// type are the gateway's like every other answer.
+fn answer<M, D>(message: M) -> ApiResult<Json<D>>
+where
+    D: TryFrom<M>,
+    D::Error: Display,
+{
+    D::try_from(message)
         .map(Json)
         .map_err(|e| ApiError::server(format!("memory view: {e}")))
-}
-
-/// A field that, when present, must hold a value of its type: `null` is a
-/// type error rather than "keep", so a client never believes it cleared a
-/// setting that has no empty value.
-fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
-}
-
-/// The shape of a cleanup settings change. Integers are taken whatever
-/// their sign or size within `i64`: their range is the memory service's to
-/// judge.
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CleanupSettingsChanges {
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    enabled: Option<bool>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    max_attempts: Option<i64>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    retain_days: Option<i64>,
-}
-
-/// The shape of an orphan schedule change.
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct OrphanScheduleChanges {
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    enabled: Option<bool>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    interval_hours: Option<i64>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    clean: Option<bool>,
 }
 
 /// The body's fields checked against `T`, read first as a JSON object
@@ -124,15 +72,10 @@ fn shape<T: DeserializeOwned>(body: Map<String, Value>) -> ApiResult<T> {
     parse_json(&bytes)
 }
 
-/// The checked body as the service receives it: only the fields given.
-fn changes_json(changes: &impl Serialize) -> ApiResult<String> {
-    serde_json::to_string(changes).map_err(|e| ApiError::server(format!("memory changes: {e}")))
-}
-
 pub async fn get_status(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ExternalMemoryStatus>> {
     user.require_admin()?;
     let document = state
         .memory
@@ -146,7 +89,7 @@ pub async fn get_status(
 pub async fn retry_outbox(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OutboxRetried>> {
     user.require_admin()?;
     let document = state
         .memory
@@ -160,7 +103,7 @@ pub async fn retry_outbox(
 pub async fn get_cleanup(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupSettingsView>> {
     user.require_admin()?;
     let document = state
         .memory
@@ -175,34 +118,34 @@ pub async fn put_cleanup(
     State(state): State<AppState>,
     user: SessionUser,
     body: Result<JsonBody<Map<String, Value>>, ApiError>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupSettingsView>> {
     user.require_admin()?;
     let JsonBody(body) = body?;
     let changes: CleanupSettingsChanges = shape(body)?;
-    update_cleanup(&state, &user, changes_json(&changes)?, false).await
+    update_cleanup(&state, &user, Some(changes), false).await
 }
 
 pub async fn delete_cleanup(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupSettingsView>> {
     user.require_admin()?;
-    update_cleanup(&state, &user, String::new(), true).await
+    update_cleanup(&state, &user, None, true).await
 }
 
 async fn update_cleanup(
     state: &AppState,
     user: &SessionUser,
-    changes_json: String,
+    changes: Option<CleanupSettingsChanges>,
     reset: bool,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupSettingsView>> {
     let document = state
         .memory
         .handle
         .update_memory_cleanup_settings(state.call(
             &user.principal(),
             UpdateMemoryCleanupSettingsRequest {
-                changes_json,
+                changes: changes.map(Into::into),
                 reset,
             },
         ))
@@ -214,7 +157,7 @@ async fn update_cleanup(
 pub async fn list_cleanups(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupList>> {
     user.require_admin()?;
     let document = state
         .memory
@@ -229,7 +172,7 @@ pub async fn retry_cleanup(
     State(state): State<AppState>,
     user: SessionUser,
     Path(cleanup_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupRecord>> {
     act_on_cleanup(&state, &user, cleanup_id, MemoryCleanupAction::Retry).await
 }
 
@@ -237,7 +180,7 @@ pub async fn retire_cleanup(
     State(state): State<AppState>,
     user: SessionUser,
     Path(cleanup_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupRecord>> {
     act_on_cleanup(&state, &user, cleanup_id, MemoryCleanupAction::Retire).await
 }
 
@@ -246,7 +189,7 @@ async fn act_on_cleanup(
     user: &SessionUser,
     cleanup_id: String,
     action: MemoryCleanupAction,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CleanupRecord>> {
     user.require_admin()?;
     let document = state
         .memory
@@ -266,14 +209,14 @@ async fn act_on_cleanup(
 pub async fn scan_orphans(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrphanScan>> {
     act_on_orphans(&state, &user, MemoryOrphansAction::Scan).await
 }
 
 pub async fn clean_orphans(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrphanScan>> {
     act_on_orphans(&state, &user, MemoryOrphansAction::Clean).await
 }
 
@@ -281,7 +224,7 @@ async fn act_on_orphans(
     state: &AppState,
     user: &SessionUser,
     action: MemoryOrphansAction,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrphanScan>> {
     user.require_admin()?;
     let document = state
         .memory
@@ -300,7 +243,7 @@ async fn act_on_orphans(
 pub async fn get_orphan_schedule(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrphanScheduleView>> {
     user.require_admin()?;
     let document = state
         .memory
@@ -315,7 +258,7 @@ pub async fn put_orphan_schedule(
     State(state): State<AppState>,
     user: SessionUser,
     body: Result<JsonBody<Map<String, Value>>, ApiError>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrphanScheduleView>> {
     user.require_admin()?;
     let JsonBody(body) = body?;
     let changes: OrphanScheduleChanges = shape(body)?;
@@ -325,7 +268,7 @@ pub async fn put_orphan_schedule(
         .update_memory_orphan_schedule(state.call(
             &user.principal(),
             UpdateMemoryOrphanScheduleRequest {
-                changes_json: changes_json(&changes)?,
+                changes: Some(changes.into()),
             },
         ))
         .await?
@@ -353,7 +296,7 @@ async fn scope_status(
     user: &SessionUser,
     kind: MemoryScopeKind,
     id: String,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MemoryScopeStatus>> {
     let document = state
         .memory
         .handle
@@ -375,7 +318,7 @@ async fn act_on_scope(
     kind: MemoryScopeKind,
     id: String,
     word: &str,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MemoryScopeOutcome>> {
     let action = scope_action(kind, word)?;
     let document = state
         .memory
@@ -399,7 +342,7 @@ pub async fn series_memory(
     State(state): State<AppState>,
     user: SessionUser,
     Path(series_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MemoryScopeStatus>> {
     scope_status(&state, &user, MemoryScopeKind::Series, series_id).await
 }
 
@@ -407,7 +350,7 @@ pub async fn series_action(
     State(state): State<AppState>,
     user: SessionUser,
     Path((series_id, action)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MemoryScopeOutcome>> {
     act_on_scope(&state, &user, MemoryScopeKind::Series, series_id, &action).await
 }
 
@@ -415,7 +358,7 @@ pub async fn project_status(
     State(state): State<AppState>,
     user: SessionUser,
     Path(project_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MemoryScopeStatus>> {
     scope_status(&state, &user, MemoryScopeKind::Project, project_id).await
 }
 
@@ -423,7 +366,7 @@ pub async fn project_action(
     State(state): State<AppState>,
     user: SessionUser,
     Path((project_id, action)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MemoryScopeOutcome>> {
     act_on_scope(&state, &user, MemoryScopeKind::Project, project_id, &action).await
 }
 
@@ -447,11 +390,14 @@ mod tests {
         let changes: CleanupSettingsChanges =
             checked(r#"{"max_attempts": -3}"#).expect("an integer of any sign");
         assert_eq!(
-            changes_json(&changes).expect("json"),
-            r#"{"max_attempts":-3}"#
+            changes,
+            CleanupSettingsChanges {
+                max_attempts: Some(-3),
+                ..Default::default()
+            }
         );
         let schedule: OrphanScheduleChanges = checked("{}").expect("nothing to change");
-        assert_eq!(changes_json(&schedule).expect("json"), "{}");
+        assert_eq!(schedule, OrphanScheduleChanges::default());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
+use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind, LocPart};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -45,8 +45,10 @@ pub async fn books(State(state): State<AppState>, token: TokenCaller) -> ApiResu
 }
 
 fn query_issue(field: &str, kind: IssueKind) -> ApiError {
-    ApiError::new(ErrorCode::InvalidRequest)
-        .with_issues(vec![Issue::new([json!("query"), json!(field)], kind)])
+    ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![Issue::new(
+        [LocPart::from("query"), LocPart::from(field)],
+        kind,
+    )])
 }
 
 /// How much text a book bundle carries (`text`).
@@ -72,8 +74,11 @@ fn context_query(raw: Option<&str>) -> ApiResult<(Vec<String>, bool)> {
                 Ok(text) => with_text = text == BundleText::Full,
                 Err(_) => {
                     return Err(ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![
-                        Issue::new([json!("query"), json!("text")], IssueKind::Enum)
-                            .with_ctx(json!({"expected": "full, none"})),
+                        Issue::new(
+                            [LocPart::from("query"), LocPart::from("text")],
+                            IssueKind::Enum,
+                        )
+                        .with_ctx(IssueContext::new().expected("full, none")),
                     ]));
                 }
             },

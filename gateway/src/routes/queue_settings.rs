@@ -18,17 +18,21 @@ use crate::extract::JsonBody;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+use dragoman_model::documents::admin_settings::QueueSettingsDocument;
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_proto::v1::{QueueSettingsView, StatusRequest, UpdateQueueSettingsRequest};
 use serde_json::Value;
 
-fn answer(view: QueueSettingsView) -> ApiResult<Json<Value>> {
-    serde_json::from_str(&view.view_json)
+fn answer(view: QueueSettingsView) -> ApiResult<Json<QueueSettingsDocument>> {
+    QueueSettingsDocument::try_from(view)
         .map(Json)
         .map_err(|e| ApiError::server(format!("queue settings view: {e}")))
 }
 
-pub async fn get_queue(State(state): State<AppState>, user: SessionUser) -> ApiResult<Json<Value>> {
+pub async fn get_queue(
+    State(state): State<AppState>,
+    user: SessionUser,
+) -> ApiResult<Json<QueueSettingsDocument>> {
     user.require_admin()?;
     let view = state
         .scheduler
@@ -43,7 +47,7 @@ pub async fn put_queue(
     State(state): State<AppState>,
     user: SessionUser,
     JsonBody(body): JsonBody<Value>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<QueueSettingsDocument>> {
     user.require_admin()?;
     if !body.is_object() {
         return Err(
@@ -60,7 +64,7 @@ pub async fn put_queue(
 pub async fn delete_queue(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<QueueSettingsDocument>> {
     user.require_admin()?;
     update(&state, &user, String::new(), true).await
 }
@@ -70,7 +74,7 @@ async fn update(
     user: &SessionUser,
     changes_json: String,
     reset: bool,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<QueueSettingsDocument>> {
     let view = state
         .scheduler
         .handle

@@ -6,12 +6,10 @@ use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Query, media_type};
 use crate::openapi::refusals::refusals;
-use crate::openapi::schemas::result::JsonResult;
-use crate::openapi::schemas::status::RequestDocument;
 use crate::openapi::schemas::uploads::{EpubQuery, UploadRequest};
 use crate::openapi::{Binary, IdempotencyKey};
 use crate::operations::Caller;
-use crate::operations::requests::{self, DocumentText, ResultOptions, SummaryView};
+use crate::operations::requests::{self, DocumentText, ResultOptions};
 use crate::state::AppState;
 use crate::uploads::{self, Received};
 use axum::Json;
@@ -19,12 +17,14 @@ use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use dragoman_model::documents::request::{RequestDocument, RequestSummary};
+use dragoman_model::documents::result::JsonResult;
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::vocab::{
-    ControlAction, ErrorCode, Issue, IssueKind, Layout, RequestStatus, ResultFormat, ResultScope,
+    ControlAction, ErrorCode, Issue, IssueContext, IssueKind, Layout, LocPart, RequestStatus,
+    ResultFormat, ResultScope,
 };
 use serde::Deserialize;
-use serde_json::json;
 use utoipa::IntoParams;
 
 /// Longest `wait` a client may ask for (spec 4.3, 4.5).
@@ -69,10 +69,10 @@ refusals!(
     ),
     responses(
         (status = 202, description = "Accepted: stored, to run in the background.",
-            body = SummaryView,
+            body = RequestSummary,
             headers(("Location" = String, description = "The status URL."))),
         (status = 200, description = "The same content sent again: the original request.",
-            body = SummaryView,
+            body = RequestSummary,
             headers(
                 ("Location" = String, description = "The status URL."),
                 ("Idempotent-Replayed" = String, description = "`true`.")
@@ -152,7 +152,7 @@ pub struct WaitQuery {
 
 /// 422 `invalid_request` with one issue at `["query", field]`.
 fn query_issue(field: &str, kind: IssueKind) -> Issue {
-    Issue::new([json!("query"), json!(field)], kind)
+    Issue::new([LocPart::from("query"), LocPart::from(field)], kind)
 }
 
 /// `wait` as an integer 0 to 600.
@@ -161,7 +161,8 @@ fn wait_seconds(raw: Option<&str>) -> ApiResult<u64> {
     match raw.parse::<u64>() {
         Ok(seconds) if seconds <= MAX_WAIT => Ok(seconds),
         _ => Err(ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![
-            query_issue("wait", IssueKind::OutOfRange).with_ctx(json!({"min": 0, "max": MAX_WAIT})),
+            query_issue("wait", IssueKind::OutOfRange)
+                .with_ctx(IssueContext::new().min(0).max(MAX_WAIT)),
         ])),
     }
 }
@@ -394,6 +395,7 @@ pub async fn result(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn query(format: Option<ResultFormat>) -> ResultQuery {
         ResultQuery {

@@ -13,7 +13,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, SeriesAction};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::IntoParams;
 
 refusals!(
@@ -128,18 +128,16 @@ pub async fn action(
     let action: SeriesAction = action
         .parse()
         .map_err(|_| ApiError::new(ErrorCode::NotFound))?;
-    let resume_if_paused = match query.resume_if_paused.as_deref() {
-        None | Some("") | Some("false") => false,
-        Some("true") => true,
-        Some(_) => {
-            return Err(
-                ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![Issue::new(
-                    [json!("query"), json!("resume_if_paused")],
-                    IssueKind::TypeError,
-                )]),
-            );
-        }
-    };
+    let resume_if_paused =
+        match query.resume_if_paused.as_deref() {
+            None | Some("") | Some("false") => false,
+            Some("true") => true,
+            Some(_) => {
+                return Err(ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![
+                    Issue::new(["query", "resume_if_paused"], IssueKind::TypeError),
+                ]));
+            }
+        };
     let report = series::control(
         &state,
         &Caller::rest(token),

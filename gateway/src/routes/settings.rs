@@ -8,20 +8,19 @@ use crate::extract::JsonBody;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+use dragoman_model::documents::admin_settings::WebhookSettings;
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_proto::v1::{StatusRequest, UpdateWebhookSettingsRequest, WebhookSettingsView};
 use serde_json::Value;
 
-fn answer(view: WebhookSettingsView) -> ApiResult<Json<Value>> {
-    serde_json::from_str(&view.view_json)
-        .map(Json)
-        .map_err(|e| ApiError::server(format!("webhook settings view: {e}")))
+fn answer(view: WebhookSettingsView) -> ApiResult<Json<WebhookSettings>> {
+    Ok(Json(view.into()))
 }
 
 pub async fn get_webhooks(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookSettings>> {
     user.require_admin()?;
     let view = state
         .delivery
@@ -37,7 +36,7 @@ pub async fn put_webhooks(
     State(state): State<AppState>,
     user: SessionUser,
     JsonBody(body): JsonBody<Value>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookSettings>> {
     user.require_admin()?;
     if !body.is_object() {
         return Err(
@@ -55,7 +54,7 @@ pub async fn put_webhooks(
 pub async fn delete_webhooks(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookSettings>> {
     user.require_admin()?;
     update(&state, &user, String::new(), true).await
 }
@@ -65,7 +64,7 @@ async fn update(
     user: &SessionUser,
     changes_json: String,
     reset: bool,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<WebhookSettings>> {
     let view = state
         .delivery
         .handle

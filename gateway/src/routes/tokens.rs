@@ -17,7 +17,7 @@ use axum::response::IntoResponse;
 use dragoman_model::entities::{account, api_token};
 use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{BudgetPeriod, ErrorCode, IssueKind, Priority};
-use dragoman_model::{clock, ids};
+use dragoman_model::{clock, ids, tenancy};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
@@ -206,14 +206,6 @@ pub async fn list(State(state): State<AppState>, user: SessionUser) -> ApiResult
     Ok(Json(Value::Array(views)))
 }
 
-async fn owned(state: &AppState, user: &SessionUser, id: &str) -> ApiResult<api_token::Model> {
-    api_token::Entity::find_by_id(id.to_owned())
-        .filter(api_token::Column::AccountId.eq(user.account.id.as_str()))
-        .one(&state.db)
-        .await?
-        .ok_or_else(|| ApiError::new(ErrorCode::TokenNotFound))
-}
-
 pub async fn update_queue(
     State(state): State<AppState>,
     user: SessionUser,
@@ -224,7 +216,7 @@ pub async fn update_queue(
     check_queue(&mut checks, body.max_running, body.max_queued);
     checks.finish()?;
     check_ceiling(&user.account, body.max_priority)?;
-    let token = owned(&state, &user, &id).await?;
+    let token = tenancy::token(&state.db, user.acting(), &id).await?;
     if token.revoked_at.is_some() {
         return Err(ApiError::new(ErrorCode::Conflict));
     }
@@ -262,7 +254,7 @@ pub async fn update_budget(
     let mut checks = Checks::new();
     check_budget(&mut checks, "amount", body.amount);
     checks.finish()?;
-    let token = owned(&state, &user, &id).await?;
+    let token = tenancy::token(&state.db, user.acting(), &id).await?;
     if token.revoked_at.is_some() {
         return Err(ApiError::new(ErrorCode::Conflict));
     }
@@ -294,7 +286,7 @@ pub async fn revoke(
     user: SessionUser,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let token = owned(&state, &user, &id).await?;
+    let token = tenancy::token(&state.db, user.acting(), &id).await?;
     let token = if token.revoked_at.is_none() {
         let mut model: api_token::ActiveModel = token.into();
         model.revoked_at = Set(Some(clock::now()));

@@ -5,7 +5,7 @@
 //! Nothing here writes.
 
 use crate::domain::Extraction;
-use crate::error::{MemoryError, MemoryResult};
+use crate::error::MemoryResult;
 use crate::store::{self, CHUNK};
 use dragoman_model::entities::{
     bible_line, chapter, glossary, narrative_entity, passage, passage_analysis, project, series,
@@ -240,20 +240,4 @@ pub async fn series_bible(
         .filter(bible_line::Column::SeriesId.eq(series_id))
         .all(db)
         .await?)
-}
-
-/// A book of `account_id` (a volume of a series it owns) and its series;
-/// another account's book answers as an absent one.
-pub async fn owned_book(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    book_id: &str,
-) -> MemoryResult<(project::Model, series::Model)> {
-    let volume = store::volume(db, book_id, None).await?;
-    // Visible through a series the account owns, never through a share.
-    match store::series_of(db, &volume).await {
-        Ok(series) if series.account_id == account_id => Ok((volume, series)),
-        Ok(_) | Err(MemoryError::SeriesNotFound) => Err(MemoryError::VolumeNotFound),
-        Err(e) => Err(e),
-    }
 }

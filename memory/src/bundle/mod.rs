@@ -41,10 +41,10 @@ mod series;
 mod tests;
 
 pub use books::BookSummary;
-pub(crate) use load::owned_book;
 
 use crate::error::{MemoryError, MemoryResult};
 use dragoman_model::clock;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{Issue, IssueKind};
 use fingerprint::{Obj, list, seal};
 use load::SeriesMemory;
@@ -66,7 +66,8 @@ async fn whole_book(
     account_id: &str,
     book_id: &str,
 ) -> MemoryResult<(load::VolumeMemory, SeriesMemory)> {
-    let (volume, series) = load::owned_book(db, account_id, book_id).await?;
+    let (volume, series) =
+        tenancy::book_in_series(db, Acting::account(account_id), book_id).await?;
     let series = SeriesMemory::load(db, series).await?;
     let memory = load::volumes(db, vec![volume])
         .await?
@@ -156,7 +157,7 @@ pub async fn series_bundle(
     account_id: &str,
     series_id: &str,
 ) -> MemoryResult<String> {
-    let series = crate::store::owned_series(db, account_id, series_id).await?;
+    let series = tenancy::series(db, Acting::account(account_id), series_id).await?;
     let body = series::body(db, series).await?;
     Ok(seal(body, clock::now()))
 }

@@ -22,6 +22,10 @@ use super::outbox::{backoff, truncate};
 use super::{ExternalMemory, MirrorScope};
 use crate::error::{MemoryError, MemoryResult};
 use dragoman_model::clock;
+use dragoman_model::documents::external_memory::{
+    CleanupCounts, CleanupList, CleanupRecord, CleanupSettingsChanges, CleanupSettingsView,
+    CleanupStage, MemoryScope, MemoryScopeKind,
+};
 use dragoman_model::entities::memory_cleanup::{self, CleanupState};
 use dragoman_model::entities::memory_mirror;
 use dragoman_model::entities::memory_outbox::ScopeKind;
@@ -32,7 +36,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Set,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The settings row of the cleanup settings.
 pub const SETTINGS_KEY: &str = "memory_cleanup";
@@ -62,38 +66,35 @@ impl Default for CleanupSettings {
 }
 
 impl CleanupSettings {
-    fn to_json(self, overridden: bool) -> Value {
-        json!({
-            "enabled": self.enabled,
-            "max_attempts": self.max_attempts,
-            "retain_days": self.retain_days,
-            "overridden": overridden,
-        })
+    fn view(self, overridden: bool) -> CleanupSettingsView {
+        CleanupSettingsView {
+            enabled: self.enabled,
+            max_attempts: self.max_attempts,
+            overridden,
+            retain_days: self.retain_days,
+        }
     }
 
-    /// The settings with the fields of `body` changed; a field left out
-    /// keeps its value, anything else is refused with its location.
-    pub fn changed(self, body: &Value) -> MemoryResult<CleanupSettings> {
-        let Some(fields) = body.as_object() else {
-            return Err(invalid("", IssueKind::TypeError));
-        };
+    /// The settings with the fields given changed; a field left out keeps
+    /// its value, a value out of range is refused with its location.
+    pub fn changed(self, changes: &CleanupSettingsChanges) -> MemoryResult<CleanupSettings> {
         let mut next = self;
         let mut issues = Vec::new();
-        for (name, value) in fields {
-            match name.as_str() {
-                "enabled" => match value.as_bool() {
-                    Some(on) => next.enabled = on,
-                    None => issues.push(issue(name, IssueKind::TypeError)),
-                },
-                "max_attempts" => match integer(value, 1, 100) {
-                    Ok(n) => next.max_attempts = i32::try_from(n).unwrap_or(100),
-                    Err(kind) => issues.push(issue(name, kind)),
-                },
-                "retain_days" => match integer(value, 1, 3650) {
-                    Ok(n) => next.retain_days = n,
-                    Err(kind) => issues.push(issue(name, kind)),
-                },
-                _ => issues.push(issue(name, IssueKind::ExtraForbidden)),
+        if let Some(on) = changes.enabled {
+            next.enabled = on;
+        }
+        if let Some(n) = changes.max_attempts {
+            match within(n, 1, 100)
+                .and_then(|n| i32::try_from(n).map_err(|_| IssueKind::OutOfRange))
+            {
+                Ok(n) => next.max_attempts = n,
+                Err(kind) => issues.push(issue("max_attempts", kind)),
+            }
+        }
+        if let Some(n) = changes.retain_days {
+            match within(n, 1, 3650) {
+                Ok(n) => next.retain_days = n,
+                Err(kind) => issues.push(issue("retain_days", kind)),
             }
         }
         if issues.is_empty() {
@@ -128,17 +129,12 @@ pub(crate) fn issue(field: &str, kind: IssueKind) -> Issue {
     Issue::at("body", field, kind)
 }
 
-pub(crate) fn invalid(field: &str, kind: IssueKind) -> MemoryError {
-    MemoryError::InvalidRequest(vec![issue(field, kind)])
-}
-
 /// An integer from `min` to `max`, or why not.
-pub(crate) fn integer(value: &Value, min: i64, max: i64) -> Result<i64, IssueKind> {
-    match value.as_i64() {
-        Some(n) if (min..=max).contains(&n) => Ok(n),
-        Some(_) => Err(IssueKind::OutOfRange),
-        None if value.as_u64().is_some() => Err(IssueKind::OutOfRange),
-        None => Err(IssueKind::TypeError),
+pub(crate) fn within(n: i64, min: i64, max: i64) -> Result<i64, IssueKind> {
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(IssueKind::OutOfRange)
     }
 }
 
@@ -156,37 +152,45 @@ pub async fn load_settings(db: &impl ConnectionTrait) -> MemoryResult<(CleanupSe
 }
 
 /// A record as administrators read it.
-fn view(record: &memory_cleanup::Model) -> Value {
-    json!({
-        "id": record.id,
-        "scope": {"kind": record.scope_kind.as_str(), "id": record.scope_id},
-        "label": record.label,
-        "state": record.state.as_str(),
-        "attempts": record.attempts,
-        "next_attempt_at": record.next_attempt_at,
-        "last_error": record.last_error,
-        "removed": record.removed,
-        "created_at": record.created_at,
-        "finished_at": record.finished_at,
-    })
+fn view(record: &memory_cleanup::Model) -> CleanupRecord {
+    CleanupRecord {
+        attempts: record.attempts,
+        created_at: record.created_at,
+        finished_at: record.finished_at,
+        id: record.id.clone(),
+        label: record.label.clone(),
+        last_error: record.last_error.clone(),
+        next_attempt_at: record.next_attempt_at,
+        removed: record.removed,
+        scope: MemoryScope {
+            id: record.scope_id.clone(),
+            kind: match record.scope_kind {
+                ScopeKind::Project => MemoryScopeKind::Project,
+                ScopeKind::Series => MemoryScopeKind::Series,
+            },
+        },
+        state: match record.state {
+            CleanupState::Pending => CleanupStage::Pending,
+            CleanupState::Done => CleanupStage::Done,
+            CleanupState::Failed => CleanupStage::Failed,
+            CleanupState::Retired => CleanupStage::Retired,
+        },
+    }
 }
 
 /// The records by state, for the status.
-pub async fn counts(db: &impl ConnectionTrait) -> MemoryResult<Value> {
-    let mut counts = Map::new();
-    for state in [
-        CleanupState::Pending,
-        CleanupState::Failed,
-        CleanupState::Done,
-        CleanupState::Retired,
-    ] {
-        let n = memory_cleanup::Entity::find()
+pub async fn counts(db: &impl ConnectionTrait) -> MemoryResult<CleanupCounts> {
+    let count = |state: CleanupState| {
+        memory_cleanup::Entity::find()
             .filter(memory_cleanup::Column::State.eq(state))
             .count(db)
-            .await?;
-        counts.insert(state.as_str().to_owned(), n.into());
-    }
-    Ok(Value::Object(counts))
+    };
+    Ok(CleanupCounts {
+        done: count(CleanupState::Done).await?,
+        failed: count(CleanupState::Failed).await?,
+        pending: count(CleanupState::Pending).await?,
+        retired: count(CleanupState::Retired).await?,
+    })
 }
 
 /// The Chroma filter of the remote items of a deleted scope: a volume's
@@ -333,15 +337,18 @@ impl ExternalMemory {
     }
 
     /// The cleanup settings in force (`GET /api/settings/memory/cleanup`).
-    pub async fn cleanup_settings(&self) -> MemoryResult<Value> {
+    pub async fn cleanup_settings(&self) -> MemoryResult<CleanupSettingsView> {
         let (settings, overridden) = load_settings(&self.db).await?;
-        Ok(settings.to_json(overridden))
+        Ok(settings.view(overridden))
     }
 
     /// Changes the fields given; answers the settings in force.
-    pub async fn put_cleanup_settings(&self, body: Value) -> MemoryResult<Value> {
+    pub async fn put_cleanup_settings(
+        &self,
+        changes: &CleanupSettingsChanges,
+    ) -> MemoryResult<CleanupSettingsView> {
         let (settings, _) = load_settings(&self.db).await?;
-        let next = settings.changed(&body)?;
+        let next = settings.changed(changes)?;
         setting::save(
             &self.db,
             SETTINGS_KEY,
@@ -353,29 +360,29 @@ impl ExternalMemory {
         )
         .await?;
         super::sync::wake();
-        Ok(next.to_json(true))
+        Ok(next.view(true))
     }
 
     /// Drops the administrator's settings; answers the defaults.
-    pub async fn reset_cleanup_settings(&self) -> MemoryResult<Value> {
+    pub async fn reset_cleanup_settings(&self) -> MemoryResult<CleanupSettingsView> {
         setting::Entity::delete_by_id(SETTINGS_KEY.to_owned())
             .exec(&self.db)
             .await?;
-        Ok(CleanupSettings::default().to_json(false))
+        Ok(CleanupSettings::default().view(false))
     }
 
     /// The cleanup records, newest first.
-    pub async fn cleanups(&self) -> MemoryResult<Value> {
+    pub async fn cleanups(&self) -> MemoryResult<CleanupList> {
         let records = memory_cleanup::Entity::find()
             .order_by_desc(memory_cleanup::Column::CreatedAt)
             .order_by_desc(memory_cleanup::Column::Id)
             .limit(LIST_LIMIT)
             .all(&self.db)
             .await?;
-        Ok(json!({
-            "cleanups": records.iter().map(view).collect::<Vec<_>>(),
-            "counts": counts(&self.db).await?,
-        }))
+        Ok(CleanupList {
+            cleanups: records.iter().map(view).collect(),
+            counts: counts(&self.db).await?,
+        })
     }
 
     async fn record(&self, id: &str) -> MemoryResult<memory_cleanup::Model> {
@@ -386,7 +393,7 @@ impl ExternalMemory {
     }
 
     /// Makes a failed or pending record due now; answers it.
-    pub async fn retry_cleanup(&self, id: &str) -> MemoryResult<Value> {
+    pub async fn retry_cleanup(&self, id: &str) -> MemoryResult<CleanupRecord> {
         let record = self.record(id).await?;
         if matches!(record.state, CleanupState::Done) {
             // Nothing left to remove: the record answers as it is.
@@ -405,7 +412,7 @@ impl ExternalMemory {
     }
 
     /// Gives a record up (its remote items stay); answers it.
-    pub async fn retire_cleanup(&self, id: &str) -> MemoryResult<Value> {
+    pub async fn retire_cleanup(&self, id: &str) -> MemoryResult<CleanupRecord> {
         let record = self.record(id).await?;
         if matches!(record.state, CleanupState::Done | CleanupState::Retired) {
             return Ok(view(&record));
@@ -440,11 +447,14 @@ mod tests {
     fn settings_change_field_by_field_and_refuse_bad_values() {
         let defaults = CleanupSettings::default();
         assert_eq!(
-            defaults.to_json(false),
+            serde_json::to_value(defaults.view(false)).expect("json"),
             json!({"enabled": true, "max_attempts": 8, "retain_days": 30, "overridden": false})
         );
         let changed = defaults
-            .changed(&json!({"max_attempts": 3}))
+            .changed(&CleanupSettingsChanges {
+                max_attempts: Some(3),
+                ..Default::default()
+            })
             .expect("valid");
         assert_eq!(
             changed,
@@ -454,7 +464,11 @@ mod tests {
             }
         );
         let refused = defaults
-            .changed(&json!({"max_attempts": 0, "retain_days": "x", "enabled": null, "other": 1}))
+            .changed(&CleanupSettingsChanges {
+                enabled: Some(false),
+                max_attempts: Some(0),
+                retain_days: Some(i64::MAX),
+            })
             .expect_err("invalid");
         let MemoryError::InvalidRequest(issues) = refused else {
             panic!("not an invalid request");
@@ -463,12 +477,13 @@ mod tests {
             .iter()
             .map(|i| (i.loc[1].as_str().unwrap_or_default().to_owned(), i.kind))
             .collect();
-        assert!(kinds.contains(&("max_attempts".into(), IssueKind::OutOfRange)));
-        assert!(kinds.contains(&("retain_days".into(), IssueKind::TypeError)));
-        assert!(kinds.contains(&("enabled".into(), IssueKind::TypeError)));
-        assert!(kinds.contains(&("other".into(), IssueKind::ExtraForbidden)));
-        assert!(defaults.changed(&json!([])).is_err());
-        assert!(defaults.changed(&json!({"retain_days": u64::MAX})).is_err());
+        assert_eq!(
+            kinds,
+            [
+                ("max_attempts".into(), IssueKind::OutOfRange),
+                ("retain_days".into(), IssueKind::OutOfRange)
+            ]
+        );
     }
 
     #[test]

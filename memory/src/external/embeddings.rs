@@ -294,7 +294,7 @@ mod tests {
 
     #[tokio::test]
     async fn endpoint_failures_are_errors_without_the_key() {
-        use dragoman_pipeline::simulator::SimulatorConfig;
+        use dragoman_simulator::SimulatorConfig;
         let texts = ["text".to_owned()];
         let failing = testkit::simulator_with(SimulatorConfig {
             rate_500: 1.0,

@@ -384,7 +384,8 @@ pub(crate) mod testing {
         BibleAspect, EntityKind, InputKind, Origin, PassageStatus, SeriesKind, TermLayer,
     };
     use dragoman_model::{clock, ids};
-    use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, IntoActiveModel, Set};
+    use dragoman_testing::TestDatabase;
+    use sea_orm::{ActiveModelTrait, DatabaseConnection, IntoActiveModel, Set};
     use serde_json::json;
 
     /// A database with the schema: SQLite in memory.
@@ -396,51 +397,27 @@ pub(crate) mod testing {
         db
     }
 
-    /// `TEST_DATABASE_URL`, when the PostgreSQL variants run (required
-    /// under CI, skipped with a note elsewhere).
-    fn postgres_url() -> Option<String> {
-        dragoman_model::test_env::server_url("TEST_DATABASE_URL", "PostgreSQL variant")
-    }
-
     /// Runs `test` on SQLite, then on a fresh PostgreSQL database when
     /// `TEST_DATABASE_URL` is set; the database is dropped afterwards, even
     /// when the test fails.
     pub async fn on_both<F, Fut>(test: F)
     where
         F: Fn(DatabaseConnection) -> Fut,
-        Fut: std::future::Future<Output = ()> + Send + 'static,
+        Fut: std::future::Future<Output = ()>,
     {
         test(sqlite().await).await;
-        let Some(admin_url) = postgres_url() else {
+        // Dropped with the handle (required under CI, skipped with a note
+        // elsewhere), also when the test fails.
+        let Some(database) = TestDatabase::fresh("PostgreSQL variant", "dragoman_memory").await
+        else {
             return;
         };
-        let admin = dragoman_model::db::connect(&admin_url)
-            .await
-            .expect("TEST_DATABASE_URL");
-        let name = format!("dragoman_memory_{}", ids::new_id().replace('-', ""));
-        admin
-            .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-            .await
-            .expect("create database");
-        let (server, query) = match admin_url.split_once('?') {
-            Some((server, query)) => (server, format!("?{query}")),
-            None => (admin_url.as_str(), String::new()),
-        };
-        let (server, _) = server.rsplit_once('/').expect("database URL with a path");
-        let db = dragoman_model::db::connect(&format!("{server}/{name}{query}"))
+        let db = dragoman_model::db::connect(database.url())
             .await
             .expect("test database");
         Migrator::up(&db, None).await.expect("migrations");
-        // In a task, so that a failed assertion still drops the database.
-        let outcome = tokio::spawn(test(db.clone())).await;
+        test(db.clone()).await;
         let _ = db.close().await;
-        admin
-            .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-            .await
-            .expect("drop database");
-        if let Err(e) = outcome {
-            std::panic::resume_unwind(e.into_panic());
-        }
     }
 
     /// A series, its first volume with one chapter of three passages

@@ -22,11 +22,15 @@ use super::sync::{mirror_rows, plan};
 use super::{ExternalMemory, MirrorScope};
 use crate::error::MemoryResult;
 use dragoman_model::clock;
+use dragoman_model::documents::external_memory::{
+    DriftSample, EmbeddingModel, MemoryScopeOutcome, MirroredScopeStatus, RemoteMemoryStatus,
+    ScopeItems, ScopeOutbox,
+};
 use dragoman_model::entities::{memory_mirror, memory_outbox};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 /// How long the status waits for Chroma and the embeddings endpoint: it
@@ -38,28 +42,7 @@ const SAMPLE: usize = 20;
 const PAGE: usize = 1000;
 
 /// An action on one scope's mirror.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScopeAction {
-    /// Writes what changed (`resync`, `synchronize`).
-    Synchronize,
-    /// Deletes the scope's remote items and writes them all again.
-    Rebuild,
-    /// Embeds every item again with the model in force.
-    Reindex,
-    /// Compares the remote items with the database; writes nothing.
-    Check,
-}
-
-impl ScopeAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ScopeAction::Synchronize => "synchronize",
-            ScopeAction::Rebuild => "rebuild",
-            ScopeAction::Reindex => "reindex",
-            ScopeAction::Check => "check",
-        }
-    }
-}
+pub use dragoman_model::documents::external_memory::MemoryScopeAction as ScopeAction;
 
 /// How the remote items of a scope differ from the database.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -148,7 +131,7 @@ async fn list_all(
 
 impl ExternalMemory {
     /// `GET /api/settings/memory/status`.
-    pub async fn status(&self) -> MemoryResult<Value> {
+    pub async fn status(&self) -> MemoryResult<RemoteMemoryStatus> {
         let now = clock::now();
         let reachable = matches!(
             tokio::time::timeout(PROBE_TIMEOUT, self.store.heartbeat()).await,
@@ -186,29 +169,29 @@ impl ExternalMemory {
             .clone()
             .or(embedding_error.clone())
             .or(last_cleanup_error);
-        Ok(json!({
-            "configured": true,
-            "url": shown_url(&self.settings.url),
-            "tenant": self.settings.tenant,
-            "database": self.settings.database,
-            "reachable": reachable,
-            "collection": embedding.as_ref().map(super::chroma::collection_name),
-            "embedding": embedding.as_ref().map(|m| json!({
-                "model": m.name,
-                "dimension": m.dimension,
-            })),
-            "embeddings_url": shown_url(&self.settings.embeddings.base_url),
-            "mirrored_items": mirrored,
-            "outbox": counts.to_json(now),
-            "cleanups": cleanups,
-            "lag_seconds": counts.lag_seconds(now),
-            "last_sync_at": last_sync_at,
-            "last_error": last_error,
-        }))
+        Ok(RemoteMemoryStatus {
+            cleanups,
+            collection: embedding.as_ref().map(super::chroma::collection_name),
+            configured: true,
+            database: self.settings.database.clone(),
+            embedding: embedding.as_ref().map(|m| EmbeddingModel {
+                dimension: m.dimension as u64,
+                model: m.name.clone(),
+            }),
+            embeddings_url: shown_url(&self.settings.embeddings.base_url),
+            lag_seconds: counts.lag_seconds(now),
+            last_error,
+            last_sync_at,
+            mirrored_items: mirrored,
+            outbox: counts.state(now),
+            reachable,
+            tenant: self.settings.tenant.clone(),
+            url: shown_url(&self.settings.url),
+        })
     }
 
     /// `GET /api/series/{id}/memory`, `GET /api/projects/{id}/memory/status`.
-    pub async fn scope_status(&self, scope: &MirrorScope) -> MemoryResult<Value> {
+    pub async fn scope_status(&self, scope: &MirrorScope) -> MemoryResult<MirroredScopeStatus> {
         let desired = items::desired(&self.db, scope).await?;
         let mirrored = mirror_rows(&self.db, scope).await?;
         // Without the embeddings endpoint the collection in force is not
@@ -248,57 +231,71 @@ impl ExternalMemory {
             .into_tuple()
             .one(&self.db)
             .await?;
-        let mut by_kind = Map::new();
+        let mut by_kind = BTreeMap::new();
         for item in &desired {
-            let n = by_kind
-                .get(item.kind.as_str())
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            by_kind.insert(item.kind.as_str().to_owned(), (n + 1).into());
+            *by_kind.entry(item.kind.as_str().to_owned()).or_insert(0) += 1;
         }
         let to_write = plan.upsert.len();
         let to_delete: usize = plan.delete.values().map(Vec::len).sum();
-        Ok(json!({
-            "configured": true,
-            "scope": {"kind": scope.kind(), "id": scope.id()},
-            "collection": collection,
-            "items": {
-                "local": desired.len(),
-                "by_kind": by_kind,
-                "mirrored": mirrored.len(),
-                "unchanged": plan.unchanged,
-                "to_write": to_write,
-                "to_delete": to_delete,
+        Ok(MirroredScopeStatus {
+            collection,
+            configured: true,
+            in_sync: to_write == 0 && to_delete == 0 && pending == 0,
+            items: ScopeItems {
+                by_kind,
+                local: desired.len() as u64,
+                mirrored: mirrored.len() as u64,
+                to_delete: to_delete as u64,
+                to_write: to_write as u64,
+                unchanged: plan.unchanged as u64,
             },
-            "in_sync": to_write == 0 && to_delete == 0 && pending == 0,
-            "last_synced_at": mirrored.iter().map(|row| row.synced_at).max(),
-            "outbox": {
-                "pending": pending,
-                "failed": failed,
-                "next_attempt_at": next_attempt_at.flatten(),
-                "last_error": last_error,
+            last_synced_at: mirrored.iter().map(|row| row.synced_at).max(),
+            outbox: ScopeOutbox {
+                failed,
+                last_error,
+                next_attempt_at: next_attempt_at.flatten(),
+                pending,
             },
-        }))
+            scope: scope.document(),
+        })
     }
 
     pub async fn scope_action(
         &self,
         scope: &MirrorScope,
         action: ScopeAction,
-    ) -> MemoryResult<Value> {
-        let mut answer = json!({
-            "action": action.as_str(),
-            "scope": {"kind": scope.kind(), "id": scope.id()},
-        });
-        let extra = match action {
+    ) -> MemoryResult<MemoryScopeOutcome> {
+        let outcome = MemoryScopeOutcome {
+            action,
+            collection: None,
+            extra: None,
+            in_sync: None,
+            items: None,
+            local: None,
+            missing: None,
+            queued: None,
+            remote: None,
+            removed: None,
+            sample: None,
+            scope: scope.document(),
+            stale: None,
+        };
+        Ok(match action {
             ScopeAction::Synchronize => {
                 self.mark_changed(scope).await?;
-                json!({"queued": true})
+                MemoryScopeOutcome {
+                    queued: Some(true),
+                    ..outcome
+                }
             }
             ScopeAction::Rebuild => {
                 let removed = self.remove_scope_remote(scope).await?;
                 self.mark_changed(scope).await?;
-                json!({"queued": true, "removed": removed})
+                MemoryScopeOutcome {
+                    queued: Some(true),
+                    removed: Some(removed as u64),
+                    ..outcome
+                }
             }
             ScopeAction::Reindex => {
                 let dropped = memory_mirror::Entity::delete_many()
@@ -308,18 +305,22 @@ impl ExternalMemory {
                     .await?
                     .rows_affected;
                 self.mark_changed(scope).await?;
-                json!({"queued": true, "items": dropped})
+                MemoryScopeOutcome {
+                    queued: Some(true),
+                    items: Some(dropped),
+                    ..outcome
+                }
             }
-            ScopeAction::Check => self.check(scope).await?,
-        };
-        if let (Some(answer), Value::Object(extra)) = (answer.as_object_mut(), extra) {
-            answer.extend(extra);
-        }
-        Ok(answer)
+            ScopeAction::Check => self.check(scope, outcome).await?,
+        })
     }
 
     /// Compares the scope's wanted items with the collection in force.
-    async fn check(&self, scope: &MirrorScope) -> MemoryResult<Value> {
+    async fn check(
+        &self,
+        scope: &MirrorScope,
+        outcome: MemoryScopeOutcome,
+    ) -> MemoryResult<MemoryScopeOutcome> {
         let desired = items::desired(&self.db, scope).await?;
         let model = self.embedder.model().await?;
         // A check writes nothing: a missing collection is not created, it
@@ -330,20 +331,21 @@ impl ExternalMemory {
         };
         let drift = compare(&desired, &remote);
         let sample = |ids: &[String]| ids.iter().take(SAMPLE).cloned().collect::<Vec<_>>();
-        Ok(json!({
-            "collection": super::chroma::collection_name(&model),
-            "in_sync": drift.in_sync(),
-            "local": desired.len(),
-            "remote": remote.len(),
-            "missing": drift.missing.len(),
-            "stale": drift.stale.len(),
-            "extra": drift.extra.len(),
-            "sample": {
-                "missing": sample(&drift.missing),
-                "stale": sample(&drift.stale),
-                "extra": sample(&drift.extra),
-            },
-        }))
+        Ok(MemoryScopeOutcome {
+            collection: Some(super::chroma::collection_name(&model)),
+            extra: Some(drift.extra.len() as u64),
+            in_sync: Some(drift.in_sync()),
+            local: Some(desired.len() as u64),
+            missing: Some(drift.missing.len() as u64),
+            remote: Some(remote.len() as u64),
+            sample: Some(DriftSample {
+                extra: sample(&drift.extra),
+                missing: sample(&drift.missing),
+                stale: sample(&drift.stale),
+            }),
+            stale: Some(drift.stale.len() as u64),
+            ..outcome
+        })
     }
 }
 

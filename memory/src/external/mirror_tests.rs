@@ -1,5 +1,5 @@
 //! The mirror against a real Chroma (`chroma run`, from PyPI `chromadb`,
-//! through the test harness `dragoman_e2e::Chroma`) and the provider
+//! through the test harness `dragoman_testing::Chroma`) and the provider
 //! simulator's embeddings: what a sync writes, that replaying writes
 //! nothing, that a Chroma killed mid-sync loses and duplicates nothing,
 //! that a wiped collection is found by a check and repaired by a rebuild,
@@ -17,19 +17,24 @@ use crate::external::maintenance::ScopeAction;
 use crate::external::{ExternalMemory, ExternalSettings, MirrorScope};
 use dragoman_model::entities::memory_cleanup::{self, CleanupState};
 use dragoman_model::entities::{memory_mirror, memory_outbox, project};
-use dragoman_pipeline::simulator::{RunningSimulator, SimulatorConfig};
+use dragoman_simulator::{RunningSimulator, SimulatorConfig};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A document as the client reads it.
+fn doc(document: impl serde::Serialize) -> Value {
+    serde_json::to_value(document).expect("a document serialises")
+}
+
 /// A database with the fixture's books, a Chroma, the simulator and the
 /// external memory over them.
 struct Setup {
     db: DatabaseConnection,
     books: Books,
-    chroma: dragoman_e2e::Chroma,
+    chroma: dragoman_testing::Chroma,
     simulator: RunningSimulator,
     external: Arc<ExternalMemory>,
 }
@@ -44,7 +49,7 @@ impl Setup {
         simulator: SimulatorConfig,
         adjust: impl FnOnce(&mut ExternalSettings),
     ) -> Option<Setup> {
-        let chroma = dragoman_e2e::Chroma::start_or_skip(test).await?;
+        let chroma = dragoman_testing::Chroma::start_or_skip(test).await?;
         let simulator = testkit::simulator_with(simulator).await;
         let db = sqlite().await;
         let books = Books::new(&db).await;
@@ -192,7 +197,7 @@ async fn a_sync_mirrors_every_item_once_and_a_replay_writes_nothing() {
     assert_eq!(ids, setup.wanted().await);
     assert_eq!(ids.len(), 6);
 
-    let status = setup.external.status().await.expect("status");
+    let status = doc(setup.external.status().await.expect("status"));
     assert_eq!(status["reachable"], json!(true));
     assert_eq!(status["embedding"]["dimension"], json!(64));
     assert_eq!(
@@ -223,15 +228,25 @@ async fn a_chroma_killed_mid_sync_loses_and_duplicates_nothing() {
         return;
     };
     let translations_before: Vec<Option<String>> = passages(&setup.db, &setup.books).await;
+    let waiting = setup.unsynced().await;
+    assert!(waiting > 2, "{waiting} rows to sync");
     let external = setup.external.clone();
     let sync = tokio::spawn(async move { external.sync_pending().await });
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Chroma goes away once the sync has written some rows and not all.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while setup.unsynced().await == waiting {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sync wrote nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     setup.chroma.stop().await;
     let outcome = sync.await.expect("task");
     assert!(outcome.is_err(), "the sync failed with Chroma gone");
 
     // The rows wait with their error; the database is untouched.
-    let status = setup.external.status().await.expect("status");
+    let status = doc(setup.external.status().await.expect("status"));
     assert_eq!(status["reachable"], json!(false));
     assert!(status["outbox"]["pending"].as_u64().unwrap_or(0) > 0);
     assert!(status["last_error"].is_string(), "{status}");
@@ -247,11 +262,11 @@ async fn a_chroma_killed_mid_sync_loses_and_duplicates_nothing() {
     assert_eq!(ids, wanted, "every item once");
     assert_eq!(setup.collection().await.count().await.expect("count"), 7);
     for scope in [setup.volume(), setup.series()] {
-        let check = setup
+        let check = doc(setup
             .external
             .scope_action(&scope, ScopeAction::Check)
             .await
-            .expect("check");
+            .expect("check"));
         assert_eq!(check["in_sync"], json!(true), "{check}");
     }
 }
@@ -286,11 +301,11 @@ async fn a_wiped_collection_is_found_by_check_and_repaired_by_rebuild() {
         .await
         .expect("wipe");
 
-    let check = setup
+    let check = doc(setup
         .external
         .scope_action(&setup.volume(), ScopeAction::Check)
         .await
-        .expect("check");
+        .expect("check"));
     assert_eq!(check["in_sync"], json!(false));
     assert_eq!(check["missing"], json!(5));
     assert_eq!(check["remote"], json!(0));
@@ -303,44 +318,44 @@ async fn a_wiped_collection_is_found_by_check_and_repaired_by_rebuild() {
     setup.external.sync_pending().await.expect("sync");
     assert!(setup.remote().await.is_empty());
 
-    let rebuilt = setup
+    let rebuilt = doc(setup
         .external
         .scope_action(&setup.volume(), ScopeAction::Rebuild)
         .await
-        .expect("rebuild");
+        .expect("rebuild"));
     assert_eq!(rebuilt["queued"], json!(true));
     setup.external.sync_pending().await.expect("sync");
-    let check = setup
+    let check = doc(setup
         .external
         .scope_action(&setup.volume(), ScopeAction::Check)
         .await
-        .expect("check");
+        .expect("check"));
     assert_eq!(check["in_sync"], json!(true), "{check}");
     assert_eq!(check["remote"], json!(5));
 
     // The series was wiped too; rebuilding it leaves its volume's items
     // (which name the series as well) alone.
-    let rebuilt = setup
+    let rebuilt = doc(setup
         .external
         .scope_action(&setup.series(), ScopeAction::Rebuild)
         .await
-        .expect("rebuild");
+        .expect("rebuild"));
     assert_eq!(rebuilt["removed"], json!(0));
     setup.external.sync_pending().await.expect("sync");
     for (scope, remote) in [(setup.series(), 2), (setup.volume(), 5)] {
-        let check = setup
+        let check = doc(setup
             .external
             .scope_action(&scope, ScopeAction::Check)
             .await
-            .expect("check");
+            .expect("check"));
         assert_eq!(check["in_sync"], json!(true), "{check}");
         assert_eq!(check["remote"], json!(remote));
     }
-    let rebuilt = setup
+    let rebuilt = doc(setup
         .external
         .scope_action(&setup.series(), ScopeAction::Rebuild)
         .await
-        .expect("rebuild");
+        .expect("rebuild"));
     assert_eq!(rebuilt["removed"], json!(2), "the series' own items only");
     setup.external.sync_pending().await.expect("sync");
     assert_eq!(setup.remote().await.len(), 7);
@@ -365,31 +380,31 @@ async fn a_wiped_collection_is_found_by_check_and_repaired_by_rebuild() {
         }])
         .await
         .expect("upsert");
-    let check = setup
+    let check = doc(setup
         .external
         .scope_action(&setup.volume(), ScopeAction::Check)
         .await
-        .expect("check");
+        .expect("check"));
     assert_eq!(check["stale"], json!(1));
     assert_eq!(check["sample"]["stale"], json!([passage_id]));
-    let reindexed = setup
+    let reindexed = doc(setup
         .external
         .scope_action(&setup.volume(), ScopeAction::Reindex)
         .await
-        .expect("reindex");
+        .expect("reindex"));
     assert_eq!(reindexed["items"], json!(5));
     setup.external.sync_pending().await.expect("sync");
-    let check = setup
+    let check = doc(setup
         .external
         .scope_action(&setup.volume(), ScopeAction::Check)
         .await
-        .expect("check");
+        .expect("check"));
     assert_eq!(check["in_sync"], json!(true), "{check}");
-    let status = setup
+    let status = doc(setup
         .external
         .scope_status(&setup.volume())
         .await
-        .expect("status");
+        .expect("status"));
     assert_eq!(status["in_sync"], json!(true), "{status}");
     assert_eq!(status["items"]["mirrored"], json!(5));
 }
@@ -434,7 +449,7 @@ async fn a_deleted_volume_is_removed_remotely_by_its_cleanup() {
         .await
         .expect("mirror");
     assert_eq!(left, 0);
-    let listed = setup.external.cleanups().await.expect("list");
+    let listed = doc(setup.external.cleanups().await.expect("list"));
     assert_eq!(listed["cleanups"][0]["state"], json!("done"));
     assert_eq!(listed["counts"]["done"], json!(1));
 }
@@ -468,18 +483,18 @@ async fn orphans_are_found_and_cleaned() {
         .await
         .expect("upsert");
 
-    let scan = setup.external.scan_orphans().await.expect("scan");
+    let scan = doc(setup.external.scan_orphans().await.expect("scan"));
     assert_eq!(scan["scanned"], json!(8));
     assert_eq!(scan["orphans"], json!(1));
     assert_eq!(scan["by_reason"], json!({"item_gone": 1}));
     assert_eq!(scan["sample"][0]["id"], json!("passage:ghost"));
-    let schedule = setup.external.orphan_schedule().await.expect("schedule");
+    let schedule = doc(setup.external.orphan_schedule().await.expect("schedule"));
     assert_eq!(schedule["last_scan"]["orphans"], json!(1));
     assert_eq!(schedule["enabled"], json!(false));
 
-    let cleaned = setup.external.clean_orphans().await.expect("clean");
+    let cleaned = doc(setup.external.clean_orphans().await.expect("clean"));
     assert_eq!(cleaned["removed"], json!(1));
-    let scan = setup.external.scan_orphans().await.expect("scan");
+    let scan = doc(setup.external.scan_orphans().await.expect("scan"));
     assert_eq!(scan["orphans"], json!(0));
     assert_eq!(scan["scanned"], json!(7), "the mirrored items stay");
 }

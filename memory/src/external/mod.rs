@@ -27,6 +27,7 @@ pub mod outbox;
 pub mod retrieval;
 pub mod sync;
 
+use dragoman_model::documents::external_memory::{MemoryScope, MemoryScopeKind};
 use sea_orm::DatabaseConnection;
 use std::time::Duration;
 
@@ -80,6 +81,18 @@ impl MirrorScope {
     pub fn id(&self) -> &str {
         match self {
             MirrorScope::Project(id) | MirrorScope::Series(id) => id,
+        }
+    }
+
+    /// The scope as the documents name it.
+    pub fn document(&self) -> MemoryScope {
+        let kind = match self {
+            MirrorScope::Project(_) => MemoryScopeKind::Project,
+            MirrorScope::Series(_) => MemoryScopeKind::Series,
+        };
+        MemoryScope {
+            id: self.id().to_owned(),
+            kind,
         }
     }
 }

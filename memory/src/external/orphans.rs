@@ -16,15 +16,17 @@
 //! is kept in the settings row `memory_orphans_last`.
 
 use super::ExternalMemory;
-use super::cleanup::{integer, invalid, issue};
+use super::cleanup::{issue, within};
 use super::items::{ItemKind, parse_item_id};
 use crate::error::{MemoryError, MemoryResult};
 use dragoman_model::clock;
+use dragoman_model::documents::external_memory::{
+    OrphanRun, OrphanSample, OrphanScan, OrphanScheduleChanges, OrphanScheduleView,
+};
 use dragoman_model::entities::{
     bible_line, memory_mirror, narrative_entity, passage, project, series, series_entity, setting,
     term,
 };
-use dragoman_model::vocab::IssueKind;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashSet};
@@ -41,25 +43,7 @@ const SAMPLE: usize = 20;
 const CHUNK: usize = 500;
 
 /// Why an item is an orphan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum OrphanReason {
-    /// Not a Dragoman id.
-    UnknownId,
-    ProjectGone,
-    SeriesGone,
-    ItemGone,
-}
-
-impl OrphanReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OrphanReason::UnknownId => "unknown_id",
-            OrphanReason::ProjectGone => "project_gone",
-            OrphanReason::SeriesGone => "series_gone",
-            OrphanReason::ItemGone => "item_gone",
-        }
-    }
-}
+pub use dragoman_model::documents::external_memory::OrphanReason;
 
 /// One remote item as the scan reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -234,27 +218,29 @@ struct Scan {
 }
 
 impl Scan {
-    fn to_json(&self, at: i64) -> Value {
-        let mut by_reason = Map::new();
+    fn document(&self, at: i64) -> OrphanScan {
+        let mut by_reason = BTreeMap::new();
         for (_, reason) in &self.orphans {
-            let n = by_reason
-                .get(reason.as_str())
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            by_reason.insert(reason.as_str().to_owned(), (n + 1).into());
+            *by_reason.entry(reason.as_str().to_owned()).or_insert(0) += 1;
         }
-        json!({
-            "at": at,
-            "collections": self.collections,
-            "scanned": self.scanned,
-            "orphans": self.orphans.len(),
-            "by_reason": by_reason,
-            "sample": self.orphans.iter().take(SAMPLE).map(|(item, reason)| json!({
-                "id": item.id,
-                "collection": item.collection,
-                "reason": reason.as_str(),
-            })).collect::<Vec<_>>(),
-        })
+        OrphanScan {
+            at,
+            by_reason,
+            collections: self.collections.clone(),
+            orphans: self.orphans.len() as u64,
+            removed: None,
+            sample: self
+                .orphans
+                .iter()
+                .take(SAMPLE)
+                .map(|(item, reason)| OrphanSample {
+                    collection: item.collection.clone(),
+                    id: item.id.clone(),
+                    reason: *reason,
+                })
+                .collect(),
+            scanned: self.scanned as u64,
+        }
     }
 }
 
@@ -295,35 +281,20 @@ impl OrphanSchedule {
         }
     }
 
-    /// The schedule with the fields of `body` changed.
-    pub fn changed(self, body: &Value) -> MemoryResult<OrphanSchedule> {
-        let Some(fields) = body.as_object() else {
-            return Err(invalid("", IssueKind::TypeError));
-        };
+    /// The schedule with the fields given changed.
+    pub fn changed(self, changes: &OrphanScheduleChanges) -> MemoryResult<OrphanSchedule> {
         let mut next = self;
-        let mut issues = Vec::new();
-        for (name, value) in fields {
-            match name.as_str() {
-                "enabled" => match value.as_bool() {
-                    Some(on) => next.enabled = on,
-                    None => issues.push(issue(name, IssueKind::TypeError)),
-                },
-                "clean" => match value.as_bool() {
-                    Some(on) => next.clean = on,
-                    None => issues.push(issue(name, IssueKind::TypeError)),
-                },
-                "interval_hours" => match integer(value, 1, 8760) {
-                    Ok(n) => next.interval_hours = n,
-                    Err(kind) => issues.push(issue(name, kind)),
-                },
-                _ => issues.push(issue(name, IssueKind::ExtraForbidden)),
-            }
+        if let Some(on) = changes.enabled {
+            next.enabled = on;
         }
-        if issues.is_empty() {
-            Ok(next)
-        } else {
-            Err(MemoryError::InvalidRequest(issues))
+        if let Some(on) = changes.clean {
+            next.clean = on;
         }
+        if let Some(n) = changes.interval_hours {
+            next.interval_hours = within(n, 1, 8760)
+                .map_err(|kind| MemoryError::InvalidRequest(vec![issue("interval_hours", kind)]))?;
+        }
+        Ok(next)
     }
 
     /// When the next scheduled run is due, after a run at `last_run_at`.
@@ -383,7 +354,7 @@ impl ExternalMemory {
     }
 
     /// Saves the last run for the schedule's answer.
-    async fn remember(&self, result: &Value) -> MemoryResult<()> {
+    async fn remember(&self, result: &OrphanRun) -> MemoryResult<()> {
         setting::save(
             &self.db,
             LAST_KEY,
@@ -394,14 +365,14 @@ impl ExternalMemory {
     }
 
     /// Finds the orphans; answers the scan (counts and a sample of ids).
-    pub async fn scan_orphans(&self) -> MemoryResult<Value> {
-        let result = self.scan().await?.to_json(clock::now());
-        self.remember(&result).await?;
+    pub async fn scan_orphans(&self) -> MemoryResult<OrphanScan> {
+        let result = self.scan().await?.document(clock::now());
+        self.remember(&OrphanRun::Scanned(result.clone())).await?;
         Ok(result)
     }
 
     /// Removes the orphans; answers what was removed.
-    pub async fn clean_orphans(&self) -> MemoryResult<Value> {
+    pub async fn clean_orphans(&self) -> MemoryResult<OrphanScan> {
         let scan = self.scan().await?;
         let mut by_collection: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for (item, _) in &scan.orphans {
@@ -425,33 +396,41 @@ impl ExternalMemory {
                 removed += chunk.len();
             }
         }
-        let mut result = scan.to_json(clock::now());
-        if let Some(fields) = result.as_object_mut() {
-            fields.insert("removed".into(), removed.into());
-        }
-        self.remember(&result).await?;
+        let result = OrphanScan {
+            removed: Some(removed as u64),
+            ..scan.document(clock::now())
+        };
+        self.remember(&OrphanRun::Scanned(result.clone())).await?;
         if removed > 0 {
             tracing::info!(removed, "external memory orphans removed");
         }
         Ok(result)
     }
 
-    pub async fn orphan_schedule(&self) -> MemoryResult<Value> {
+    pub async fn orphan_schedule(&self) -> MemoryResult<OrphanScheduleView> {
         let schedule = load_schedule(&self.db).await?;
         let last = saved(&self.db, LAST_KEY).await?.unwrap_or(Value::Null);
         let last_run_at = last.get("last_run_at").and_then(Value::as_i64);
-        Ok(json!({
-            "enabled": schedule.enabled,
-            "interval_hours": schedule.interval_hours,
-            "clean": schedule.clean,
-            "last_run_at": last_run_at,
-            "next_run_at": schedule.next_run_at(last_run_at, clock::now()),
-            "last_scan": last.get("last_scan").cloned().unwrap_or(Value::Null),
-        }))
+        // A run saved by an older build that no longer reads is shown as
+        // none rather than refusing the schedule.
+        let last_scan = last
+            .get("last_scan")
+            .and_then(|run| serde_json::from_value(run.clone()).ok());
+        Ok(OrphanScheduleView {
+            clean: schedule.clean,
+            enabled: schedule.enabled,
+            interval_hours: schedule.interval_hours,
+            last_run_at,
+            last_scan,
+            next_run_at: schedule.next_run_at(last_run_at, clock::now()),
+        })
     }
 
-    pub async fn put_orphan_schedule(&self, body: Value) -> MemoryResult<Value> {
-        let next = load_schedule(&self.db).await?.changed(&body)?;
+    pub async fn put_orphan_schedule(
+        &self,
+        changes: &OrphanScheduleChanges,
+    ) -> MemoryResult<OrphanScheduleView> {
+        let next = load_schedule(&self.db).await?.changed(changes)?;
         setting::save(
             &self.db,
             SCHEDULE_KEY,
@@ -490,7 +469,10 @@ impl ExternalMemory {
         if let Err(e) = outcome {
             // Counted as a run, so a Chroma that is down is not scanned
             // every second; the next run comes after the interval.
-            self.remember(&json!({"error": e.to_string()})).await?;
+            self.remember(&OrphanRun::Failed {
+                error: e.to_string(),
+            })
+            .await?;
             return Err(e);
         }
         Ok(())
@@ -543,14 +525,21 @@ mod tests {
         let schedule = OrphanSchedule::default();
         assert_eq!(schedule.next_run_at(None, 100), None, "off by default");
         let on = schedule
-            .changed(&json!({"enabled": true, "interval_hours": 2}))
+            .changed(&OrphanScheduleChanges {
+                enabled: Some(true),
+                interval_hours: Some(2),
+                ..Default::default()
+            })
             .expect("valid");
         assert_eq!(on.next_run_at(None, 100), Some(100));
         assert_eq!(on.next_run_at(Some(100), 200), Some(100 + 7200));
-        assert!(schedule.changed(&json!({"interval_hours": 0})).is_err());
-        assert!(schedule.changed(&json!({"interval_hours": 8761})).is_err());
-        assert!(schedule.changed(&json!({"clean": "yes"})).is_err());
-        assert!(schedule.changed(&json!({"when": 1})).is_err());
+        for hours in [0, 8761] {
+            let change = OrphanScheduleChanges {
+                interval_hours: Some(hours),
+                ..Default::default()
+            };
+            assert!(schedule.changed(&change).is_err(), "{hours}");
+        }
     }
 
     /// What exists locally is read from the database, per kind.

@@ -17,6 +17,7 @@
 use super::{ExternalMemory, MirrorScope};
 use crate::error::MemoryResult;
 use dragoman_model::clock;
+use dragoman_model::documents::external_memory::OutboxState;
 use dragoman_model::entities::memory_outbox::{self, ScopeKind};
 use rand::Rng;
 use sea_orm::sea_query::{Expr, Func, Order, SimpleExpr};
@@ -24,7 +25,6 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
     QueryOrder, QuerySelect, Set,
 };
-use serde_json::{Value, json};
 use std::time::Duration;
 
 /// The first wait after a failure.
@@ -295,15 +295,16 @@ impl OutboxCounts {
             .unwrap_or(0)
     }
 
-    pub fn to_json(&self, now: i64) -> Value {
-        json!({
-            "pending": self.pending,
-            "failed": self.failed,
-            "oldest_pending_at": self.oldest_pending_at,
-            "lag_seconds": self.lag_seconds(now),
-            "last_synced_at": self.last_synced_at,
-            "last_error": self.last_error,
-        })
+    /// The counts as the status shows them.
+    pub fn state(&self, now: i64) -> OutboxState {
+        OutboxState {
+            failed: self.failed,
+            lag_seconds: self.lag_seconds(now),
+            last_error: self.last_error.clone(),
+            last_synced_at: self.last_synced_at,
+            oldest_pending_at: self.oldest_pending_at,
+            pending: self.pending,
+        }
     }
 }
 
@@ -348,8 +349,8 @@ pub async fn counts(db: &impl ConnectionTrait) -> MemoryResult<OutboxCounts> {
 
 /// [`counts`] as the status shows them: `{pending, failed,
 /// oldest_pending_at, lag_seconds, last_synced_at, last_error}`.
-pub async fn local_counts(db: &impl ConnectionTrait) -> MemoryResult<Value> {
-    Ok(counts(db).await?.to_json(clock::now()))
+pub async fn local_counts(db: &impl ConnectionTrait) -> MemoryResult<OutboxState> {
+    Ok(counts(db).await?.state(clock::now()))
 }
 
 impl ExternalMemory {

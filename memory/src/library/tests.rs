@@ -9,7 +9,7 @@ use dragoman_model::entities::request;
 use dragoman_model::vocab::{InputKind, Priority, Stage};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, IntoActiveModel, Set};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Gives `p` a translation, a score and signals.
 async fn scored(fx: &Fixture, p: &passage::Model, score: i32, signals: Value, reviewed: bool) {
@@ -42,7 +42,7 @@ async fn finished(fx: &Fixture, volume: &project::Model, report: Value, at: i64)
         error: Set(String::new()),
         stop_reason: Set(String::new()),
         priority: Set(Priority::Normal),
-        options: Set(json!({})),
+        options: Set(Default::default()),
         callback_url: Set(None),
         callback_events: Set(json!([])),
         chapters: Set(json!({})),
@@ -87,9 +87,8 @@ async fn a_book_shows_its_settings_counts_and_newest_request() {
     assert_eq!(last.id, newer);
     assert_ne!(last.id, older);
     assert_eq!(last.status, RequestStatus::Completed);
-    let text =
-        to_json(&book(&fx.db, &fx.account, &volume.id).await.expect("read")).expect("serializes");
-    let value: Value = serde_json::from_str(&text).expect("JSON");
+    let value = serde_json::to_value(book(&fx.db, &fx.account, &volume.id).await.expect("read"))
+        .expect("serializes");
     assert_eq!(value["source_format"], "json");
     assert_eq!(value["project_kind"], "volume");
     assert_eq!(value["last_request"]["status"], "completed");
@@ -195,13 +194,12 @@ async fn quality_counts_scores_signals_and_takes_the_newest_report() {
     let report = read.latest_report.expect("a report");
     assert_eq!(report.request_id, newest);
     assert_eq!(report.quality, json!({"scored": 2}));
-    let text = to_json(
-        &book_quality(&fx.db, &fx.account, &volume.id)
+    let value = serde_json::to_value(
+        book_quality(&fx.db, &fx.account, &volume.id)
             .await
             .expect("q"),
     )
     .expect("serializes");
-    let value: Value = serde_json::from_str(&text).expect("JSON");
     // A chapter's counts sit beside its identity.
     assert_eq!(value["chapters"][0]["scored"], 2);
     assert_eq!(value["chapters"][0]["id"], one.id.as_str());

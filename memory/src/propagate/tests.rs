@@ -5,6 +5,19 @@ use super::*;
 use crate::testing::Fixture;
 use dragoman_model::entities::series;
 use sea_orm::{ActiveModelTrait, EntityTrait, PaginatorTrait, Set};
+use serde_json::{Value, json};
+
+/// A propagation with its report as the JSON clients read.
+async fn propagate(
+    db: &DatabaseConnection,
+    actor: &Actor,
+    ask: Propagation,
+    write_it: bool,
+    limits: Limits,
+) -> MemoryResult<Value> {
+    let report = super::propagate(db, actor, ask, write_it, limits).await?;
+    Ok(serde_json::to_value(report).expect("the report serializes"))
+}
 
 /// A series of three volumes: the named book with its passages, a second
 /// volume, and a shelved third one.
@@ -256,9 +269,9 @@ async fn a_passage_changed_since_the_scan_is_skipped() {
     );
     assert_eq!(lib.versions().await.len(), 2);
     let report = report(&found, Some(&written));
-    assert_eq!(report["skipped_concurrent"], 1);
-    assert_eq!(report["changed"], 2);
-    assert_eq!(report["books"][0]["skipped_concurrent"], 1);
+    assert_eq!(report.totals.skipped_concurrent, 1);
+    assert_eq!(report.totals.changed, 2);
+    assert_eq!(report.books[0].counts.skipped_concurrent, 1);
 
     // A passage a person took over since the scan is skipped too.
     let again = scan(&lib.fx.db, &lib.fx.account, lib.ask(), Limits::default())

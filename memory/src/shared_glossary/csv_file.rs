@@ -25,8 +25,7 @@ use super::fields::{
 };
 use super::text::Lines;
 use crate::error::{MemoryError, MemoryResult};
-use dragoman_model::vocab::{CsvDelimiter, Issue, IssueKind};
-use serde_json::json;
+use dragoman_model::vocab::{CsvDelimiter, Issue, IssueContext, IssueKind};
 use std::collections::BTreeMap;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
@@ -142,7 +141,7 @@ fn is_section_heading(cells: &[String]) -> bool {
     filled == 1 && cells.first().is_some_and(|c| c.starts_with('#'))
 }
 
-fn mapping_issue(kind: IssueKind, ctx: serde_json::Value) -> MemoryError {
+fn mapping_issue(kind: IssueKind, ctx: IssueContext) -> MemoryError {
     MemoryError::InvalidRequest(vec![Issue::at("body", "mapping", kind).with_ctx(ctx)])
 }
 
@@ -245,14 +244,14 @@ fn columns_of_fields(
         let Some(field) = field_name(name) else {
             return Err(mapping_issue(
                 IssueKind::Enum,
-                json!({"expected": FIELDS.join(", ")}),
+                IssueContext::new().expected(FIELDS.join(", ")),
             ));
         };
         let column = usize::try_from(*column).unwrap_or(usize::MAX);
         if column >= width {
             return Err(mapping_issue(
                 IssueKind::OutOfRange,
-                json!({"min": 0, "max": width.saturating_sub(1)}),
+                IssueContext::new().min(0).max(width.saturating_sub(1)),
             ));
         }
         // A column the caller gave a field is that field's alone.
@@ -327,6 +326,7 @@ pub fn write(terms: &[TermFields], delimiter: CsvDelimiter, bom: bool) -> Memory
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn read_default(text: &str) -> CsvRead {
         read(

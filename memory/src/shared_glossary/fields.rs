@@ -8,7 +8,7 @@ use crate::domain::TermInput;
 use crate::normalize::{match_key, normalize_text};
 use crate::terms;
 use dragoman_model::entities::term;
-use dragoman_model::vocab::{IssueKind, TermLayer};
+use dragoman_model::vocab::{ContextValue, IssueKind, LocPart, TermLayer};
 use serde_json::{Value, json};
 
 /// The fields of a term in a file, in the order exports write them.
@@ -147,7 +147,7 @@ pub fn check(fields: TermFields, glossary_id: &str) -> Result<Checked, String> {
                 let field = issue
                     .loc
                     .last()
-                    .and_then(Value::as_str)
+                    .and_then(LocPart::as_str)
                     .unwrap_or("value")
                     .to_owned();
                 let limit = |key: &str| {
@@ -155,7 +155,7 @@ pub fn check(fields: TermFields, glossary_id: &str) -> Result<Checked, String> {
                         .ctx
                         .as_ref()
                         .and_then(|ctx| ctx.get(key))
-                        .and_then(Value::as_u64)
+                        .and_then(ContextValue::as_u64)
                         .unwrap_or_default()
                 };
                 match issue.kind {

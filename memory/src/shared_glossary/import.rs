@@ -15,13 +15,17 @@
 //!   `replace_all`, `keep` otherwise; other sources are `new`.
 
 use super::csv_file::{self, CsvOptions};
+use super::fields::TermFields;
 use super::fields::{Checked, Row, check};
 use super::text::decode;
 use super::{ImportOptions, json_file, tbx_file};
 use crate::error::{MemoryError, MemoryResult};
+use dragoman_model::documents::glossary_import::{
+    ConflictAction, GlossaryFileTerm, ImportConflict, ImportCounts, ImportDuplicate, ImportReport,
+    ImportRowError, ImportTruncated, ImportedTerm,
+};
 use dragoman_model::entities::{glossary, term};
 use dragoman_model::vocab::{CsvDelimiter, GlossaryFormat, ImportStrategy};
-use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 
 /// Items each list of the report keeps (spec 8).
@@ -251,10 +255,22 @@ pub fn plan<'a>(
     plan
 }
 
-/// A list cut to [`REPORT_LIST_MAX`], and whether it was cut.
-fn cut(items: impl ExactSizeIterator<Item = Value>) -> (Value, bool) {
+/// `items` cut to [`REPORT_LIST_MAX`], and whether they were.
+fn cut<T>(items: impl ExactSizeIterator<Item = T>) -> (Vec<T>, bool) {
     let cut = items.len() > REPORT_LIST_MAX;
-    (Value::Array(items.take(REPORT_LIST_MAX).collect()), cut)
+    (items.take(REPORT_LIST_MAX).collect(), cut)
+}
+
+/// A term as the report shows it.
+fn file_term(fields: &TermFields) -> GlossaryFileTerm {
+    GlossaryFileTerm {
+        accepted: fields.accepted,
+        category: fields.category.clone(),
+        description: fields.description.clone(),
+        locked: fields.locked,
+        source: fields.source.clone(),
+        translation: fields.translation.clone(),
+    }
 }
 
 /// The import report; `applied` is whether the terms were written.
@@ -263,76 +279,82 @@ pub fn report(
     plan: &Plan<'_>,
     strategy: ImportStrategy,
     applied: bool,
-) -> Value {
+) -> ImportReport {
     let (new, new_cut) = cut(plan.new.iter().map(|incoming| {
-        let mut item = incoming.term.fields.to_json();
-        if let Value::Object(map) = &mut item {
-            map.insert("line".into(), incoming.line.into());
+        let fields = &incoming.term.fields;
+        ImportedTerm {
+            accepted: fields.accepted,
+            category: fields.category.clone(),
+            description: fields.description.clone(),
+            line: incoming.line,
+            locked: fields.locked,
+            source: fields.source.clone(),
+            translation: fields.translation.clone(),
         }
-        item
     }));
-    let (conflicts, conflicts_cut) = cut(plan.conflicts.iter().map(|c| {
-        json!({
-            "line": c.incoming.line,
-            "source": c.incoming.term.fields.source,
-            "existing": super::fields::TermFields::of(c.existing).to_json(),
-            "incoming": c.incoming.term.fields.to_json(),
-            "fields": c.fields,
-            "locked": c.existing.locked,
-            "action": match c.action {
-                Action::Replace => "replace",
-                Action::Keep => "keep",
-            },
-        })
+    let (conflicts, conflicts_cut) = cut(plan.conflicts.iter().map(|c| ImportConflict {
+        action: match c.action {
+            Action::Replace => ConflictAction::Replace,
+            Action::Keep => ConflictAction::Keep,
+        },
+        existing: file_term(&TermFields::of(c.existing)),
+        fields: c.fields.iter().map(|f| (*f).to_owned()).collect(),
+        incoming: file_term(&c.incoming.term.fields),
+        line: c.incoming.line,
+        locked: c.existing.locked,
+        source: c.incoming.term.fields.source.clone(),
     }));
-    let (duplicates, duplicates_cut) = cut(prepared
-        .duplicates
-        .iter()
-        .map(|d| json!({"line": d.line, "source": d.source, "first_line": d.first_line})));
-    let (errors, errors_cut) = cut(prepared
-        .errors
-        .iter()
-        .map(|e| json!({"line": e.line, "message": e.message})));
+    let (duplicates, duplicates_cut) = cut(prepared.duplicates.iter().map(|d| ImportDuplicate {
+        first_line: d.first_line,
+        line: d.line,
+        source: d.source.clone(),
+    }));
+    let (errors, errors_cut) = cut(prepared.errors.iter().map(|e| ImportRowError {
+        line: e.line,
+        message: e.message.clone(),
+    }));
     let replaced = plan.replaced();
     let kept = plan.conflicts.len() - replaced;
+    let skipped = plan.unchanged + kept + prepared.duplicates.len() + prepared.errors.len();
     let csv = prepared.csv.as_ref();
-    let mut report = json!({
-        "format": prepared.format.as_str(),
-        "encoding": prepared.encoding,
-        "delimiter": csv.map(|c| c.delimiter.as_str()),
-        "columns": csv.map(|c| c.columns.clone()),
-        "header": csv.map(|c| c.header),
-        "mapping": csv.map(|c| c.mapping.clone()),
-        "strategy": strategy.as_str(),
-        "counts": {
-            "terms": prepared.incoming.len(),
-            "new": plan.new.len(),
-            "unchanged": plan.unchanged,
-            "conflicts": plan.conflicts.len(),
-            "replaced": replaced,
-            "kept": kept,
-            "duplicates": prepared.duplicates.len(),
-            "errors": prepared.errors.len(),
+    ImportReport {
+        applied,
+        columns: csv.map(|c| c.columns.clone()),
+        conflicts,
+        counts: ImportCounts {
+            conflicts: plan.conflicts.len(),
+            duplicates: prepared.duplicates.len(),
+            errors: prepared.errors.len(),
+            kept,
+            new: plan.new.len(),
+            replaced,
+            terms: prepared.incoming.len(),
+            unchanged: plan.unchanged,
         },
-        "new": new,
-        "conflicts": conflicts,
-        "duplicates": duplicates,
-        "errors": errors,
-        "truncated": {
-            "new": new_cut,
-            "conflicts": conflicts_cut,
-            "duplicates": duplicates_cut,
-            "errors": errors_cut,
+        delimiter: csv.map(|c| c.delimiter),
+        duplicates,
+        encoding: prepared.encoding.to_owned(),
+        errors,
+        format: prepared.format,
+        header: csv.map(|c| c.header),
+        imported: applied.then_some(plan.new.len()),
+        mapping: csv.map(|c| {
+            c.mapping
+                .iter()
+                .map(|(field, column)| ((*field).to_owned(), *column))
+                .collect()
+        }),
+        new,
+        replaced: applied.then_some(replaced),
+        skipped: applied.then_some(skipped),
+        strategy,
+        truncated: ImportTruncated {
+            conflicts: conflicts_cut,
+            duplicates: duplicates_cut,
+            errors: errors_cut,
+            new: new_cut,
         },
-        "applied": applied,
-    });
-    if applied && let Value::Object(map) = &mut report {
-        let skipped = plan.unchanged + kept + prepared.duplicates.len() + prepared.errors.len();
-        map.insert("imported".into(), plan.new.len().into());
-        map.insert("replaced".into(), replaced.into());
-        map.insert("skipped".into(), skipped.into());
     }
-    report
 }
 
 #[cfg(test)]

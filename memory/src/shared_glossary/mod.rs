@@ -26,11 +26,14 @@ mod text;
 
 use crate::error::{MemoryError, MemoryResult};
 use crate::normalize::match_key;
-use crate::store::{self, CHUNK};
+use crate::store::CHUNK;
+use dragoman_model::ModelError;
+use dragoman_model::documents::glossary_import::ImportReport;
 use dragoman_model::entities::{glossary, series, term};
 use dragoman_model::payload::valid_language;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{
-    CsvDelimiter, GlossaryFormat, ImportStrategy, Issue, IssueKind, Origin, TermLayer,
+    CsvDelimiter, GlossaryFormat, ImportStrategy, Issue, IssueContext, IssueKind, Origin, TermLayer,
 };
 use dragoman_model::{clock, db::begin_write, ids};
 use fields::TermFields;
@@ -39,7 +42,6 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
     QuerySelect, Set,
 };
-use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 
 /// Characters of a glossary's name (after trimming) and description.
@@ -91,19 +93,6 @@ pub struct ImportOptions {
     pub dry_run: bool,
     /// The uploaded file's name: its extension helps tell the format.
     pub filename: String,
-}
-
-/// The glossary, when it is the account's.
-async fn owned_glossary(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    glossary_id: &str,
-) -> MemoryResult<glossary::Model> {
-    glossary::Entity::find_by_id(glossary_id.to_owned())
-        .one(db)
-        .await?
-        .filter(|g| g.account_id == account_id)
-        .ok_or(MemoryError::GlossaryNotFound)
 }
 
 /// The glossary's terms sorted by source, then id.
@@ -206,7 +195,7 @@ fn input_issues(input: &GlossaryInput) -> (Vec<Issue>, Option<String>, Option<St
     if input.description.trim().chars().count() > DESCRIPTION_MAX {
         issues.push(
             Issue::at("body", "description", IssueKind::StringTooLong)
-                .with_ctx(json!({"max": DESCRIPTION_MAX})),
+                .with_ctx(IssueContext::new().max(DESCRIPTION_MAX)),
         );
     }
     // A blank language is no language: forms send empty fields.
@@ -215,7 +204,9 @@ fn input_issues(input: &GlossaryInput) -> (Vec<Issue>, Option<String>, Option<St
         if valid_language(tag) {
             Some(tag.to_owned())
         } else {
-            issues.push(Issue::at("body", field, IssueKind::Pattern).with_ctx(json!({"max": 35})));
+            issues.push(
+                Issue::at("body", field, IssueKind::Pattern).with_ctx(IssueContext::new().max(35)),
+            );
             None
         }
     };
@@ -296,7 +287,7 @@ pub async fn detail(
     account_id: &str,
     glossary_id: &str,
 ) -> MemoryResult<GlossaryView> {
-    let glossary = owned_glossary(db, account_id, glossary_id).await?;
+    let glossary = tenancy::glossary(db, Acting::account(account_id), glossary_id).await?;
     let terms = terms_of(db, &glossary.id).await?;
     let mut view = view(db, glossary).await?;
     view.terms = terms;
@@ -312,7 +303,7 @@ pub async fn export(
     delimiter: CsvDelimiter,
     bom: bool,
 ) -> MemoryResult<ExportFile> {
-    let glossary = owned_glossary(db, account_id, glossary_id).await?;
+    let glossary = tenancy::glossary(db, Acting::account(account_id), glossary_id).await?;
     let terms: Vec<TermFields> = terms_of(db, &glossary.id)
         .await?
         .iter()
@@ -357,8 +348,8 @@ pub async fn import(
     glossary_id: &str,
     content: &[u8],
     options: &ImportOptions,
-) -> MemoryResult<serde_json::Value> {
-    let glossary = owned_glossary(db, account_id, glossary_id).await?;
+) -> MemoryResult<ImportReport> {
+    let glossary = tenancy::glossary(db, Acting::account(account_id), glossary_id).await?;
     let prepared = import::prepare(content, options, &glossary)?;
     let refused = !prepared.errors.is_empty() && !options.skip_invalid;
     if options.dry_run || refused {
@@ -368,12 +359,14 @@ pub async fn import(
         return if options.dry_run {
             Ok(report)
         } else {
+            let report = serde_json::to_value(report)
+                .map_err(|e| MemoryError::Export(format!("import report: {e}")))?;
             Err(MemoryError::ImportRefused(report))
         };
     }
     let txn = begin_write(db).await?;
     // Judged against the terms as they are now, under the write lock.
-    let glossary = owned_glossary(&txn, account_id, glossary_id).await?;
+    let glossary = tenancy::glossary(&txn, Acting::account(account_id), glossary_id).await?;
     let existing = terms_of(&txn, &glossary.id).await?;
     let plan = import::plan(&prepared, &existing, options.strategy);
     let now = clock::now();
@@ -422,7 +415,7 @@ pub async fn followed(
     account_id: &str,
     series_id: &str,
 ) -> MemoryResult<Option<GlossaryView>> {
-    let series = store::owned_series(db, account_id, series_id).await?;
+    let series = tenancy::series(db, Acting::account(account_id), series_id).await?;
     followed_by(db, account_id, &series).await
 }
 
@@ -434,10 +427,10 @@ async fn followed_by(
     let Some(glossary_id) = &series.shared_glossary_id else {
         return Ok(None);
     };
-    match owned_glossary(db, account_id, glossary_id).await {
+    match tenancy::glossary(db, Acting::account(account_id), glossary_id).await {
         Ok(glossary) => Ok(Some(view(db, glossary).await?)),
-        Err(MemoryError::GlossaryNotFound) => Ok(None),
-        Err(other) => Err(other),
+        Err(ModelError::NotFound(_)) => Ok(None),
+        Err(other) => Err(other.into()),
     }
 }
 
@@ -465,13 +458,13 @@ pub async fn attach(
     glossary_id: Option<&str>,
 ) -> MemoryResult<Option<GlossaryView>> {
     let txn = begin_write(db).await?;
-    let series = store::owned_series(&txn, account_id, series_id).await?;
+    let series = tenancy::series(&txn, Acting::account(account_id), series_id).await?;
     if let Some(glossary_id) = glossary_id {
-        let glossary = owned_glossary(&txn, account_id, glossary_id).await?;
+        let glossary = tenancy::glossary(&txn, Acting::account(account_id), glossary_id).await?;
         if !languages_agree(&glossary, &series) {
             return Err(MemoryError::InvalidRequest(vec![
                 Issue::at("body", "glossary_id", IssueKind::ValueError)
-                    .with_ctx(json!({"conflicts_with": "the series' languages"})),
+                    .with_ctx(IssueContext::new().conflicts_with("the series' languages")),
             ]));
         }
     }

@@ -5,10 +5,22 @@
 
 use super::*;
 use crate::testing::Fixture;
-use dragoman_model::test_env;
 use dragoman_model::vocab::ErrorCode;
 use dragoman_proto::api_status::ServiceError;
+use dragoman_testing::env as test_env;
 use serde_json::{Value, json};
+
+/// An import with its report as the JSON clients read.
+async fn import(
+    db: &DatabaseConnection,
+    account_id: &str,
+    glossary_id: &str,
+    content: &[u8],
+    options: &ImportOptions,
+) -> MemoryResult<Value> {
+    let report = super::import(db, account_id, glossary_id, content, options).await?;
+    Ok(serde_json::to_value(report).expect("the report serializes"))
+}
 
 /// A corpus file's bytes; `None` (the test skips) when the corpus is not
 /// there at all, which fails the test under CI instead. A missing file in
@@ -1238,8 +1250,8 @@ async fn a_tbx_file_that_is_not_well_formed_is_refused_with_its_position() {
         );
         assert_eq!(sent.issues[0].loc, vec![json!("body"), json!("file")]);
         assert_eq!(
-            sent.issues[0].ctx.as_ref().map(|c| c["line"].clone()),
-            Some(json!(42))
+            sent.issues[0].ctx.as_ref().and_then(|c| c.line.clone()),
+            Some(42.into())
         );
     }
     assert!(stored(&fx, &glossary).await.is_empty());

@@ -1,5 +1,6 @@
 //! `requests`: one translation request as submitted through the API, and its outcome.
 
+use crate::request_options::StoredOptions;
 use crate::vocab::{CallbackEvent, InputKind, Priority, RequestStatus, Stage};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,7 @@ pub struct Model {
     pub error: String,
     pub stop_reason: String,
     pub priority: Priority,
-    pub options: Json,
+    pub options: StoredOptions,
     pub callback_url: Option<String>,
     pub callback_events: Json,
     /// Chapter bookkeeping: created / unchanged / replaced / new.

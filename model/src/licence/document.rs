@@ -10,9 +10,8 @@
 //! Unknown fields are refused, so a misspelt `word_limt` is never read as
 //! "no limit".
 
-use crate::vocab::{Issue, IssueKind};
+use crate::vocab::{Issue, IssueContext, IssueKind};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::json;
 use time::{Date, Month};
 
 /// Subscription dates outside these years are refused: the cycle arithmetic
@@ -25,7 +24,7 @@ pub const HOLDER_MAX: usize = 200;
 
 /// What the installation was sold. Plans differ by the interfaces they open
 /// (see [`Plan::features`]); the word quota is the licence's own field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Plan {
     /// The web interface only.
@@ -71,7 +70,7 @@ impl std::fmt::Display for Plan {
 }
 
 /// The interfaces a licence opens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Features {
     /// The automation API under `/api/v1`.
     pub automation_api: bool,
@@ -136,13 +135,17 @@ impl Licence {
         let mut issues = Vec::new();
         if self.word_limit.is_some_and(|limit| limit < 0) {
             issues.push(
-                Issue::at("body", "word_limit", IssueKind::OutOfRange).with_ctx(json!({"min": 0})),
+                Issue::at("body", "word_limit", IssueKind::OutOfRange)
+                    .with_ctx(IssueContext::new().min(0)),
             );
         }
         if !(FIRST_YEAR..=LAST_YEAR).contains(&self.subscribed_at.year()) {
             issues.push(
-                Issue::at("body", "subscribed_at", IssueKind::OutOfRange)
-                    .with_ctx(json!({"min": format!("{FIRST_YEAR}-01-01"), "max": format!("{LAST_YEAR}-12-31")})),
+                Issue::at("body", "subscribed_at", IssueKind::OutOfRange).with_ctx(
+                    IssueContext::new()
+                        .min(format!("{FIRST_YEAR}-01-01"))
+                        .max(format!("{LAST_YEAR}-12-31")),
+                ),
             );
         }
         if let Some(holder) = &self.holder {
@@ -157,7 +160,7 @@ impl Licence {
             if let Some(kind) = kind {
                 issues.push(
                     Issue::at("body", "holder", kind)
-                        .with_ctx(json!({"min": 1, "max": HOLDER_MAX})),
+                        .with_ctx(IssueContext::new().min(1).max(HOLDER_MAX)),
                 );
             }
         }
@@ -212,6 +215,7 @@ fn read_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Date, D::Erro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use time::macros::date;
 
     #[test]

@@ -30,7 +30,7 @@ pub use ledger::{
 use crate::ModelError;
 use crate::entities::setting;
 use sea_orm::{ConnectionTrait, EntityTrait};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The settings row an administrator's licence is saved under.
@@ -39,7 +39,7 @@ pub const SETTING_KEY: &str = "licence";
 pub const DEFAULT_OVERRUN_WORDS: i64 = 20_000;
 
 /// Where the licence in force comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LicenceSource {
     /// Saved by an administrator.

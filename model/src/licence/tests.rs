@@ -6,6 +6,7 @@
 use super::*;
 use crate::entities::{account, licence_word, project, series};
 use crate::vocab::{InputKind, Priority, SeriesKind};
+use dragoman_testing::TestDatabase;
 use sea_orm::{
     ActiveModelTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, Schema, Set,
 };
@@ -489,40 +490,18 @@ async fn concurrent_charges_on_a_sqlite_file() {
 
 #[tokio::test]
 async fn concurrent_charges_on_postgres() {
-    let Some(admin_url) = crate::test_env::server_url("TEST_DATABASE_URL", "licence on PostgreSQL")
+    // Dropped with the handle, also when an assertion fails.
+    let Some(database) = TestDatabase::fresh("licence on PostgreSQL", "dragoman_licence").await
     else {
         return;
     };
-    let admin = crate::db::connect(&admin_url)
+    let db = crate::db::connect(database.url())
         .await
-        .expect("TEST_DATABASE_URL");
-    let name = format!("dragoman_licence_{}", crate::ids::new_id().replace('-', ""));
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create database");
-    let (server, query) = match admin_url.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (admin_url.as_str(), String::new()),
-    };
-    let server = server.rsplit_once('/').map_or(server, |(s, _)| s);
-    let url = format!("{server}/{name}{query}");
-    // In a task, so that a failed assertion still drops the database.
-    let outcome = tokio::spawn(async move {
-        let db = crate::db::connect(&url).await.expect("test database");
-        create_tables(&db, false).await;
-        concurrent_charges_never_overspend(db.clone()).await;
-        // The lock row is made once and reused.
-        let locks = setting::Entity::find().count(&db).await.expect("count");
-        assert_eq!(locks, 1);
-        db.close().await.expect("close");
-    })
-    .await;
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-        .await
-        .expect("drop database");
-    if let Err(e) = outcome {
-        std::panic::resume_unwind(e.into_panic());
-    }
+        .expect("test database");
+    create_tables(&db, false).await;
+    concurrent_charges_never_overspend(db.clone()).await;
+    // The lock row is made once and reused.
+    let locks = setting::Entity::find().count(&db).await.expect("count");
+    assert_eq!(locks, 1);
+    db.close().await.expect("close");
 }

@@ -24,7 +24,7 @@ mod usage;
 pub use channel::Channel;
 pub use error_code::ErrorCode;
 pub use glossary::{CsvDelimiter, GlossaryFormat, ImportStrategy};
-pub use issue::{Issue, IssueKind, Loc};
+pub use issue::{ContextValue, Issue, IssueContext, IssueKind, Loc, LocPart};
 pub use memory::{BibleAspect, EntityKind, Origin, TermLayer, VersionReason};
 pub use options::{
     AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,

@@ -15,12 +15,11 @@
 //! rest of its analysis.
 
 use dragoman_model::analysis::{ExtractedEntity, ExtractedTerm, Extraction, StyleNote};
-use serde::{Deserialize, Serialize};
+pub use dragoman_model::llm_protocol::{
+    ANALYSIS_TASK as TASK, AnalysisAnswer, AnalysisMessage, AnswerAnalysis,
+};
 
 use crate::translate::PassageIn;
-
-/// The `task` value that tells an analysis message from a translation one.
-pub const TASK: &str = "analysis";
 
 /// The analyst's instructions; constant so that providers can cache it.
 pub const ANALYSIS_SYSTEM_PROMPT: &str = "You are a literary analyst preparing the translation of a book. \
@@ -38,15 +37,6 @@ Answer with ONLY this JSON, without commentary or code fence: \
 \"style\":[{\"aspect\":\"register\",\"text\":\"\u{2026}\",\"evidence\":\"\u{2026}\"}],\"summary\":\"\u{2026}\",\"events\":[\"\u{2026}\"]}]}, \
 one entry per passage, same ids, same order.";
 
-/// The user message of an analysis request.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AnalysisMessage {
-    pub task: String,
-    pub source_language: String,
-    pub target_language: String,
-    pub passages: Vec<PassageIn>,
-}
-
 /// The user message for these passages.
 pub fn analysis_message(
     source_language: &str,
@@ -62,23 +52,6 @@ pub fn analysis_message(
     // Serializing plain strings cannot fail; an empty message would only be
     // answered as malformed and retried.
     serde_json::to_string(&message).unwrap_or_default()
-}
-
-/// The answer as the protocol defines it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AnalysisAnswer {
-    pub analyses: Vec<AnswerAnalysis>,
-}
-
-/// One passage's analysis in an answer: its id and what was found, read
-/// leniently (every list may be left out; unknown kinds and aspects are
-/// dropped).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AnswerAnalysis {
-    /// A string as asked; a number is tolerated.
-    pub id: serde_json::Value,
-    #[serde(flatten)]
-    pub extraction: Extraction,
 }
 
 /// Longest name, term or note kept from an answer, in characters: a model

@@ -270,7 +270,7 @@ pub(super) fn check(
 mod tests {
     use super::*;
     use crate::quality::samples::{DE, EN, ES, FR, RU};
-    use crate::simulator::pseudo::{other_language, pseudo_translate};
+    use dragoman_simulator::pseudo::{other_language, pseudo_translate};
 
     #[test]
     fn tags_map_to_whatlang() {

@@ -222,7 +222,7 @@ pub(super) fn truncated(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulator::pseudo::pseudo_translate;
+    use dragoman_simulator::pseudo::pseudo_translate;
 
     const SOURCE: &str =
         "The rain had not stopped for three days, and the river behind the mill was rising.";

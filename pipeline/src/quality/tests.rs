@@ -5,7 +5,7 @@ use dragoman_model::vocab::{PassageStatus, Severity, SignalCode};
 
 use super::samples::{EN, FR};
 use super::*;
-use crate::simulator::pseudo::{
+use dragoman_simulator::pseudo::{
     drop_placeholder, other_language, pseudo_translate, pseudo_translate_with,
 };
 

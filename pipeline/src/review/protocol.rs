@@ -2,16 +2,16 @@
 //! (the passages with their translations, the glossary and the character
 //! sheet) and the answer, read into typed reviews.
 //!
-//! The message types are shared with the provider simulator, which reads
-//! the same structs to answer.
+//! The message types live in `dragoman_model::llm_protocol`, shared with
+//! the provider simulator, which reads the same structs to answer.
 
+pub use dragoman_model::llm_protocol::{
+    REVIEW_TASK as TASK, ReviewMessage, ReviewName, ReviewPassage, ReviewTerm,
+};
 use dragoman_model::vocab::Severity;
 use serde::{Deserialize, Serialize};
 
 use super::Languages;
-
-/// The `task` value that tells a review message from the other protocols'.
-pub const TASK: &str = "review";
 
 /// Flags kept per passage; a model that lists more is rambling.
 pub const MAX_FLAGS: usize = 10;
@@ -40,48 +40,6 @@ a short code (such as mistranslation, omission, addition, glossary, name, langua
 Answer with ONLY this JSON, without commentary or code fence: \
 {\"reviews\":[{\"id\":\"\u{2026}\",\"correction\":null,\"flags\":[{\"severity\":\"major\",\"code\":\"\u{2026}\",\"message\":\"\u{2026}\"}]}]}, \
 one entry per passage, same ids, same order.";
-
-/// One glossary entry the translation must follow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReviewTerm {
-    pub source: String,
-    pub translation: String,
-    /// A locked term must be used exactly.
-    #[serde(default)]
-    pub locked: bool,
-}
-
-/// One character of the sheet: its name, other names, and how all of them
-/// are rendered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReviewName {
-    pub name: String,
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    pub rendering: String,
-}
-
-/// One passage to review: its stable id, its source text and its
-/// translation, both with placeholders.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReviewPassage {
-    pub id: String,
-    pub source: String,
-    pub translation: String,
-}
-
-/// The user message of a review request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReviewMessage {
-    pub task: String,
-    pub source_language: String,
-    pub target_language: String,
-    #[serde(default)]
-    pub glossary: Vec<ReviewTerm>,
-    #[serde(default)]
-    pub characters: Vec<ReviewName>,
-    pub passages: Vec<ReviewPassage>,
-}
 
 /// The user message for these passages with the sheet they are checked
 /// against.

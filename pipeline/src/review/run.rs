@@ -305,7 +305,7 @@ mod tests {
 
     use super::*;
     use crate::llm::{ProviderConfig, ProviderKind};
-    use crate::simulator::{RunningSimulator, SimulatorConfig, pseudo};
+    use dragoman_simulator::{RunningSimulator, SimulatorConfig, pseudo};
 
     const LANGUAGES: Languages<'static> = Languages {
         source: "en",

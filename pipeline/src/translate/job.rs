@@ -1,13 +1,6 @@
 //! What a translation job is made of: the passages and their languages.
 
-use serde::{Deserialize, Serialize};
-
-/// One passage to translate: its stable id and its text with placeholders.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PassageIn {
-    pub id: String,
-    pub text: String,
-}
+pub use dragoman_model::llm_protocol::PassageIn;
 
 /// One batch of passages with what the model needs to know about it.
 /// `passages` travel in one request first; plan them with

@@ -46,9 +46,11 @@
 mod analysis_stage;
 mod autopilot;
 mod budget_guard;
+mod export_stage;
 mod lease_hold;
 mod provider_wait;
 mod recall;
+mod renewal;
 mod review_stage;
 mod scoring;
 mod slots;
@@ -71,8 +73,8 @@ use dragoman_model::{clock, ids};
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::InternalCredential;
 use dragoman_proto::v1::{
-    AnnounceChaptersRequest, ContextBatch, ContextRequest, FinishJobRequest, HeartbeatRequest,
-    JobTicket, LeaseJobRequest, ProjectRef, ReleaseJobRequest, RequestRef,
+    AnnounceChaptersRequest, ContextBatch, ContextRequest, FinishJobRequest, JobTicket,
+    LeaseJobRequest, ProjectRef,
 };
 use dragoman_proto::wire::WireEnum;
 use dragoman_proto::{Delivery, Memory, Scheduler};
@@ -190,10 +192,6 @@ pub(super) fn refused_for_outage(status: &tonic::Status) -> bool {
     ServiceError::from_status(status)
         .is_some_and(|refusal| refusal.code == ErrorCode::ServiceUnavailable)
 }
-
-/// How long handing a job back may take: the scheduler answers at once or
-/// is not there, and the job's lease then expires on its own.
-const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// What became of the jobs of one worker loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,7 +312,7 @@ impl Worker {
             worker_id: worker_id.to_owned(),
             outcome: JobOutcome::Done.to_wire(),
             error: String::new(),
-            delivery_json: None,
+            delivery: None,
             stop_reason: None,
         };
         // The lease is renewed through the export stage too: validating a
@@ -433,160 +431,6 @@ impl Worker {
                 }
                 answer => return answer,
             }
-        }
-    }
-
-    /// Hands the job back to the scheduler so that another worker takes it
-    /// over at once; when the scheduler cannot be reached, its lease
-    /// expires instead.
-    async fn release(&self, worker_id: &str, job_id: &str) {
-        let call = ReleaseJobRequest {
-            job_id: job_id.to_owned(),
-            worker_id: worker_id.to_owned(),
-        };
-        let answer = tokio::time::timeout(
-            RELEASE_TIMEOUT,
-            self.scheduler
-                .release_job(self.credential.system_request(call)),
-        )
-        .await;
-        match answer {
-            Ok(Ok(answer)) if answer.get_ref().released => {
-                tracing::info!(job = %job_id, "job handed back")
-            }
-            // Not held any more: lost, paused, cancelled or ended meanwhile.
-            Ok(Ok(_)) => {}
-            Ok(Err(status)) => {
-                tracing::warn!(job = %job_id, error = %status, "handing the job back failed; its lease expires")
-            }
-            Err(_) => {
-                tracing::warn!(job = %job_id, "handing the job back timed out; its lease expires")
-            }
-        }
-    }
-
-    /// The export stage of an EPUB request: the delivery role rebuilds,
-    /// validates, repairs and stores the book, and says what it decided,
-    /// which the job's end carries into the report. Exhausted repairs, or a
-    /// book that cannot be rebuilt at all, fail the request. When the
-    /// delivery role cannot be reached the job is released: its lease
-    /// expires and the job is tried again, its passages all stored.
-    async fn export_epub(
-        &self,
-        ticket: &JobTicket,
-        finish: &mut FinishJobRequest,
-    ) -> Result<(), Stop> {
-        let call = RequestRef {
-            request_id: ticket.request_id.clone(),
-        };
-        match self
-            .delivery
-            .deliver_epub(self.credential.system_request(call))
-            .await
-        {
-            Ok(answer) => {
-                let answer = answer.into_inner();
-                if answer.failed {
-                    finish.outcome = JobOutcome::Failed.to_wire();
-                    finish.error =
-                        "the EPUB validator still rejects the book after every repair".into();
-                    finish.stop_reason = Some(ErrorCode::DeliveryFailed.code().to_owned());
-                }
-                finish.delivery_json = Some(answer.delivery_json);
-                Ok(())
-            }
-            Err(status) => match ServiceError::from_status(&status) {
-                Some(refusal) if refusal.code == ErrorCode::DeliveryFailed => {
-                    finish.stop_reason = Some(ErrorCode::DeliveryFailed.code().to_owned());
-                    Err(Stop::Failed(refusal.message))
-                }
-                // Its passages all stored: the export is asked again once
-                // the database is back.
-                Some(refusal) if refusal.code == ErrorCode::ServiceUnavailable => {
-                    Err(Stop::Unavailable)
-                }
-                _ => {
-                    tracing::warn!(job = %ticket.job_id, error = %status, "delivering the EPUB failed; the job is tried again");
-                    Err(Stop::Released)
-                }
-            },
-        }
-    }
-
-    /// Renews the lease until the job ends; returns when the worker must
-    /// let the job go (the scheduler says so, or the lease ran out without
-    /// a renewal). Turns `fence` true when the job must start no provider
-    /// call any more: the process stops, or renewals failed until the
-    /// margin before the lease runs out ([`lease_hold`]).
-    async fn heartbeat(
-        &self,
-        worker_id: String,
-        job_id: String,
-        lost: watch::Sender<bool>,
-        fence: watch::Sender<bool>,
-        mut stop: watch::Receiver<bool>,
-    ) {
-        let lease = Duration::from_secs(u64::try_from(self.config.lease_seconds).unwrap_or(30));
-        let every = lease_hold::beat_every(lease);
-        let mut hold = lease_hold::LeaseHold::new(lease, tokio::time::Instant::now());
-        let mut next_beat = tokio::time::Instant::now() + every;
-        let mut stopping = false;
-        loop {
-            if !stopping && *stop.borrow() {
-                stopping = true;
-                fence.send_replace(true);
-            }
-            let fenced = *fence.borrow();
-            let mut wake = next_beat.min(hold.lost_at());
-            if !fenced {
-                wake = wake.min(hold.fence_at());
-            }
-            tokio::select! {
-                _ = tokio::time::sleep_until(wake) => {}
-                changed = stop.changed(), if !stopping => {
-                    if changed.is_err() {
-                        stopping = true;
-                    }
-                    continue;
-                }
-            }
-            let now = tokio::time::Instant::now();
-            if now >= hold.lost_at() {
-                tracing::warn!(job = %job_id, "no renewal of the lease before it ran out: the job is let go");
-                let _ = lost.send(true);
-                return;
-            }
-            if !fenced && now >= hold.fence_at() {
-                tracing::warn!(job = %job_id, "the lease is not renewed and runs out soon: no provider call starts any more");
-                fence.send_replace(true);
-            }
-            if now < next_beat {
-                continue;
-            }
-            let beat = HeartbeatRequest {
-                job_id: job_id.clone(),
-                worker_id: worker_id.clone(),
-                lease_seconds: i32::try_from(self.config.lease_seconds).unwrap_or(30),
-            };
-            let sent = tokio::time::Instant::now();
-            match self
-                .scheduler
-                .heartbeat(self.credential.system_request(beat))
-                .await
-            {
-                Ok(answer) if answer.get_ref().keep_going => hold.renewed(sent),
-                Ok(_) => {
-                    let _ = lost.send(true);
-                    return;
-                }
-                // The scheduler's database is away: no other worker can take
-                // the job meanwhile, and the scheduler judges the lease
-                // from the database's return.
-                Err(status) if refused_for_outage(&status) => hold.renewed(sent),
-                // A missed beat is not fatal: the lease outlives two.
-                Err(status) => tracing::warn!(job = %job_id, error = %status, "heartbeat failed"),
-            }
-            next_beat = tokio::time::Instant::now() + every;
         }
     }
 

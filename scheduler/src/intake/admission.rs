@@ -17,9 +17,10 @@ use crate::lifecycle::queue::QueueSettings;
 use crate::lifecycle::waiting;
 use dragoman_model::budget;
 use dragoman_model::clock;
-use dragoman_model::entities::{account, api_token, project, provider, request, series};
+use dragoman_model::entities::{account, api_token, project, request, series};
 use dragoman_model::licence::LicenceSettings;
 use dragoman_model::provider_default;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::Priority;
 use dragoman_model::webhook::{WebhookPolicy, callback};
 use dragoman_proto::principal::Principal;
@@ -181,10 +182,8 @@ async fn resolve_provider(
 ) -> Result<Option<String>, SchedulerError> {
     let payload = &submitted.payload;
     if let Some(id) = &payload.provider_id {
-        return match provider::Entity::find_by_id(id.clone()).one(db).await? {
-            Some(p) => Ok(Some(p.id)),
-            None => Err(SchedulerError::UnknownProvider),
-        };
+        let chosen = tenancy::provider(db, Acting::account(account_id), id).await?;
+        return Ok(Some(chosen.id));
     }
     let series = placement::find_series(db, account_id, payload).await?;
     let volume = match &series {

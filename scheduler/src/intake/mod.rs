@@ -34,10 +34,11 @@ use crate::{lifecycle, steps};
 use dragoman_model::entities::{passage, project, request, series};
 use dragoman_model::licence::LicenceSettings;
 use dragoman_model::payload::{PipelineOptions, TranslationPayload};
+use dragoman_model::request_options::StoredOptions;
 use dragoman_model::upload::{self as upload_rules, UploadedFile};
 use dragoman_model::vocab::{
-    AnalysisMode, CallbackEvent, InputKind, Issue, IssueKind, Priority, RequestStatus,
-    ResultFormat, Stage, VolumeStatus,
+    AnalysisMode, CallbackEvent, InputKind, Issue, IssueContext, IssueKind, Priority,
+    RequestStatus, ResultFormat, Stage, VolumeStatus,
 };
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_model::{clock, ids};
@@ -138,7 +139,7 @@ pub async fn decode(
     let split = wire::split(message.split).map_err(SchedulerError::payload_field)?;
     let files = wire::files(message.files);
     let submission = message.submission.ok_or_else(|| {
-        SchedulerError::InvalidPayload(vec![Issue::new([json!("body")], IssueKind::Missing)])
+        SchedulerError::InvalidPayload(vec![Issue::new(["body"], IssueKind::Missing)])
     })?;
     let mut payload = wire::payload(submission).map_err(SchedulerError::payload_field)?;
     let key = message.idempotency_key;
@@ -166,7 +167,7 @@ pub async fn decode(
     if files.is_empty() || (input == InputKind::Epub && files.len() > 1) {
         return Err(SchedulerError::InvalidPayload(vec![
             Issue::at("body", "file", IssueKind::Missing)
-                .with_ctx(json!({"files": "one EPUB, or TXT or DOCX chapters"})),
+                .with_ctx(IssueContext::new().files("one EPUB, or TXT or DOCX chapters")),
         ]));
     }
     if key.as_deref().is_some_and(|k| !valid_idempotency_key(k)) {
@@ -470,27 +471,29 @@ pub async fn store_request(
         RequestStatus::Pending
     };
     let pipeline = new.pipeline;
-    let options = json!({
-        "start": start,
+    let options = StoredOptions {
+        start: Some(start),
         // Never when the installation disables it (spec 2.5).
-        "final_review": pipeline.final_review.unwrap_or(true) && limits.final_review,
+        final_review: Some(pipeline.final_review.unwrap_or(true) && limits.final_review),
         // Kept with the request so its report reads the threshold it ran with.
-        "review_below": limits.review_below,
-        "output_format": new.output_format.unwrap_or(default_format(new.input)),
-        "analysis_mode": pipeline.analysis_mode,
+        review_below: Some(limits.review_below),
+        output_format: Some(new.output_format.unwrap_or(default_format(new.input))),
+        analysis_mode: pipeline.analysis_mode,
         // The mode the analysis stage runs in: the request's, else the
         // volume's, else the installation's.
-        "analysis_mode_in_force": pipeline
-            .analysis_mode
-            .or(volume.analysis_mode)
-            .unwrap_or(limits.analysis_mode),
-        "threads": pipeline.threads,
-        "quality": pipeline.quality.unwrap_or_default(),
-        "context_backend": pipeline.context_backend.unwrap_or_default(),
-        "provider_id": new.provider_id,
-        "target_language": new.languages.1,
-        "source_language": new.languages.0,
-    });
+        analysis_mode_in_force: Some(
+            pipeline
+                .analysis_mode
+                .or(volume.analysis_mode)
+                .unwrap_or(limits.analysis_mode),
+        ),
+        threads: pipeline.threads,
+        quality: Some(pipeline.quality.unwrap_or_default()),
+        context_backend: Some(pipeline.context_backend.unwrap_or_default()),
+        provider_id: new.provider_id,
+        target_language: Some(new.languages.1.to_owned()),
+        source_language: Some(new.languages.0.to_owned()),
+    };
     let row = request::ActiveModel {
         id: Set(ids::new_id()),
         account_id: Set(new.account_id),

@@ -12,6 +12,7 @@ use super::{Admitted, Submitted};
 use crate::error::{SchedulerError, VolumeClash};
 use dragoman_model::entities::{project, series};
 use dragoman_model::payload::{LanguagePair, TranslationPayload};
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{InputKind, ProjectKind, SeriesKind};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
@@ -25,11 +26,9 @@ pub async fn find_series(
     payload: &TranslationPayload,
 ) -> Result<Option<series::Model>, SchedulerError> {
     if let Some(id) = &payload.series.id {
-        let found = series::Entity::find_by_id(id.clone())
-            .filter(series::Column::AccountId.eq(account_id))
-            .one(db)
-            .await?;
-        return found.map(Some).ok_or(SchedulerError::SeriesNotFound);
+        return Ok(Some(
+            tenancy::series(db, Acting::account(account_id), id).await?,
+        ));
     }
     let name = payload.series.name.clone().unwrap_or_default();
     Ok(series::Entity::find()

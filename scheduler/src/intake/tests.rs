@@ -19,9 +19,13 @@ fn request_id(answer: &SubmitResponse) -> String {
 
 fn issue_paths(error: SchedulerError) -> Vec<(Vec<Value>, IssueKind)> {
     match error {
-        SchedulerError::InvalidPayload(issues) => {
-            issues.into_iter().map(|i| (i.loc, i.kind)).collect()
-        }
+        SchedulerError::InvalidPayload(issues) => issues
+            .into_iter()
+            .map(|i| {
+                let loc = i.loc.iter().map(|part| serde_json::json!(part)).collect();
+                (loc, i.kind)
+            })
+            .collect(),
         other => panic!("expected invalid_payload, got {other:?}"),
     }
 }
@@ -722,7 +726,7 @@ async fn the_installation_default_is_the_last_choice() {
                 .await
                 .expect("read")
                 .expect("request");
-            row.options["provider_id"].as_str().map(str::to_owned)
+            row.options.provider_id.clone()
         }
     };
     assert_eq!(job_provider(&first).await, Some(f.provider.id.clone()));

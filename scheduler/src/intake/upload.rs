@@ -13,7 +13,7 @@ use dragoman_book::BookError;
 use dragoman_book::model::{Book, IntakeDecision};
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::upload::UploadedFile;
-use dragoman_model::vocab::{InputKind, Issue, IssueKind, Split};
+use dragoman_model::vocab::{InputKind, Issue, IssueContext, IssueKind, Split};
 use object_store::ObjectStore;
 use object_store::path::Path;
 use serde_json::{Value, json};
@@ -241,8 +241,11 @@ pub fn repeated_numbers(chapters: &[IncomingChapter], input: InputKind) -> Vec<I
         .filter_map(|(index, c)| {
             let number = c.number?;
             (!seen.insert((number, c.part.unwrap_or(1)))).then(|| {
-                Issue::at("body", "files", IssueKind::Duplicate)
-                    .with_ctx(json!({"chapter": c.label, "position": index + 1}))
+                Issue::at("body", "files", IssueKind::Duplicate).with_ctx(
+                    IssueContext::new()
+                        .chapter(c.label.as_str())
+                        .position(index + 1),
+                )
             })
         })
         .collect()

@@ -11,7 +11,7 @@ use sea_orm::EntityTrait;
 /// A corpus book, or `None` (after a note) when the corpus is absent on a
 /// developer's machine; under CI (`CI=true`) its absence fails the test.
 fn corpus(name: &str) -> Option<Vec<u8>> {
-    dragoman_model::test_env::corpus_file(name)
+    dragoman_testing::env::corpus_file(name)
 }
 
 fn row_id(answer: &SubmitResponse) -> String {
@@ -293,8 +293,8 @@ async fn an_epub_states_its_series_title_and_language() {
         .expect("accepted");
     let row = f.request(&row_id(&answer)).await;
     assert_eq!(row.input, InputKind::Epub);
-    assert_eq!(row.options["output_format"], "epub");
-    assert_eq!(row.options["source_language"], "en-US");
+    assert_eq!(row.options.output_format, Some(ResultFormat::Epub));
+    assert_eq!(row.options.source_language.as_deref(), Some("en-US"));
     let volume = f.volume(&row.project_id).await;
     assert_eq!(volume.title, "The Waste Land");
     assert_eq!(volume.volume_number, Some(1));

@@ -12,48 +12,23 @@ use crate::error::SchedulerError;
 use crate::lifecycle::queue::QueueSettings;
 use crate::lifecycle::series_control::working;
 use dragoman_model::clock;
-use dragoman_model::entities::{project, request, result, series};
+use dragoman_model::entities::{project, request, result};
 use dragoman_model::payload::valid_language;
-use dragoman_model::vocab::{AnalysisMode, Issue, IssueKind};
+use dragoman_model::tenancy::{self, Acting};
+use dragoman_model::vocab::{AnalysisMode, Issue, IssueContext, IssueKind};
 use dragoman_proto::v1::{ConfigureBookRequest, ShelveBookRequest};
 use dragoman_proto::wire::WireEnum;
 use object_store::ObjectStore;
 use object_store::path::Path;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
-    IntoActiveModel, PaginatorTrait, QueryFilter, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, IntoActiveModel,
+    PaginatorTrait, QueryFilter, QuerySelect, Set,
 };
-use serde_json::json;
 
 /// Longest title and author, as intake accepts them.
 const MAX_TEXT: usize = 500;
 /// The range of a book's `threads`, as intake accepts it.
 const THREADS: std::ops::RangeInclusive<i32> = 1..=64;
-
-/// A book `account_id` owns (a volume of one of its series); another
-/// account's answers as an absent one.
-pub async fn owned_book(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    project_id: &str,
-) -> Result<project::Model, SchedulerError> {
-    let Some(book) = project::Entity::find_by_id(project_id.to_owned())
-        .one(db)
-        .await?
-    else {
-        return Err(SchedulerError::VolumeNotFound);
-    };
-    // Visible through a series the account owns, as the reads see it.
-    let owner = series::Entity::find_by_id(book.series_id.clone())
-        .one(db)
-        .await?
-        .map(|s| s.account_id);
-    if owner.as_deref() == Some(account_id) {
-        Ok(book)
-    } else {
-        Err(SchedulerError::VolumeNotFound)
-    }
-}
 
 /// What a configuration changes, checked: `None` leaves a field alone.
 #[derive(Debug, Default, PartialEq)]
@@ -73,15 +48,23 @@ struct Changes {
 /// Reads and checks `ask`, locating every problem (never quoting a value).
 fn changes(ask: ConfigureBookRequest) -> Result<Changes, SchedulerError> {
     let mut issues = Vec::new();
-    let mut issue = |field: &str, kind: IssueKind, ctx: serde_json::Value| {
+    let mut issue = |field: &str, kind: IssueKind, ctx: IssueContext| {
         issues.push(Issue::at("body", field, kind).with_ctx(ctx));
     };
     let title = ask.title.map(|t| t.trim().to_owned());
     if let Some(title) = &title {
         if title.is_empty() {
-            issue("title", IssueKind::StringTooShort, json!({"min": 1}));
+            issue(
+                "title",
+                IssueKind::StringTooShort,
+                IssueContext::new().min(1),
+            );
         } else if title.chars().count() > MAX_TEXT {
-            issue("title", IssueKind::StringTooLong, json!({"max": MAX_TEXT}));
+            issue(
+                "title",
+                IssueKind::StringTooLong,
+                IssueContext::new().max(MAX_TEXT),
+            );
         }
     }
     // An empty author removes it.
@@ -92,7 +75,11 @@ fn changes(ask: ConfigureBookRequest) -> Result<Changes, SchedulerError> {
     if let Some(Some(author)) = &author
         && author.chars().count() > MAX_TEXT
     {
-        issue("author", IssueKind::StringTooLong, json!({"max": MAX_TEXT}));
+        issue(
+            "author",
+            IssueKind::StringTooLong,
+            IssueContext::new().max(MAX_TEXT),
+        );
     }
     for (field, tag) in [
         ("source_language", &ask.source_language),
@@ -101,7 +88,7 @@ fn changes(ask: ConfigureBookRequest) -> Result<Changes, SchedulerError> {
         if let Some(tag) = tag
             && !valid_language(tag)
         {
-            issue(field, IssueKind::Pattern, json!({"max": 35}));
+            issue(field, IssueKind::Pattern, IssueContext::new().max(35));
         }
     }
     let provider = match (ask.provider, ask.clear_provider) {
@@ -109,7 +96,7 @@ fn changes(ask: ConfigureBookRequest) -> Result<Changes, SchedulerError> {
             issue(
                 "clear_provider",
                 IssueKind::ValueError,
-                json!({"conflicts_with": "provider"}),
+                IssueContext::new().conflicts_with("provider"),
             );
             None
         }
@@ -123,7 +110,9 @@ fn changes(ask: ConfigureBookRequest) -> Result<Changes, SchedulerError> {
         issue(
             "threads",
             IssueKind::OutOfRange,
-            json!({"min": THREADS.start(), "max": THREADS.end()}),
+            IssueContext::new()
+                .min(*THREADS.start())
+                .max(*THREADS.end()),
         );
     }
     let analysis_mode = AnalysisMode::from_wire_opt(ask.analysis_mode, "analysis_mode")
@@ -156,7 +145,7 @@ pub async fn configure(
     let project_id = ask.project_id.clone();
     let changes = changes(ask)?;
     let txn = dragoman_model::db::begin_write(db).await?;
-    let book = owned_book(&txn, account_id, &project_id).await?;
+    let book = tenancy::book(&txn, Acting::account(account_id), &project_id).await?;
     let provider_id = match &changes.provider {
         Some(Some(name)) => Some(Some(provider_named(&txn, name).await?.id)),
         Some(None) => Some(None),
@@ -217,7 +206,7 @@ pub async fn shelve(
     ask: ShelveBookRequest,
 ) -> Result<project::Model, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let book = owned_book(&txn, account_id, &ask.project_id).await?;
+    let book = tenancy::book(&txn, Acting::account(account_id), &ask.project_id).await?;
     if book.archived == ask.shelved {
         txn.rollback().await?;
         return Ok(book);
@@ -254,7 +243,7 @@ pub async fn delete(
     project_id: &str,
 ) -> Result<String, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let book = owned_book(&txn, account_id, project_id).await?;
+    let book = tenancy::book(&txn, Acting::account(account_id), project_id).await?;
     if working(&txn, &book.id).await? {
         return Err(SchedulerError::BookWorking("it cannot be deleted"));
     }

@@ -21,7 +21,6 @@
 //! - `licence_status` shows the licence in force and its use this cycle,
 //!   and the caller's account allowance.
 
-use super::books::owned_book;
 use super::provider_named;
 use crate::error::SchedulerError;
 use crate::intake::{self, Allowance, IntakeLimits};
@@ -29,9 +28,13 @@ use crate::lifecycle::control::{check_resumer, is_paid};
 use crate::lifecycle::job_start::{StartSettings, estimate_chapters};
 use crate::lifecycle::series_control::{Skip, Started, Starter};
 use dragoman_model::clock;
+use dragoman_model::documents::licence_status::{AccountAllowance, LicenceStatus};
+use dragoman_model::documents::request::JobEstimate;
 use dragoman_model::entities::{account, api_token, chapter, job, passage, project, provider};
 use dragoman_model::entities::{request, series};
 use dragoman_model::licence::{self, LicenceSettings, LicenceSource};
+use dragoman_model::request_options::StoredOptions;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{JobStatus, PassageStatus, Priority, RequestStatus};
 use dragoman_proto::principal::Principal;
 use sea_orm::{
@@ -72,7 +75,7 @@ pub async fn start_job(
 ) -> Result<request::Model, SchedulerError> {
     let (owner, token) = caller(db, who).await?;
     let txn = dragoman_model::db::begin_write(db).await?;
-    let book = owned_book(&txn, &owner.id, project_id).await?;
+    let book = tenancy::book(&txn, Acting::account(&owner.id), project_id).await?;
     let provider_id = match provider {
         Some(name) => Some(provider_named(&txn, name).await?.id),
         None => None,
@@ -123,7 +126,7 @@ pub async fn list_jobs(
 ) -> Result<Value, SchedulerError> {
     let mut query = request::Entity::find().filter(request::Column::AccountId.eq(&who.account_id));
     if let Some(project_id) = &filter.project_id {
-        owned_book(db, &who.account_id, project_id).await?;
+        tenancy::book(db, who.acting(), project_id).await?;
         query = query.filter(request::Column::ProjectId.eq(project_id));
     }
     if let Some(status) = filter.status {
@@ -269,8 +272,8 @@ pub async fn estimate_job(
     provider: Option<&str>,
     limits: &IntakeLimits,
     settings: &StartSettings,
-) -> Result<Value, SchedulerError> {
-    let book = owned_book(db, &who.account_id, project_id).await?;
+) -> Result<JobEstimate, SchedulerError> {
+    let book = tenancy::book(db, who.acting(), project_id).await?;
     let chosen = match provider {
         Some(name) => provider_named(db, name).await?,
         None => {
@@ -295,22 +298,18 @@ pub async fn estimate_job(
         .all(db)
         .await?;
     // The options a job started now would run with (see `start_job`).
-    let options = json!({"final_review": limits.final_review});
+    let options = StoredOptions {
+        final_review: Some(limits.final_review),
+        ..StoredOptions::default()
+    };
     let made = estimate_chapters(db, &chapter_ids, &book.id, &options, &chosen, settings).await?;
-    let mut answer = made.to_json();
-    if let Some(map) = answer.as_object_mut() {
-        map.insert("book_id".into(), json!(book.id));
-        map.insert("provider".into(), json!(chosen.name));
-        map.insert(
-            "licence_words".into(),
-            json!(crate::licence::words_to_start(db, &book).await?),
-        );
-        map.insert(
-            "passages_without_translation".into(),
-            json!(untranslated(db, &book.id).await?),
-        );
-    }
-    Ok(answer)
+    Ok(JobEstimate {
+        estimate: made,
+        licence_words: crate::licence::words_to_start(db, &book).await?,
+        passages_without_translation: untranslated(db, &book.id).await?,
+        book_id: book.id,
+        provider: chosen.name,
+    })
 }
 
 /// Passages of the book without a usable translation (what `start_job`
@@ -334,7 +333,7 @@ pub async fn licence_status(
     db: &DatabaseConnection,
     who: &Principal,
     settings: &LicenceSettings,
-) -> Result<Value, SchedulerError> {
+) -> Result<LicenceStatus, SchedulerError> {
     let owner = account::Entity::find_by_id(who.account_id.clone())
         .one(db)
         .await?
@@ -351,27 +350,27 @@ pub async fn licence_status(
         "No licence is installed (unlicensed self-hosting): every feature is open and no word \
          limit applies."
     };
-    Ok(json!({
-        "licensed": licensed,
-        "summary": summary,
-        "source": standing.source,
-        "plan": standing.plan,
-        "features": standing.features,
-        "word_limit": standing.word_limit,
-        "cycle_start": standing.cycle_start,
-        "cycle_end": standing.cycle_end,
-        "used": standing.used,
-        "carried": standing.carried,
-        "left": standing.left,
-        "margin": standing.margin,
-        "account": {
-            "allowance": allowance.allowance,
-            "cycle_start": allowance.cycle_start,
-            "cycle_end": allowance.cycle_end,
-            "used": allowance.used,
-            "left": allowance.left,
+    Ok(LicenceStatus {
+        account: AccountAllowance {
+            allowance: allowance.allowance,
+            cycle_end: allowance.cycle_end,
+            cycle_start: allowance.cycle_start,
+            left: allowance.left,
+            used: allowance.used,
         },
-    }))
+        carried: standing.carried,
+        cycle_end: standing.cycle_end,
+        cycle_start: standing.cycle_start,
+        features: standing.features,
+        left: standing.left,
+        licensed,
+        margin: standing.margin,
+        plan: standing.plan,
+        source: standing.source,
+        summary: summary.to_owned(),
+        used: standing.used,
+        word_limit: standing.word_limit,
+    })
 }
 
 #[cfg(test)]

@@ -23,7 +23,6 @@
 //!   identities, Series Bible) and its shared-glossary attachment go with
 //!   it in the same statement, through the foreign keys that cascade.
 
-use super::books::owned_book;
 use super::provider_named;
 use crate::error::{SchedulerError, VolumeClash};
 use crate::lifecycle::series_control::working;
@@ -32,23 +31,23 @@ use dragoman_model::clock;
 use dragoman_model::db::begin_write;
 use dragoman_model::entities::{project, request, series};
 use dragoman_model::payload::{VOLUME_NUMBERS, same_language, valid_language, valid_series_name};
-use dragoman_model::vocab::{Issue, IssueKind, SeriesKind};
+use dragoman_model::tenancy::{self, Acting};
+use dragoman_model::vocab::{Issue, IssueContext, IssueKind, SeriesKind};
 use dragoman_proto::v1::{
     AttachVolumeRequest, CreateSeriesRequest, SeriesDetail, UpdateSeriesRequest,
 };
 use dragoman_proto::wire::{WireEnum, WireError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    EntityTrait, PaginatorTrait, QueryFilter, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
+    PaginatorTrait, QueryFilter, Set,
 };
-use serde_json::json;
 
 /// Longest volume label, in characters.
 pub const LABEL_MAX: usize = 200;
 
 /// A refusal located at one argument.
-fn located(field: &str, kind: IssueKind, ctx: serde_json::Value) -> SchedulerError {
+fn located(field: &str, kind: IssueKind, ctx: IssueContext) -> SchedulerError {
     SchedulerError::InvalidArguments(vec![Issue::at("arguments", field, kind).with_ctx(ctx)])
 }
 
@@ -66,7 +65,9 @@ fn language(field: &str, tag: Option<&str>, issues: &mut Vec<Issue>) -> Option<S
     if valid_language(tag) {
         Some(tag.to_owned())
     } else {
-        issues.push(Issue::at("arguments", field, IssueKind::Pattern).with_ctx(json!({"max": 35})));
+        issues.push(
+            Issue::at("arguments", field, IssueKind::Pattern).with_ctx(IssueContext::new().max(35)),
+        );
         None
     }
 }
@@ -76,7 +77,7 @@ fn kind(value: i32) -> Result<SeriesKind, SchedulerError> {
         located(
             e.field,
             IssueKind::Enum,
-            json!({"values": ["numbered", "continuous"]}),
+            IssueContext::new().values(["numbered", "continuous"]),
         )
     })
 }
@@ -109,21 +110,6 @@ fn unique_to_taken(error: sea_orm::DbErr) -> SchedulerError {
         Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => name_taken(),
         _ => SchedulerError::Db(error),
     }
-}
-
-/// The account's series, locked for the rest of the transaction (on
-/// Postgres; a SQLite write transaction holds the whole database).
-async fn owned_series(
-    txn: &DatabaseTransaction,
-    account_id: &str,
-    series_id: &str,
-) -> Result<series::Model, SchedulerError> {
-    series::Entity::find_by_id(series_id.to_owned())
-        .filter(series::Column::AccountId.eq(account_id))
-        .lock_exclusive()
-        .one(txn)
-        .await?
-        .ok_or(SchedulerError::SeriesNotFound)
 }
 
 /// Creates a series of the account and answers its detail (no volume).
@@ -203,14 +189,14 @@ pub async fn update(
     if ask.clear_default_provider && ask.default_provider.is_some() {
         issues.push(
             Issue::at("arguments", "clear_default_provider", IssueKind::ValueError)
-                .with_ctx(json!({"conflicts_with": "default_provider"})),
+                .with_ctx(IssueContext::new().conflicts_with("default_provider")),
         );
     }
     if !issues.is_empty() {
         return Err(SchedulerError::InvalidArguments(issues));
     }
     let txn = begin_write(db).await?;
-    let row = owned_series(&txn, account_id, &ask.series_id).await?;
+    let row = tenancy::series_locked(&txn, Acting::account(account_id), &ask.series_id).await?;
     let mut changes: series::ActiveModel = row.clone().into();
     let mut changed = false;
     if let Some(name) = name
@@ -299,7 +285,9 @@ impl Place {
                     Err(located(
                         "volume_number",
                         IssueKind::OutOfRange,
-                        json!({"min": VOLUME_NUMBERS.start(), "max": VOLUME_NUMBERS.end()}),
+                        IssueContext::new()
+                            .min(*VOLUME_NUMBERS.start())
+                            .max(*VOLUME_NUMBERS.end()),
                     ))
                 }
             }
@@ -311,7 +299,7 @@ impl Place {
                     Err(located(
                         "volume_label",
                         IssueKind::StringTooLong,
-                        json!({"min": 1, "max": LABEL_MAX}),
+                        IssueContext::new().min(1).max(LABEL_MAX),
                     ))
                 }
             }
@@ -343,13 +331,14 @@ pub async fn attach(
 ) -> Result<SeriesDetail, SchedulerError> {
     let place = Place::of(ask.volume_number, ask.volume_label.as_deref())?;
     let txn = begin_write(db).await?;
-    let book = owned_book(&txn, account_id, &ask.project_id).await?;
-    let target = owned_series(&txn, account_id, &ask.series_id).await?;
+    let book = tenancy::book(&txn, Acting::account(account_id), &ask.project_id).await?;
+    let target = tenancy::series_locked(&txn, Acting::account(account_id), &ask.series_id).await?;
     if target.archived {
         return Err(SchedulerError::SeriesArchived);
     }
     if book.series_id != target.id {
-        let from = owned_series(&txn, account_id, &book.series_id).await?;
+        let from =
+            tenancy::series_locked(&txn, Acting::account(account_id), &book.series_id).await?;
         if from.archived {
             return Err(SchedulerError::SeriesArchived);
         }
@@ -421,7 +410,7 @@ pub async fn delete(
     series_id: &str,
 ) -> Result<String, SchedulerError> {
     let txn = begin_write(db).await?;
-    let row = owned_series(&txn, account_id, series_id).await?;
+    let row = tenancy::series_locked(&txn, Acting::account(account_id), series_id).await?;
     let volumes = project::Entity::find()
         .filter(project::Column::SeriesId.eq(row.id.as_str()))
         .count(&txn)

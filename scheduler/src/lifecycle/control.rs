@@ -34,9 +34,9 @@ use super::waiting;
 use crate::error::SchedulerError;
 use crate::intake::IntakeLimits;
 use crate::steps;
-use dragoman_model::clock;
 use dragoman_model::entities::{job, passage, request};
 use dragoman_model::vocab::{ControlAction, JobStatus, PassageStatus, RequestStatus};
+use dragoman_model::{clock, tenancy};
 use dragoman_proto::principal::Principal;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
@@ -54,11 +54,7 @@ pub async fn control(
     limits: &IntakeLimits,
 ) -> Result<request::Model, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let row = request::Entity::find_by_id(request_id.to_owned())
-        .filter(request::Column::AccountId.eq(who.account_id.as_str()))
-        .one(&txn)
-        .await?
-        .ok_or(SchedulerError::RequestNotFound)?;
+    let row = tenancy::request(&txn, who.acting(), request_id).await?;
     // A suspended series takes no paid work until the series is resumed;
     // pausing and cancelling stay allowed, and a request without a job
     // keeps its own refusal (it can only be cancelled).

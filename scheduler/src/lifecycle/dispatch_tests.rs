@@ -126,7 +126,7 @@ async fn reason(f: &Fixture, request_id: &str) -> Value {
     let doc = document::build(&f.db, &row, &f.limits.queue)
         .await
         .expect("document");
-    doc["queue"].clone()
+    serde_json::to_value(doc.queue).expect("json")
 }
 
 #[tokio::test]
@@ -308,7 +308,7 @@ async fn a_job_over_a_running_limit_shows_why_until_it_starts() {
         let doc = document::build(&f.db, &f.request(&fourth.id).await, &f.limits.queue)
             .await
             .expect("document");
-        assert_eq!(doc["status"], "pending");
+        assert_eq!(doc.summary.status, RequestStatus::Pending);
         assert!(next(&f, "w4").await.is_none());
     })
     .await;
@@ -345,10 +345,10 @@ async fn the_administrator_setting_wins_over_the_environment() {
     )
     .await
     .expect("saved");
-    assert_eq!(view["max_running_per_account"], 2);
-    assert_eq!(view["max_queued_per_account"], 50);
-    assert_eq!(view["environment"]["max_running_per_account"], 1);
-    assert_eq!(view["overridden"], true);
+    assert_eq!(view.max_running_per_account, 2);
+    assert_eq!(view.max_queued_per_account, Some(50));
+    assert_eq!(view.environment.max_running_per_account, 1);
+    assert!(view.overridden);
     assert_eq!(reason(&f, &second.id).await, Value::Null);
     assert_eq!(next(&f, "w2").await.expect("a job").request_id, second.id);
 
@@ -395,12 +395,12 @@ async fn the_administrator_setting_wins_over_the_environment() {
     .await;
     assert!(matches!(wrong, Err(SchedulerError::InvalidPayload(_))));
     let view = queue::view(&f.db, &environment).await.expect("view");
-    assert_eq!(view["max_running_per_account"], 2);
+    assert_eq!(view.max_running_per_account, 2);
     let view = queue::update(&f.db, &environment, "", true)
         .await
         .expect("reset");
-    assert_eq!(view["max_running_per_account"], 1);
-    assert_eq!(view["overridden"], false);
+    assert_eq!(view.max_running_per_account, 1);
+    assert!(!view.overridden);
 }
 
 #[tokio::test]
@@ -513,8 +513,7 @@ async fn queue_settings_are_for_administrators() {
         .await
         .expect("saved")
         .into_inner();
-    let view: Value = serde_json::from_str(&view.view_json).expect("json");
-    assert_eq!(view["max_running_per_account"], 7);
+    assert_eq!(view.max_running_per_account, 7);
     let wrong = UpdateQueueSettingsRequest {
         changes_json: r#"{"max_running_per_account": 1001}"#.into(),
         reset: false,
@@ -533,8 +532,7 @@ async fn queue_settings_are_for_administrators() {
         .await
         .expect("view")
         .into_inner();
-    let view: Value = serde_json::from_str(&view.view_json).expect("json");
-    assert_eq!(view["max_running_per_account"], 7);
+    assert_eq!(view.max_running_per_account, 7);
 }
 
 /// The next job a lease gives through `dispatcher`: the dispatch state of
@@ -786,7 +784,7 @@ async fn a_freed_slot_wakes_the_workers() {
             worker_id: "w1".into(),
             outcome: JobOutcome::Done.to_wire(),
             error: String::new(),
-            delivery_json: None,
+            delivery: None,
             stop_reason: None,
         }))
         .await

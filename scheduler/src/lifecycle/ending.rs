@@ -6,6 +6,7 @@
 use crate::error::SchedulerError;
 use crate::report;
 use dragoman_model::clock;
+use dragoman_model::documents::report::DeliveryReport;
 use dragoman_model::entities::{job, project, request, webhook_delivery};
 use dragoman_model::vocab::{
     CallbackEvent, JobOutcome, JobStatus, PassageStatus, RequestStatus, Stage, VolumeStatus,
@@ -30,7 +31,7 @@ pub struct JobEnd {
     /// otherwise the error is the stop reason.
     pub stop_reason: Option<String>,
     /// `report.delivery` of an EPUB request, from its export stage.
-    pub delivery: Option<Value>,
+    pub delivery: Option<DeliveryReport>,
 }
 
 impl JobEnd {
@@ -112,7 +113,7 @@ pub async fn finish(
     let mut done = finish_report(&txn, &row, final_status, reason).await?;
     if let (Some(delivery), Some(report)) = (end.delivery, done.report.clone()) {
         let mut report = report;
-        report["delivery"] = delivery;
+        report["delivery"] = report::stored(&delivery);
         let mut model: request::ActiveModel = done.into();
         model.report = Set(Some(report));
         done = model.update(&txn).await?;
@@ -168,7 +169,9 @@ pub async fn finish_report(
     let report = if status == RequestStatus::Imported {
         None
     } else {
-        Some(report::build(db, row, status, reason, now).await?)
+        Some(report::stored(
+            &report::build(db, row, status, reason, now).await?,
+        ))
     };
     let mut model: request::ActiveModel = row.clone().into();
     model.status = Set(status);

@@ -17,6 +17,7 @@ use dragoman_model::budget::{self, Cap, CapScope, Standing};
 use dragoman_model::entities::{account, job, passage, project, provider, request};
 use dragoman_model::estimate::{self, Estimate, Work};
 use dragoman_model::licence::LicenceSettings;
+use dragoman_model::request_options::StoredOptions;
 use dragoman_model::vocab::{ErrorCode, JobStatus, PassageStatus, Quality};
 use dragoman_model::{clock, fallback};
 use sea_orm::{
@@ -240,7 +241,7 @@ pub async fn estimate_chapters(
     db: &impl ConnectionTrait,
     chapter_ids: &[String],
     project_id: &str,
-    options: &Value,
+    options: &StoredOptions,
     provider: &provider::Model,
     settings: &StartSettings,
 ) -> Result<Estimate, SchedulerError> {
@@ -255,19 +256,9 @@ pub async fn estimate_chapters(
     let volume = project::Entity::find_by_id(project_id.to_owned())
         .one(db)
         .await?;
-    let quality: Quality = options
-        .get("quality")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
-    let final_review = options
-        .get("final_review")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
-    let threads = ticket_threads(
-        options.get("threads").and_then(Value::as_i64),
-        volume.as_ref().and_then(|v| v.threads),
-    );
+    let quality = options.quality();
+    let final_review = options.final_review();
+    let threads = ticket_threads(options.threads, volume.as_ref().and_then(|v| v.threads));
     let (source_language, target_language) = volume.as_ref().map_or(("", ""), |v| {
         (v.source_language.as_str(), v.target_language.as_str())
     });

@@ -17,11 +17,12 @@
 use super::lease::MAX_JOB_LEASES;
 use crate::error::SchedulerError;
 use dragoman_model::clock;
+use dragoman_model::documents::admin_settings::{QueueLimits, QueueSettingsDocument};
 use dragoman_model::entities::{account, api_token, job, setting};
-use dragoman_model::vocab::{Issue, IssueKind, JobStatus};
+use dragoman_model::vocab::{Issue, IssueContext, IssueKind, JobStatus};
 use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// Row of the `settings` table holding the administrator's queue settings.
 pub const SETTINGS_KEY: &str = "queue";
@@ -134,20 +135,26 @@ async fn saved(db: &impl ConnectionTrait) -> Result<Option<(QueueSettings, i64)>
 pub async fn view(
     db: &impl ConnectionTrait,
     environment: &QueueSettings,
-) -> Result<Value, SchedulerError> {
+) -> Result<QueueSettingsDocument, SchedulerError> {
     let saved = saved(db).await?;
     Ok(view_of(environment, saved))
 }
 
-fn view_of(environment: &QueueSettings, saved: Option<(QueueSettings, i64)>) -> Value {
+fn view_of(
+    environment: &QueueSettings,
+    saved: Option<(QueueSettings, i64)>,
+) -> QueueSettingsDocument {
     let in_force = saved.map_or(*environment, |(s, _)| s);
-    json!({
-        "max_running_per_account": in_force.max_running_per_account,
-        "max_queued_per_account": in_force.max_queued_per_account,
-        "environment": environment,
-        "overridden": saved.is_some(),
-        "updated_at": saved.map(|(_, at)| at),
-    })
+    QueueSettingsDocument {
+        environment: QueueLimits {
+            max_queued_per_account: environment.max_queued_per_account,
+            max_running_per_account: environment.max_running_per_account,
+        },
+        max_queued_per_account: in_force.max_queued_per_account,
+        max_running_per_account: in_force.max_running_per_account,
+        overridden: saved.is_some(),
+        updated_at: saved.map(|(_, at)| at),
+    }
 }
 
 /// A problem with the change at a field.
@@ -156,7 +163,7 @@ fn issue(field: &str, kind: IssueKind) -> Issue {
 }
 
 fn out_of_range(field: &str, (min, max): (u32, u32)) -> Issue {
-    issue(field, IssueKind::OutOfRange).with_ctx(json!({"min": min, "max": max}))
+    issue(field, IssueKind::OutOfRange).with_ctx(IssueContext::new().min(min).max(max))
 }
 
 /// Applies a change (`PUT /api/settings/queue`) to the settings in force:
@@ -203,7 +210,7 @@ pub async fn update(
     environment: &QueueSettings,
     changes_json: &str,
     reset: bool,
-) -> Result<Value, SchedulerError> {
+) -> Result<QueueSettingsDocument, SchedulerError> {
     if reset {
         setting::Entity::delete_by_id(SETTINGS_KEY.to_owned())
             .exec(db)
@@ -317,6 +324,7 @@ pub async fn wait_reason(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_change_keeps_what_it_leaves_out_and_refuses_whole() {

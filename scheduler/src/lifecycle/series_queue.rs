@@ -21,7 +21,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, Set,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A series is busy while one of its requests has a job that is under way
 /// (waiting for a worker or running); a paused job does not count.
@@ -65,11 +65,7 @@ pub async fn create_job(
 ) -> Result<request::Model, SchedulerError> {
     let now = clock::now();
     let job_id = ids::new_id();
-    let provider_id = row
-        .options
-        .get("provider_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let provider_id = row.options.provider_id.clone();
     job::ActiveModel {
         id: Set(job_id.clone()),
         request_id: Set(row.id.clone()),

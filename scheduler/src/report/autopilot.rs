@@ -3,9 +3,9 @@
 //! logged.
 
 use crate::error::SchedulerError;
+use dragoman_model::documents::report::AutopilotSummary;
 use dragoman_model::entities::{autopilot_decision, autopilot_run, request};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
-use serde_json::{Value, json};
 
 /// The autopilot's run for the request's job; none when it never started.
 pub async fn run_of(
@@ -20,12 +20,13 @@ pub async fn run_of(
     }
 }
 
-/// The report's `autopilot`: how it ended, or null when it did not run.
-pub fn summary(run: Option<&autopilot_run::Model>) -> Value {
-    match run {
-        Some(run) => json!({"outcome": run.outcome, "rounds": run.rounds, "reason": run.reason}),
-        None => Value::Null,
-    }
+/// The report's `autopilot`: how it ended, or none when it did not run.
+pub fn summary(run: Option<&autopilot_run::Model>) -> Option<AutopilotSummary> {
+    run.map(|run| AutopilotSummary {
+        outcome: run.outcome,
+        reason: run.reason.clone(),
+        rounds: i64::from(run.rounds),
+    })
 }
 
 /// Decisions the autopilot logged for the request (`decisions.autopilot`).

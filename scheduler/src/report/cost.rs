@@ -5,10 +5,11 @@
 
 use crate::error::SchedulerError;
 use dragoman_model::budget;
+use dragoman_model::documents::report::{ReportCost, TokenBudget};
 use dragoman_model::entities::{api_token, job, project, request};
 use dragoman_model::vocab::ErrorCode;
 use sea_orm::{ConnectionTrait, EntityTrait};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// `warning` when a budget paused the job.
 const PAUSED: &str = "paused_for_budget";
@@ -24,7 +25,7 @@ pub async fn section(
     job_row: Option<&job::Model>,
     actual: Option<f64>,
     now: i64,
-) -> Result<Value, SchedulerError> {
+) -> Result<ReportCost, SchedulerError> {
     let token = match &row.token_id {
         Some(id) => api_token::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
@@ -62,14 +63,15 @@ pub async fn section(
     } else {
         None
     };
-    Ok(json!({
-        "estimated": estimated,
-        "actual": actual,
-        "budget": token_cap.map_or(Value::Null, |c| c.view),
-        "book_spent": book_spent,
-        "book_budget": book_cap.map(|c| c.amount),
-        "warning": warning,
-        "paused_for_budget": paused,
-        "provider_switches": switches,
-    }))
+    Ok(ReportCost {
+        actual,
+        book_budget: book_cap.map(|c| c.amount),
+        book_spent,
+        // The cap's view is the token's budget as the token shows it.
+        budget: token_cap.and_then(|c| serde_json::from_value::<TokenBudget>(c.view).ok()),
+        estimated,
+        paused_for_budget: paused,
+        provider_switches: i64::from(switches),
+        warning: warning.map(str::to_owned),
+    })
 }

@@ -21,12 +21,15 @@ pub use dragoman_model::quality::{is_residual, open_alert};
 pub use residuals::MAX_RESIDUALS;
 
 use crate::error::SchedulerError;
-use crate::intake::ChapterChange;
 use crate::lifecycle::lease::review_below;
+use dragoman_model::documents::report::{
+    ChapterChange, ChapterMapEntry, CompletionReport, Decisions, Durations, IntakeDecision,
+    PassagesByStatus, REPORT_VERSION, ReportPassages,
+};
 use dragoman_model::entities::{chapter, job, passage, provider_call, request};
 use dragoman_model::vocab::{PassageStatus, RequestStatus};
 use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// A passage has a usable translation.
@@ -84,6 +87,17 @@ pub async fn residual_count(
         .count())
 }
 
+/// A count as the report gives it.
+pub(crate) fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// A value of the request's `chapters` bookkeeping as its type; `None`
+/// when it is missing or does not read as one.
+fn bookkeeping<T: serde::de::DeserializeOwned>(value: Option<&Value>) -> Option<T> {
+    value.and_then(|v| serde_json::from_value(v.clone()).ok())
+}
+
 /// The report of `row` ending with `status` (and `reason`) at `now`.
 pub async fn build(
     db: &impl ConnectionTrait,
@@ -91,7 +105,7 @@ pub async fn build(
     status: RequestStatus,
     reason: Option<&str>,
     now: i64,
-) -> Result<Value, SchedulerError> {
+) -> Result<CompletionReport, SchedulerError> {
     let passages = passages_of(db, row).await?;
     let chapters: HashMap<String, chapter::Model> = chapter::Entity::find()
         .filter(chapter::Column::Id.is_in(row.chapter_ids()))
@@ -100,10 +114,9 @@ pub async fn build(
         .into_iter()
         .map(|c| (c.id.clone(), c))
         .collect();
-    let count = |f: &dyn Fn(&passage::Model) -> bool| passages.iter().filter(|p| f(p)).count();
-    let translated = count(&is_translated);
+    let n = |f: &dyn Fn(&passage::Model) -> bool| count(passages.iter().filter(|p| f(p)).count());
     let retained = dragoman_model::quality::retain_reasons(db, &row.id).await?;
-    let (residual_items, residual_total) = residuals::listed(&passages, &chapters, &retained);
+    let (residuals, residual_total) = residuals::listed(&passages, &chapters, &retained);
     let run = run_of(db, row).await?;
     let decisions = decision_count(db, row).await?;
     let calls = provider_call::Entity::find()
@@ -111,69 +124,87 @@ pub async fn build(
         .all(db)
         .await?;
     let usage = usage::section(&calls);
-    let cost = usage::cost(&usage);
     let job_row = match &row.job_id {
         Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
     };
-    let cost_section = cost::section(db, row, job_row.as_ref(), cost, now).await?;
+    let cost = cost::section(db, row, job_row.as_ref(), usage.cost, now).await?;
     let started = job_row.as_ref().and_then(|j| j.started_at);
-    let chapter_status = row.chapters.get("map").cloned().unwrap_or(Value::Null);
+    let chapter_status = row.chapters.get("map");
     let mut ordered: Vec<&chapter::Model> = chapters.values().collect();
     ordered.sort_by_key(|c| c.position);
-    let chapter_map: Vec<Value> = ordered
+    let chapter_map: Vec<ChapterMapEntry> = ordered
         .iter()
         .map(|c| {
-            let mapping = c.mapping.clone().unwrap_or(Value::Null);
-            json!({
-                "chapter_id": c.id,
-                "external_id": c.external_id,
-                "status": chapter_status.get(&c.id).cloned().unwrap_or(json!(ChapterChange::Unchanged)),
-                "kind": c.kind,
-                "number": c.number,
-                "part": c.part,
-                "part_count": c.part_count,
-                "label": c.label,
-                "position": c.position,
-                "confidence": mapping.get("confidence").cloned().unwrap_or(json!(1.0)),
-                "reason": mapping.get("reason").cloned().unwrap_or(json!("")),
-            })
+            let mapping = c.mapping.as_ref();
+            let field = |name: &str| mapping.and_then(|m| m.get(name));
+            ChapterMapEntry {
+                chapter_id: c.id.clone(),
+                confidence: field("confidence").and_then(Value::as_f64).unwrap_or(1.0),
+                external_id: c.external_id.clone(),
+                kind: c.kind.clone(),
+                label: c.label.clone(),
+                number: c.number.map(i64::from),
+                part: c.part.map(i64::from),
+                part_count: c.part_count.map(i64::from),
+                position: i64::from(c.position),
+                reason: field("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                status: bookkeeping(chapter_status.and_then(|m| m.get(&c.id)))
+                    .unwrap_or(ChapterChange::Unchanged),
+            }
         })
         .collect();
-    Ok(json!({
-        "version": 1,
-        "outcome": status,
-        "reason": if status == RequestStatus::Completed { Value::Null } else { json!(reason.unwrap_or(status.as_str())) },
-        "passages": {
-            "total": passages.len(),
-            "translated": translated,
-            "source_retained": count(&|p| p.status == PassageStatus::SourceRetained),
-            "untranslated": count(&|p| p.translation.is_none() && p.status != PassageStatus::SourceRetained),
-            "flagged": count(&|p| is_flagged(p)),
-            "validated": count(&|p| p.validated),
-            "human": count(&|p| p.human),
-            "by_status": {
-                "ok": count(&|p| p.status == PassageStatus::Ok),
-                "check": count(&|p| p.status == PassageStatus::Check),
-                "source_retained": count(&|p| p.status == PassageStatus::SourceRetained),
-                "error": count(&|p| matches!(p.status, PassageStatus::Error | PassageStatus::Refused)),
+    let intake: Vec<IntakeDecision> = bookkeeping(row.chapters.get("intake")).unwrap_or_default();
+    Ok(CompletionReport {
+        autopilot: autopilot::summary(run.as_ref()),
+        chapter_map,
+        cost,
+        decisions: Decisions {
+            autopilot: decisions,
+            intake,
+        },
+        delivery: None,
+        durations: Durations {
+            job_seconds: started.map(|s| now - s).unwrap_or(0),
+            queued_seconds: started.unwrap_or(now) - row.created_at,
+            total_seconds: now - row.created_at,
+        },
+        outcome: status,
+        passages: ReportPassages {
+            by_status: PassagesByStatus {
+                check: n(&|p| p.status == PassageStatus::Check),
+                error: n(&|p| matches!(p.status, PassageStatus::Error | PassageStatus::Refused)),
+                ok: n(&|p| p.status == PassageStatus::Ok),
+                source_retained: n(&|p| p.status == PassageStatus::SourceRetained),
             },
+            flagged: n(&|p| is_flagged(p)),
+            human: n(&|p| p.human),
+            source_retained: n(&|p| p.status == PassageStatus::SourceRetained),
+            total: count(passages.len()),
+            translated: n(&is_translated),
+            untranslated: n(&|p| {
+                p.translation.is_none() && p.status != PassageStatus::SourceRetained
+            }),
+            validated: n(&|p| p.validated),
         },
-        "residual_total": residual_total,
-        "residuals": residual_items,
-        "residuals_truncated": residual_total > MAX_RESIDUALS,
-        "usage": usage,
-        "cost": cost_section,
-        "durations": {
-            "total_seconds": now - row.created_at,
-            "queued_seconds": started.unwrap_or(now) - row.created_at,
-            "job_seconds": started.map(|s| now - s).unwrap_or(0),
-        },
-        "autopilot": autopilot::summary(run.as_ref()),
-        "decisions": {"autopilot": decisions, "intake": row.chapters.get("intake").cloned().unwrap_or(json!([]))},
-        "chapter_map": chapter_map,
-        "delivery": Value::Null,
         // Every request has a volume, so the section is always there.
-        "quality": quality::section(&passages, &chapters, review_below(row)),
-    }))
+        quality: Some(quality::section(&passages, &chapters, review_below(row))),
+        reason: (status != RequestStatus::Completed)
+            .then(|| reason.unwrap_or(status.as_str()).to_owned()),
+        residual_total: count(residual_total),
+        residuals,
+        residuals_truncated: residual_total > MAX_RESIDUALS,
+        usage,
+        version: REPORT_VERSION,
+    })
+}
+
+/// The report, or a part of it, as the request row stores it. A report is
+/// plain data (no map with other keys than strings), so it always has a
+/// JSON form.
+pub fn stored(report: &impl serde::Serialize) -> Value {
+    serde_json::to_value(report).unwrap_or_default()
 }

@@ -2,10 +2,11 @@
 //! scores of the request's passages say, which chapters read worst and
 //! which passages a person should look at first.
 
+use super::count;
+use dragoman_model::documents::report::{QualityBands, QualityReport, ReviewFirst, WeakChapter};
 use dragoman_model::entities::{chapter, passage};
 use dragoman_model::quality::signals_of;
 use dragoman_model::vocab::Band;
-use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
 /// Chapters listed in `weakest_chapters` at most.
@@ -63,7 +64,7 @@ fn weakest_chapters(
     passages: &[passage::Model],
     chapters: &HashMap<String, chapter::Model>,
     review_below: i32,
-) -> Vec<Value> {
+) -> Vec<WeakChapter> {
     let mut per_chapter: HashMap<&str, ChapterScores<'_>> = HashMap::new();
     for p in passages {
         let (Some(score), Some(chapter)) = (p.score, chapters.get(&p.chapter_id)) else {
@@ -93,17 +94,15 @@ fn weakest_chapters(
     ranked
         .into_iter()
         .take(MAX_WEAKEST_CHAPTERS)
-        .map(|(_, c)| {
-            json!({
-                "chapter_id": c.chapter.id,
-                "external_id": c.chapter.external_id,
-                "title": c.chapter.title,
-                "position": c.chapter.position,
-                "scored": c.scores.len(),
-                "average": average(&c.scores),
-                "minimum": c.scores.iter().min(),
-                "to_review": c.to_review,
-            })
+        .map(|(_, c)| WeakChapter {
+            average: average(&c.scores),
+            chapter_id: c.chapter.id.clone(),
+            external_id: c.chapter.external_id.clone(),
+            minimum: c.scores.iter().min().copied().map(i64::from),
+            position: i64::from(c.chapter.position),
+            scored: count(c.scores.len()),
+            title: c.chapter.title.clone(),
+            to_review: count(c.to_review),
         })
         .collect()
 }
@@ -111,7 +110,7 @@ fn weakest_chapters(
 fn review_first(
     passages: &[passage::Model],
     chapters: &HashMap<String, chapter::Model>,
-) -> Vec<Value> {
+) -> Vec<ReviewFirst> {
     let mut candidates: Vec<(i32, &passage::Model)> = passages
         .iter()
         .filter(|p| !p.validated)
@@ -121,16 +120,16 @@ fn review_first(
     candidates
         .into_iter()
         .take(MAX_REVIEW_FIRST)
-        .map(|(score, p)| {
-            json!({
-                "segment_id": p.id,
-                "chapter_id": p.chapter_id,
-                "chapter_external_id": chapters.get(&p.chapter_id).and_then(|c| c.external_id.clone()),
-                "position": p.position,
-                "score": score,
-                "status": p.status,
-                "signals": signals_of(p),
-            })
+        .map(|(score, p)| ReviewFirst {
+            chapter_external_id: chapters
+                .get(&p.chapter_id)
+                .and_then(|c| c.external_id.clone()),
+            chapter_id: p.chapter_id.clone(),
+            position: i64::from(p.position),
+            score: i64::from(score),
+            segment_id: p.id.clone(),
+            signals: signals_of(p),
+            status: p.status,
         })
         .collect()
 }
@@ -140,7 +139,7 @@ pub fn section(
     passages: &[passage::Model],
     chapters: &HashMap<String, chapter::Model>,
     review_below: i32,
-) -> Value {
+) -> QualityReport {
     let scores: Vec<i32> = passages.iter().filter_map(|p| p.score).collect();
     let mut bands: HashMap<Band, usize> = HashMap::new();
     let mut histogram = [0usize; BUCKETS];
@@ -148,26 +147,28 @@ pub fn section(
         *bands.entry(Band::of(*score)).or_default() += 1;
         histogram[bucket(*score)] += 1;
     }
-    let bands: Map<String, Value> = Band::ALL
-        .iter()
-        .map(|band| {
-            (
-                band.as_str().to_owned(),
-                json!(bands.get(band).copied().unwrap_or(0)),
-            )
-        })
-        .collect();
-    json!({
-        "scored": scores.len(),
-        "average": average(&scores),
-        "minimum": scores.iter().min(),
-        "to_review": passages.iter().filter(|p| to_review(p, review_below)).count(),
-        "review_below": review_below,
-        "bands": bands,
-        "histogram": histogram,
-        "weakest_chapters": weakest_chapters(passages, chapters, review_below),
-        "review_first": review_first(passages, chapters),
-    })
+    let band = |b: Band| count(bands.get(&b).copied().unwrap_or(0));
+    QualityReport {
+        average: average(&scores),
+        bands: QualityBands {
+            fair: band(Band::Fair),
+            good: band(Band::Good),
+            poor: band(Band::Poor),
+            weak: band(Band::Weak),
+        },
+        histogram: histogram.into_iter().map(count).collect(),
+        minimum: scores.iter().min().copied().map(i64::from),
+        review_below: i64::from(review_below),
+        review_first: review_first(passages, chapters),
+        scored: count(scores.len()),
+        to_review: count(
+            passages
+                .iter()
+                .filter(|p| to_review(p, review_below))
+                .count(),
+        ),
+        weakest_chapters: weakest_chapters(passages, chapters, review_below),
+    }
 }
 
 #[cfg(test)]

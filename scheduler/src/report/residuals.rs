@@ -2,9 +2,9 @@
 //! predicate that says which they are (the report's list and the final
 //! status both read it), and the reason each is listed with.
 
+use dragoman_model::documents::report::Residual;
 use dragoman_model::entities::{chapter, passage};
 use dragoman_model::quality::{is_residual, residual_reason};
-use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// Residuals listed in a report at most (spec 8).
@@ -19,7 +19,7 @@ pub fn listed(
     passages: &[passage::Model],
     chapters: &HashMap<String, chapter::Model>,
     retained: &HashMap<String, String>,
-) -> (Vec<Value>, usize) {
+) -> (Vec<Residual>, usize) {
     let mut residuals: Vec<&passage::Model> = passages.iter().filter(|p| is_residual(p)).collect();
     residuals.sort_by_key(|p| {
         (
@@ -32,16 +32,16 @@ pub fn listed(
         .take(MAX_RESIDUALS)
         .map(|p| {
             let c = chapters.get(&p.chapter_id);
-            json!({
-                "segment_id": p.id,
-                "chapter_id": p.chapter_id,
-                "chapter_external_id": c.and_then(|c| c.external_id.clone()),
-                "chapter_title": c.and_then(|c| c.title.clone()),
-                "position": p.position,
-                "status": p.status,
-                "kept": KEPT_SOURCE,
-                "reason": residual_reason(p, retained),
-            })
+            Residual {
+                chapter_external_id: c.and_then(|c| c.external_id.clone()),
+                chapter_id: p.chapter_id.clone(),
+                chapter_title: c.and_then(|c| c.title.clone()),
+                kept: KEPT_SOURCE.to_owned(),
+                position: i64::from(p.position),
+                reason: residual_reason(p, retained),
+                segment_id: p.id.clone(),
+                status: p.status,
+            }
         })
         .collect();
     (items, residuals.len())

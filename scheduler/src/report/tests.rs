@@ -7,6 +7,7 @@ use crate::lifecycle::{JobEnd, finish};
 use crate::testing::{Fixture, chapter};
 use dragoman_model::vocab::{AutopilotAction, AutopilotOutcome, Band, SignalCode};
 use sea_orm::Set;
+use serde_json::json;
 
 /// `n` paragraphs: one passage each.
 fn paragraphs(n: usize) -> String {
@@ -44,6 +45,7 @@ async fn report(f: &Fixture, row: &request::Model) -> Value {
         0,
     )
     .await
+    .map(|r| stored(&r))
     .expect("report")
 }
 

@@ -7,6 +7,7 @@ use crate::testing::{Fixture, chapter};
 use dragoman_model::ids;
 use dragoman_model::vocab::UsageStage;
 use sea_orm::{ActiveModelTrait, Set};
+use serde_json::json;
 
 /// One recorded call of the request: (prompt, completion, cached prompt)
 /// tokens, its cost, and whether it reached the provider (else it is a
@@ -76,6 +77,7 @@ async fn usage_of(f: &Fixture, calls: Vec<Call>) -> Value {
     let report = build(&f.db, &row, RequestStatus::Completed, None, 0)
         .await
         .expect("report");
+    let report = stored(&report);
     assert_eq!(report["cost"]["actual"], report["usage"]["cost"]);
     report["usage"].clone()
 }

@@ -37,7 +37,7 @@ fn has_epubcheck() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(
-        found || !dragoman_model::test_env::ci(),
+        found || !dragoman_testing::env::ci(),
         "epubcheck is required under CI"
     );
     found

@@ -6,12 +6,13 @@
 //! the wrong key; and the start-up refusals of a process that runs only
 //! some roles.
 
-use dragoman_e2e::postgres::{TestDatabase, cluster_urls, database_url_or_skip};
 use dragoman_e2e::server::random_secret_key;
 use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, tail};
 use dragoman_e2e::{
     Answer, Backend, Installation, SCOPES, Server, Session, Simulator, bearer_get, eventually, send,
 };
+use dragoman_testing::TestDatabase;
+use dragoman_testing::env::cluster_urls;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -488,10 +489,11 @@ async fn partial_roles_refuse_to_start() {
 
     // A real (fresh) Postgres when there is one: the refusal must come
     // before anything is done to it.
-    let fresh = match database_url_or_skip("cluster::partial_roles_refuse_to_start on Postgres") {
-        Some(admin) => Some(TestDatabase::create(&admin).await),
-        None => None,
-    };
+    let fresh = TestDatabase::fresh(
+        "cluster::partial_roles_refuse_to_start on Postgres",
+        "dragoman_e2e",
+    )
+    .await;
     let postgres_url = fresh
         .as_ref()
         .map(|db| db.url().to_owned())

@@ -13,11 +13,11 @@
 //! 60) size the drill; `DRAGOMAN_DRILL_SEED` replays one. The figures are
 //! printed on stdout (`bench/crash_drill.sh` runs the long drill).
 
-use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::receiver::{Call, Receiver};
 use dragoman_e2e::server::ServerBuilder;
 use dragoman_e2e::translation::{chapter_from, paragraphs, tail};
 use dragoman_e2e::{Installation, RetryingClient, SCOPES, Server, Session, Simulator};
+use dragoman_testing::env::cluster_urls;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};

@@ -13,10 +13,10 @@
 //! under `CI=true`.
 
 use dragoman_e2e::binary::{dragoman, workspace_root};
-use dragoman_e2e::postgres::cluster_urls;
-use dragoman_e2e::python::python_with;
 use dragoman_e2e::server::random_secret_key;
 use dragoman_e2e::{Backend, Installation, Server};
+use dragoman_testing::env::cluster_urls;
+use dragoman_testing::python::python_with;
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
 use std::time::Duration;

@@ -13,12 +13,12 @@
 //! starts no call once its lease may pass to another worker, so the worker
 //! that takes the job over sends no passage a second time.
 
-use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::server::ServerBuilder;
 use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, paragraphs, tail};
 use dragoman_e2e::{
     Api, Backend, Installation, RetryingClient, SCOPES, Server, Session, Simulator, eventually,
 };
+use dragoman_testing::env::cluster_urls;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use std::collections::HashMap;

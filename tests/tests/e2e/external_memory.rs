@@ -9,8 +9,9 @@
 
 use dragoman_e2e::translation::{chapter, tail};
 use dragoman_e2e::{
-    Answer, Api, Backend, Chroma, SCOPES, Session, Simulator, eventually, on_both_backends,
+    Answer, Api, Backend, SCOPES, Session, Simulator, eventually, on_both_backends,
 };
+use dragoman_testing::Chroma;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;

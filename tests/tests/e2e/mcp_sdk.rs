@@ -7,9 +7,9 @@
 //! at the repository root. Without an interpreter that imports `mcp` the
 //! test is skipped, and fails under `CI=true`.
 
-use dragoman_e2e::python::python_with;
 use dragoman_e2e::translation::chapter;
 use dragoman_e2e::{Api, Backend, Server, eventually};
+use dragoman_testing::python::python_with;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -544,7 +544,7 @@ async fn control_series_answers_as_the_rest_route(backend: Backend) {
 
 /// Every per-volume `code` of a series report is one of spec section 7.
 fn codes_are_the_specs(report: &Value) {
-    let Some(spec_codes) = dragoman_model::test_env::spec_error_codes() else {
+    let Some(spec_codes) = dragoman_testing::env::spec_error_codes() else {
         return;
     };
     for volume in report["volumes"].as_array().expect("volumes") {

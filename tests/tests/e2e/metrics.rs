@@ -9,12 +9,12 @@
 //! (`DRAGOMAN_METRICS_LISTEN`) with what it does, and the gateway's public
 //! listener no longer does; `off` turns the endpoint off.
 
-use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::scrape::Scrape;
 use dragoman_e2e::translation::{FINAL_STATUSES, chapter};
 use dragoman_e2e::{
     Api, Backend, Installation, Receiver, SCOPES, Server, Session, Simulator, eventually, send,
 };
+use dragoman_testing::env::cluster_urls;
 use serde_json::{Value, json};
 use std::time::Duration;
 

@@ -15,9 +15,9 @@
 
 use dragoman_e2e::client::send;
 use dragoman_e2e::node::node_tool;
-use dragoman_e2e::python::python_with;
 use dragoman_e2e::translation::{chapter, tail};
 use dragoman_e2e::{Api, Backend};
+use dragoman_testing::python::python_with;
 use reqwest::Method;
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};

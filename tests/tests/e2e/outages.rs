@@ -28,7 +28,8 @@
 //! `DRAGOMAN_E2E_DATABASE_LIMIT_OUTAGE_SECONDS`.
 
 use dragoman_e2e::translation::{FINAL_STATUSES, chapter_from, paragraphs, tail};
-use dragoman_e2e::{Answer, Api, Backend, Installation, ScratchPostgres, Simulator};
+use dragoman_e2e::{Answer, Api, Backend, Installation, Simulator};
+use dragoman_testing::ScratchPostgres;
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};

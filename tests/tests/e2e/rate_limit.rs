@@ -9,10 +9,10 @@
 //! interval it took, never fewer than the burst.
 
 use dragoman_e2e::mcp::post;
-use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::{
     Answer, Backend, Installation, SCOPES, Server, Session, bearer_get, on_both_backends, send,
 };
+use dragoman_testing::env::cluster_urls;
 use reqwest::header::ACCEPT_LANGUAGE;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

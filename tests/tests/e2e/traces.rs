@@ -12,8 +12,8 @@ use axum::extract::State;
 use axum::http::{StatusCode, header::CONTENT_TYPE};
 use axum::response::IntoResponse;
 use axum::routing::post;
-use dragoman_e2e::postgres::cluster_urls;
 use dragoman_e2e::{Installation, SCOPES, Server, Session, bearer_get};
+use dragoman_testing::env::cluster_urls;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };

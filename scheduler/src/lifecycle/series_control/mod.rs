@@ -61,6 +61,7 @@ use dragoman_model::entities::{
 use dragoman_model::ids;
 use dragoman_model::payload::PipelineOptions;
 use dragoman_model::reading_order;
+use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{
     ControlAction, ErrorCode, InputKind, JobStatus, PassageStatus, Priority, RequestStatus,
     SeriesAction,
@@ -221,7 +222,7 @@ async fn pause(
     limits: &IntakeLimits,
 ) -> Result<SeriesControlled, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let series = owned_series(&txn, &who.account_id, series_id).await?;
+    let series = tenancy::series(&txn, who.acting(), series_id).await?;
     set_suspended(&txn, &series.id, true).await?;
     let volumes = volumes_in_order(&txn, &series.id).await?;
     let mut out = SeriesControlled::new(SeriesReport::new(&series, SeriesAction::Pause, &volumes));
@@ -251,7 +252,7 @@ async fn resume(
     limits: &IntakeLimits,
 ) -> Result<SeriesControlled, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let series = owned_series(&txn, &who.account_id, series_id).await?;
+    let series = tenancy::series(&txn, who.acting(), series_id).await?;
     let volumes = volumes_in_order(&txn, &series.id).await?;
     let mut out = SeriesControlled::new(SeriesReport::new(&series, SeriesAction::Resume, &volumes));
     resume_paused(&txn, who, &series, &volumes, &mut out, limits).await?;
@@ -349,7 +350,7 @@ async fn cancel(
     limits: &IntakeLimits,
 ) -> Result<SeriesControlled, SchedulerError> {
     let txn = dragoman_model::db::begin_write(db).await?;
-    let series = owned_series(&txn, &who.account_id, series_id).await?;
+    let series = tenancy::series(&txn, who.acting(), series_id).await?;
     let volumes = volumes_in_order(&txn, &series.id).await?;
     let mut out = SeriesControlled::new(SeriesReport::new(&series, SeriesAction::Cancel, &volumes));
     for row in open_requests(&txn, &series.id, &volumes).await? {
@@ -391,7 +392,7 @@ async fn start(
 
     // The refusals of the whole call, and the resume it may ask for.
     let txn = dragoman_model::db::begin_write(db).await?;
-    let series = owned_series(&txn, &owner.id, series_id).await?;
+    let series = tenancy::series(&txn, Acting::account(&owner.id), series_id).await?;
     if series.archived {
         return Err(SchedulerError::SeriesArchived);
     }
@@ -585,18 +586,6 @@ async fn work_left(db: &impl ConnectionTrait, project_id: &str) -> Result<bool, 
         .count(db)
         .await?;
     Ok(left > 0)
-}
-
-async fn owned_series(
-    db: &impl ConnectionTrait,
-    account_id: &str,
-    series_id: &str,
-) -> Result<series::Model, SchedulerError> {
-    series::Entity::find_by_id(series_id.to_owned())
-        .filter(series::Column::AccountId.eq(account_id))
-        .one(db)
-        .await?
-        .ok_or(SchedulerError::SeriesNotFound)
 }
 
 async fn set_suspended(

@@ -532,10 +532,10 @@ async fn start_creates_a_request_per_volume_in_reading_order() {
         assert_eq!(row.token_id.as_deref(), Some(f.token.id.as_str()));
         assert_eq!(row.priority, Priority::Normal);
         assert_eq!(
-            row.options["provider_id"].as_str(),
+            row.options.provider_id.as_deref(),
             Some(f.provider.id.as_str())
         );
-        assert_eq!(row.options["start"], true);
+        assert_eq!(row.options.start, Some(true));
         let chapters: Vec<String> = f
             .chapters(&report.project_id)
             .await

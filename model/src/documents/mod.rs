@@ -1,0 +1,17 @@
+//! The documents of the spec, typed once: the services build these types,
+//! the gateway serialises them as they are (field order, nulls and numbers
+//! are the spec's), and the OpenAPI document derives its schemas from them.
+//! Across gRPC they travel as the protobuf messages that mirror them, with
+//! the conversions in `dragoman_proto::documents`.
+
+pub mod admin_settings;
+pub mod consistency;
+pub mod external_memory;
+pub mod glossary_import;
+pub mod library;
+pub mod licence_status;
+pub mod propagation;
+pub mod report;
+pub mod request;
+pub mod result;
+pub mod webhook;

@@ -1,0 +1,17 @@
+//! Conversions between the typed documents of `dragoman_model::documents`
+//! and the protobuf messages that carry them between processes, written
+//! once per document. A message field that holds no value of its enum, or a
+//! nested message that must be there and is not, is a [`WireError`] naming
+//! the field.
+//!
+//! [`WireError`]: crate::wire::WireError
+
+pub mod books;
+pub mod external_memory;
+pub mod glossary_import;
+pub mod propagation;
+
+pub mod admin_settings;
+pub mod licence_status;
+pub mod report;
+pub mod request;

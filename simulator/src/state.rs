@@ -1,0 +1,123 @@
+//! The state every request of a running simulator shares: its
+//! configuration, the seeded fault draws, the counters, the prompt cache,
+//! the prompt log and the fault ledger.
+
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tokio::sync::watch;
+
+use crate::apertium::Apertium;
+use crate::cache::PromptCache;
+use crate::config::SimulatorConfig;
+use crate::faults::{FaultLedger, KEPT as FAULTS_KEPT};
+use crate::prompts::PromptLog;
+use crate::stats::SimulatorStats;
+use crate::translation::ContentFaults;
+
+/// Mixed into the seed for the content faults' RNG, so that its draws are
+/// unrelated to the transport faults' ones.
+const CONTENT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
+
+pub(crate) struct Shared {
+    pub(crate) config: SimulatorConfig,
+    rng: Mutex<StdRng>,
+    content_rng: Mutex<StdRng>,
+    pub(crate) stats: Mutex<SimulatorStats>,
+    pub(crate) cache: PromptCache,
+    pub(crate) prompts: PromptLog,
+    pub(crate) faults: FaultLedger,
+    pub(crate) stopping: watch::Receiver<bool>,
+    /// Apertium, in `--translator apertium` mode.
+    pub(crate) apertium: Option<Apertium>,
+}
+
+/// A mutex guard even after a panic elsewhere: the data are counters and
+/// caches that stay meaningful.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Fault {
+    None,
+    RateLimited,
+    Server,
+    Hang,
+    Malformed,
+    Truncated,
+    Refusal,
+    DropPlaceholder(u64),
+}
+
+impl Shared {
+    pub(crate) fn count(&self, f: impl FnOnce(&mut SimulatorStats)) {
+        f(&mut lock(&self.stats));
+    }
+
+    /// Draws this request's fault. Always the same number of draws, so one
+    /// request's outcome never shifts the next one's.
+    pub(crate) fn draw(&self) -> Fault {
+        let c = &self.config;
+        let mut rng = lock(&self.rng);
+        let rolls: [f64; 7] = std::array::from_fn(|_| rng.r#gen::<f64>());
+        let pick: u64 = rng.r#gen();
+        let rates = [
+            (c.rate_429, Fault::RateLimited),
+            (c.rate_500, Fault::Server),
+            (c.rate_hang, Fault::Hang),
+            (c.rate_malformed, Fault::Malformed),
+            (c.rate_truncated, Fault::Truncated),
+            (c.rate_refusal, Fault::Refusal),
+            (c.rate_drop_placeholder, Fault::DropPlaceholder(pick)),
+        ];
+        rates
+            .iter()
+            .zip(rolls)
+            .find(|((rate, _), roll)| *roll < *rate)
+            .map_or(Fault::None, |((_, fault), _)| *fault)
+    }
+
+    /// Draws the content faults of a translation request, from their own
+    /// RNG and always the same number of values, so that the draws of
+    /// [`Shared::draw`] are the same whatever the content rates.
+    pub(crate) fn draw_content(&self) -> ContentFaults {
+        let c = &self.config;
+        let mut rng = lock(&self.content_rng);
+        let rolls: [f64; 4] = std::array::from_fn(|_| rng.r#gen::<f64>());
+        let picks: [u64; 4] = std::array::from_fn(|_| rng.r#gen::<u64>());
+        let on = |i: usize, rate: f64| (rolls[i] < rate).then_some(picks[i]);
+        ContentFaults {
+            name_drift: on(0, c.rate_name_drift),
+            glossary_violation: on(1, c.rate_glossary_violation),
+            untranslated: on(2, c.rate_untranslated),
+            wrong_language: on(3, c.rate_wrong_language),
+        }
+    }
+}
+
+/// The state of a simulator keeping the last `prompts_kept` prompts, with
+/// Apertium in `--translator apertium` mode; fails when the prompt log file
+/// cannot be opened.
+pub(crate) fn shared(
+    config: SimulatorConfig,
+    prompts_kept: usize,
+    apertium: Option<Apertium>,
+) -> io::Result<(Arc<Shared>, watch::Sender<bool>)> {
+    let (stop, stopping) = watch::channel(false);
+    let prompts = PromptLog::open(prompts_kept, config.prompt_log.as_deref())?;
+    let shared = Arc::new(Shared {
+        rng: Mutex::new(StdRng::seed_from_u64(config.seed)),
+        content_rng: Mutex::new(StdRng::seed_from_u64(config.seed ^ CONTENT_SEED)),
+        config,
+        stats: Mutex::new(SimulatorStats::default()),
+        cache: PromptCache::new(),
+        prompts,
+        faults: FaultLedger::new(FAULTS_KEPT),
+        stopping,
+        apertium,
+    });
+    Ok((shared, stop))
+}
