@@ -37,53 +37,69 @@ pub trait WireEnum: Sized + Copy {
     }
 }
 
+/// Implements [`WireEnum`] for enums in scope and the proto enums of the
+/// same variants: `Rust => Proto { Variants }`, or `Name { Variants }` when
+/// both are named alike.
 macro_rules! wire_enum {
-    ($($name:ident { $($variant:ident),+ $(,)? })+) => {
+    ($($name:ident => $wire:ident { $($variant:ident),+ $(,)? })+) => {
         $(
-            impl WireEnum for vocab::$name {
+            impl $crate::wire::WireEnum for $name {
                 fn to_wire(self) -> i32 {
                     match self {
-                        $(vocab::$name::$variant => v1::$name::$variant as i32,)+
+                        $($name::$variant => $crate::v1::$wire::$variant as i32,)+
                     }
                 }
 
-                fn from_wire(value: i32, field: &'static str) -> Result<Self, WireError> {
-                    match v1::$name::try_from(value) {
-                        $(Ok(v1::$name::$variant) => Ok(vocab::$name::$variant),)+
-                        _ => Err(WireError { field }),
+                fn from_wire(
+                    value: i32,
+                    field: &'static str,
+                ) -> Result<Self, $crate::wire::WireError> {
+                    match $crate::v1::$wire::try_from(value) {
+                        $(Ok($crate::v1::$wire::$variant) => Ok($name::$variant),)+
+                        _ => Err($crate::wire::WireError { field }),
                     }
                 }
             }
         )+
     };
+    ($($name:ident { $($variant:ident),+ $(,)? })+) => {
+        $crate::wire::wire_enum! { $($name => $name { $($variant),+ })+ }
+    };
 }
+pub(crate) use wire_enum;
 
-wire_enum! {
-    RequestStatus { Pending, Queued, Running, Completed, CompletedWithResiduals, Failed, Cancelled, Imported }
-    InputKind { Epub, Txt, Docx, Json }
-    ResultFormat { Json, Txt, TxtZip, Epub, EpubBilingual }
-    ResultScope { Request, New, Volume }
-    Layout { Interleaved, SideBySide }
-    ControlAction { Pause, Resume, Cancel }
-    Priority { Low, Normal, High }
-    Quality { Fast, Normal, High, Maximum }
-    ContextBackend { Internal, External, Hybrid }
-    AnalysisMode { Parallel, Strict }
-    Split { None, Headings }
-    CallbackEvent { Finished, ChaptersTranslated }
-    JobOutcome { Done, Failed }
-    ProviderKind { OpenAi, OpenAiDirect, OpenAiResponses, Anthropic, CodexChatgpt }
-    SeriesKind { Numbered, Continuous }
-    ProjectKind { Volume, Continuous }
-    VolumeStatus { Empty, Imported, Translating, Translated, Incomplete }
-    Origin { Analysis, Human }
-    TermLayer { Book, Series, Shared }
-    EntityKind { Character, Place, Organisation, Object }
-    BibleAspect { Register, Tone, Tense, Address, Style }
-    SeriesAction { Start, Pause, Resume, Cancel }
-    GlossaryFormat { Json, Csv, Tbx }
-    CsvDelimiter { Comma, Semicolon, Tab }
-    ImportStrategy { Skip, Replace, ReplaceAll }
+/// The vocabulary's enums, in a module of their own so that their names
+/// can be in scope without shadowing the proto's.
+mod vocabulary {
+    use dragoman_model::vocab::*;
+
+    wire_enum! {
+        RequestStatus { Pending, Queued, Running, Completed, CompletedWithResiduals, Failed, Cancelled, Imported }
+        InputKind { Epub, Txt, Docx, Json }
+        ResultFormat { Json, Txt, TxtZip, Epub, EpubBilingual }
+        ResultScope { Request, New, Volume }
+        Layout { Interleaved, SideBySide }
+        ControlAction { Pause, Resume, Cancel }
+        Priority { Low, Normal, High }
+        Quality { Fast, Normal, High, Maximum }
+        ContextBackend { Internal, External, Hybrid }
+        AnalysisMode { Parallel, Strict }
+        Split { None, Headings }
+        CallbackEvent { Finished, ChaptersTranslated }
+        JobOutcome { Done, Failed }
+        ProviderKind { OpenAi, OpenAiDirect, OpenAiResponses, Anthropic, CodexChatgpt }
+        SeriesKind { Numbered, Continuous }
+        ProjectKind { Volume, Continuous }
+        VolumeStatus { Empty, Imported, Translating, Translated, Incomplete }
+        Origin { Analysis, Human }
+        TermLayer { Book, Series, Shared }
+        EntityKind { Character, Place, Organisation, Object }
+        BibleAspect { Register, Tone, Tense, Address, Style }
+        SeriesAction { Start, Pause, Resume, Cancel }
+        GlossaryFormat { Json, Csv, Tbx }
+        CsvDelimiter { Comma, Semicolon, Tab }
+        ImportStrategy { Skip, Replace, ReplaceAll }
+    }
 }
 
 /// The payload as a `Submission` message.

@@ -2,6 +2,7 @@
 //! report, and the messages of `books.proto` that carry them from the
 //! memory service to the gateway.
 
+use super::required;
 use crate::v1;
 use crate::wire::{WireEnum, WireError};
 use dragoman_model::documents::consistency::{
@@ -22,11 +23,6 @@ fn wire_count(count: usize) -> u64 {
 /// A count from the wire.
 fn count(value: u64, field: &'static str) -> Result<usize, WireError> {
     usize::try_from(value).map_err(|_| WireError { field })
-}
-
-/// A nested message that must be there.
-fn required<T>(value: Option<T>, field: &'static str) -> Result<T, WireError> {
-    value.ok_or(WireError { field })
 }
 
 fn wire_counts(counts: BTreeMap<String, usize>) -> std::collections::HashMap<String, u64> {

@@ -2,6 +2,7 @@
 //! `external_memory.proto` that carry them from the memory service to the
 //! gateway.
 
+use super::required;
 use crate::v1;
 use crate::wire::{WireEnum, WireError};
 use dragoman_model::documents::external_memory::{
@@ -13,33 +14,7 @@ use dragoman_model::documents::external_memory::{
     UnmirroredScopeStatus,
 };
 
-/// A nested message that must be there.
-fn required<T>(value: Option<T>, field: &'static str) -> Result<T, WireError> {
-    value.ok_or(WireError { field })
-}
-
-macro_rules! wire_enum {
-    ($($name:ident => $wire:ident { $($variant:ident),+ $(,)? })+) => {
-        $(
-            impl WireEnum for $name {
-                fn to_wire(self) -> i32 {
-                    match self {
-                        $($name::$variant => v1::$wire::$variant as i32,)+
-                    }
-                }
-
-                fn from_wire(value: i32, field: &'static str) -> Result<Self, WireError> {
-                    match v1::$wire::try_from(value) {
-                        $(Ok(v1::$wire::$variant) => Ok($name::$variant),)+
-                        _ => Err(WireError { field }),
-                    }
-                }
-            }
-        )+
-    };
-}
-
-wire_enum! {
+crate::wire::wire_enum! {
     MemoryScopeKind => MemoryScopeKind { Project, Series }
     MemoryScopeAction => MemoryScopeAction { Synchronize, Rebuild, Reindex, Check }
     CleanupStage => MemoryCleanupState { Pending, Done, Failed, Retired }

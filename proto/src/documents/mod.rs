@@ -6,6 +6,8 @@
 //!
 //! [`WireError`]: crate::wire::WireError
 
+use crate::wire::WireError;
+
 pub mod books;
 pub mod external_memory;
 pub mod glossary_import;
@@ -15,3 +17,8 @@ pub mod admin_settings;
 pub mod licence_status;
 pub mod report;
 pub mod request;
+
+/// A nested message that must be there.
+pub(crate) fn required<T>(value: Option<T>, field: &'static str) -> Result<T, WireError> {
+    value.ok_or(WireError { field })
+}

@@ -2,6 +2,7 @@
 //! `propagation.proto` that carry it from the memory service to the
 //! gateway.
 
+use super::required;
 use crate::v1;
 use crate::wire::WireError;
 use dragoman_model::documents::propagation::{
@@ -17,11 +18,6 @@ fn wire(n: usize) -> u64 {
 /// A count from the wire.
 fn number(value: u64, field: &'static str) -> Result<usize, WireError> {
     usize::try_from(value).map_err(|_| WireError { field })
-}
-
-/// A nested message that must be there.
-fn required<T>(value: Option<T>, field: &'static str) -> Result<T, WireError> {
-    value.ok_or(WireError { field })
 }
 
 impl From<PropagationCounts> for v1::PropagationCounts {

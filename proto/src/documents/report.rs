@@ -1,6 +1,7 @@
 //! The completion report between [`CompletionReport`] and its message,
 //! with the vocabulary only the report carries.
 
+use super::required;
 use crate::v1;
 use crate::wire::{WireEnum, WireError};
 use dragoman_model::documents::report::{
@@ -14,28 +15,7 @@ use dragoman_model::vocab::{
     AutopilotOutcome, BudgetPeriod, PassageStatus, RequestStatus, SignalCode,
 };
 
-macro_rules! report_enum {
-    ($($name:ident { $($variant:ident),+ $(,)? })+) => {
-        $(
-            impl WireEnum for $name {
-                fn to_wire(self) -> i32 {
-                    match self {
-                        $($name::$variant => v1::$name::$variant as i32,)+
-                    }
-                }
-
-                fn from_wire(value: i32, field: &'static str) -> Result<Self, WireError> {
-                    match v1::$name::try_from(value) {
-                        $(Ok(v1::$name::$variant) => Ok($name::$variant),)+
-                        _ => Err(WireError { field }),
-                    }
-                }
-            }
-        )+
-    };
-}
-
-report_enum! {
+crate::wire::wire_enum! {
     PassageStatus { Pending, Ok, Check, Error, SourceRetained, Refused }
     AutopilotOutcome { Clean, Resolved, Unresolved }
     BudgetPeriod { Month, Total }
@@ -46,11 +26,6 @@ report_enum! {
         Whitespace,
     }
     ChapterChange { Created, Unchanged, Replaced }
-}
-
-/// A nested message that must be there.
-fn required<T>(value: Option<T>, field: &'static str) -> Result<T, WireError> {
-    value.ok_or(WireError { field })
 }
 
 /// Converts each item of a repeated field.

@@ -4,6 +4,7 @@
 //! of spec 2.1 read from its message, and the vocabulary only the document
 //! carries.
 
+use super::required;
 use crate::v1;
 use crate::wire::{WireEnum, WireError};
 use dragoman_model::documents::request::{
@@ -17,36 +18,10 @@ use dragoman_model::vocab::{
     RequestWebhookState, ResultFormat, Stage,
 };
 
-macro_rules! document_enum {
-    ($($name:ident { $($variant:ident),+ $(,)? })+) => {
-        $(
-            impl WireEnum for $name {
-                fn to_wire(self) -> i32 {
-                    match self {
-                        $($name::$variant => v1::$name::$variant as i32,)+
-                    }
-                }
-
-                fn from_wire(value: i32, field: &'static str) -> Result<Self, WireError> {
-                    match v1::$name::try_from(value) {
-                        $(Ok(v1::$name::$variant) => Ok($name::$variant),)+
-                        _ => Err(WireError { field }),
-                    }
-                }
-            }
-        )+
-    };
-}
-
-document_enum! {
+crate::wire::wire_enum! {
     Stage { Import, Analysis, Translation, Review, Export }
     RequestWebhookState { None, Pending, Delivered, Failed }
     QueueReason { TokenLimit, AccountLimit }
-}
-
-/// A nested message that must be there.
-fn required<T>(value: Option<T>, field: &'static str) -> Result<T, WireError> {
-    value.ok_or(WireError { field })
 }
 
 /// Converts each item of a repeated field.
