@@ -47,6 +47,7 @@ pub mod provider_input;
 pub mod quality;
 pub mod reading_order;
 pub mod request_options;
+pub mod serde_fields;
 pub mod server_key;
 pub mod steps;
 pub mod telemetry;

@@ -40,12 +40,11 @@ pub async fn put_exports(
 #[serde(deny_unknown_fields)]
 pub struct EditionChange {
     /// `Some(None)` is an explicit null: follow the installation.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "dragoman_model::serde_fields::null_or_value"
+    )]
     ai_disclosure: Option<Option<bool>>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<bool>>, D::Error> {
-    Option::<bool>::deserialize(d).map(Some)
 }
 
 pub async fn patch_edition(

@@ -6,20 +6,9 @@
 //! documents were first written as JSON maps, which sort their keys, and a
 //! client sees the same bytes as before.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
-
-/// A field that, when present, must hold a value of its type: `null` is a
-/// type error rather than "keep", so a client never believes it cleared a
-/// setting that has no empty value.
-fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
-}
 
 /// What a mirrored scope is: a volume (`project`) or a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -134,19 +123,19 @@ pub struct CleanupSettingsView {
 pub struct CleanupSettingsChanges {
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::serde_fields::value_if_present",
         skip_serializing_if = "Option::is_none"
     )]
     pub enabled: Option<bool>,
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::serde_fields::value_if_present",
         skip_serializing_if = "Option::is_none"
     )]
     pub max_attempts: Option<i64>,
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::serde_fields::value_if_present",
         skip_serializing_if = "Option::is_none"
     )]
     pub retain_days: Option<i64>,
@@ -255,19 +244,19 @@ pub struct OrphanScheduleView {
 pub struct OrphanScheduleChanges {
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::serde_fields::value_if_present",
         skip_serializing_if = "Option::is_none"
     )]
     pub clean: Option<bool>,
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::serde_fields::value_if_present",
         skip_serializing_if = "Option::is_none"
     )]
     pub enabled: Option<bool>,
     #[serde(
         default,
-        deserialize_with = "present",
+        deserialize_with = "crate::serde_fields::value_if_present",
         skip_serializing_if = "Option::is_none"
     )]
     pub interval_hours: Option<i64>,

@@ -8,7 +8,7 @@
 
 use crate::quality::Signal;
 use crate::vocab::{AutopilotOutcome, BudgetPeriod, PassageStatus, RequestStatus};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// The only version of the report.
@@ -215,7 +215,7 @@ pub struct IntakeDecision {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
+        deserialize_with = "crate::serde_fields::null_or_value"
     )]
     #[schema(value_type = Option<String>)]
     pub document: Option<Option<String>>,
@@ -224,7 +224,7 @@ pub struct IntakeDecision {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
+        deserialize_with = "crate::serde_fields::null_or_value"
     )]
     #[schema(value_type = Option<String>)]
     pub kind: Option<Option<String>>,
@@ -233,28 +233,18 @@ pub struct IntakeDecision {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
+        deserialize_with = "crate::serde_fields::null_or_value"
     )]
     #[schema(value_type = Option<i64>)]
     pub part: Option<Option<i64>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
+        deserialize_with = "crate::serde_fields::null_or_value"
     )]
     #[schema(value_type = Option<i64>)]
     pub part_count: Option<Option<i64>>,
     pub reason: String,
-}
-
-/// A field that is there, null or not: `Some(None)` for a null, while a
-/// missing field stays `None` (serde's default).
-fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 /// One chapter of the request and what the request did to it.
