@@ -2,6 +2,7 @@
 //! environment (`DRAGOMAN_*`, plus the spec's own variable names), then the
 //! command line; validated once before anything starts.
 
+use crate::error::Error;
 use dragoman_delivery::webhooks::RetrySchedule;
 use dragoman_memory::external::{EmbeddingSettings, ExternalSettings};
 use dragoman_model::licence::LicenceSettings;
@@ -341,21 +342,20 @@ pub fn variable_names() -> Vec<String> {
 }
 
 impl Config {
-    pub fn load(file: Option<&Path>) -> Result<Config, String> {
+    pub fn load(file: Option<&Path>) -> Result<Config, Error> {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));
         if let Some(file) = file {
             if !file.exists() {
-                return Err(format!(
-                    "configuration file {} does not exist",
-                    file.display()
-                ));
+                return Err(Error::ConfigFileMissing(file.to_path_buf()));
             }
             figment = figment.merge(Toml::file(file));
         }
         figment = figment
             .merge(Env::prefixed("DRAGOMAN_").ignore(&["CONFIG"]))
             .merge(Env::raw().only(&SPEC_VARIABLES));
-        figment.extract().map_err(|e| format!("configuration: {e}"))
+        figment
+            .extract()
+            .map_err(|e| Error::ConfigRead(Box::new(e)))
     }
 
     pub fn database_url(&self) -> String {
@@ -449,7 +449,7 @@ impl Config {
     }
 
     /// The webhook settings of the environment (spec 6.4).
-    pub fn webhook_settings(&self) -> Result<WebhookSettings, String> {
+    pub fn webhook_settings(&self) -> Result<WebhookSettings, Error> {
         WebhookSettings::from_environment(
             &self.api_webhook_hosts,
             &self.api_webhook_private_networks,
@@ -457,6 +457,7 @@ impl Config {
             self.api_webhook_timeout_seconds,
             &self.api_webhook_secret,
         )
+        .map_err(Error::WebhookSettings)
     }
 
     /// Where the licence is found and its margin.
@@ -468,11 +469,12 @@ impl Config {
     }
 
     /// The queue settings of the environment (spec 8).
-    pub fn queue_settings(&self) -> Result<QueueSettings, String> {
+    pub fn queue_settings(&self) -> Result<QueueSettings, Error> {
         QueueSettings::from_environment(
             self.queue_max_running_per_account,
             self.queue_max_queued_per_account,
         )
+        .map_err(Error::QueueSettings)
     }
 
     /// When failed webhook calls are tried again.
@@ -688,8 +690,8 @@ impl Config {
         if self.drain_seconds == Some(0) {
             return Err("DRAGOMAN_DRAIN_SECONDS must be at least 1".into());
         }
-        self.webhook_settings()?;
-        self.queue_settings()?;
+        self.webhook_settings().map_err(|e| e.to_string())?;
+        self.queue_settings().map_err(|e| e.to_string())?;
         self.external_memory()?;
         if self.webhook_retry_first_ms == 0
             || self.webhook_retry_longest_ms < self.webhook_retry_first_ms

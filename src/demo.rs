@@ -7,23 +7,48 @@
 
 use crate::config::Config;
 use crate::demo_data::{self, DemoData};
+use crate::error::Error;
 use crate::serve::{self, ServeArgs};
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::entities::provider;
 use dragoman_model::provider_input::NewProvider;
-use dragoman_model::vocab::{ErrorCode, ProviderKind};
+use dragoman_model::vocab::{ErrorCode, ProviderKind, Scope};
 use dragoman_simulator::{self as simulator, SimulatorConfig};
 use rand::Rng;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const OUT_DIR: &str = "demo-out";
 const PROVIDER_NAME: &str = "demo-simulator";
 
-fn fail(context: &str) -> impl Fn(reqwest::Error) -> String + '_ {
-    move |e| format!("{context}: {e}")
+/// A failed call of the demo to its own service, named by its step.
+fn fail(step: &'static str) -> impl Fn(reqwest::Error) -> Error {
+    move |source| Error::DemoCall { step, source }
+}
+
+/// `POST /api/auth/login`.
+#[derive(Serialize)]
+struct SignIn<'a> {
+    password: &'a str,
+    username: &'a str,
+}
+
+/// `POST /api/tokens`: the demo's token, with what the sample book needs.
+#[derive(Serialize)]
+struct NewToken {
+    expires_in_days: i64,
+    name: String,
+    scopes: [Scope; 6],
+}
+
+/// `POST /api/tokens` answers the token once, in `token`.
+#[derive(serde::Deserialize)]
+struct CreatedToken {
+    #[serde(default)]
+    token: String,
 }
 
 #[derive(clap::Args, Default)]
@@ -37,7 +62,7 @@ pub struct DemoArgs {
     pub data_dir: Option<PathBuf>,
 }
 
-pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
+pub async fn run(config: &Config, args: DemoArgs) -> Result<(), Error> {
     // Dropped when the demo returns: a temporary folder goes with it.
     let data = DemoData::open(args.data_dir.as_deref())?;
     println!("{}", data.describe());
@@ -47,8 +72,8 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
     // The simulator, in this process, on a free port.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
-        .map_err(|e| format!("simulator: {e}"))?;
-    let simulator_address = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(Error::Simulator)?;
+    let simulator_address = listener.local_addr().map_err(Error::LocalAddress)?;
     let simulator_config = SimulatorConfig {
         latency: Duration::from_millis(40),
         seed: 1,
@@ -65,22 +90,23 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
     // Database ready, the simulator registered as a provider, a demo account.
     let db = dragoman_model::db::connect(&config.database_url())
         .await
-        .map_err(|e| format!("database: {e}"))?;
-    Migrator::up(&db, None)
-        .await
-        .map_err(|e| format!("migrations: {e}"))?;
+        .map_err(|source| Error::Open {
+            what: "database".to_owned(),
+            source,
+        })?;
+    Migrator::up(&db, None).await.map_err(Error::Migrations)?;
     let base_url = format!("http://{simulator_address}/v1");
     let provider_id = match provider::Entity::find()
         .filter(provider::Column::Name.eq(PROVIDER_NAME))
         .one(&db)
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(Error::DemoDatabase)?
     {
         Some(existing) => {
             let id = existing.id.clone();
             let mut model: provider::ActiveModel = existing.into();
             model.base_url = Set(base_url);
-            model.update(&db).await.map_err(|e| e.to_string())?;
+            model.update(&db).await.map_err(Error::DemoDatabase)?;
             id
         }
         None => dragoman_pipeline::providers::add(
@@ -99,7 +125,7 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
             },
         )
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(Error::DemoProvider)?
         .provider
         .map(|p| p.id)
         .unwrap_or_default(),
@@ -114,11 +140,11 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
         Err(e) if e.code == ErrorCode::UsernameTaken => {
             dragoman_gateway::identity::set_password(&db, "demo", &password)
                 .await
-                .map_err(|e| e.code.to_string())?;
+                .map_err(|e| Error::DemoPassword(e.code))?;
         }
-        Err(e) => return Err(format!("demo account: {}", e.code)),
+        Err(e) => return Err(Error::DemoAccount(e.code)),
     }
-    db.close().await.map_err(|e| e.to_string())?;
+    db.close().await.map_err(Error::DemoDatabase)?;
 
     // Every role, gRPC off (see `isolate`): this demo talks HTTP to itself.
     let listen = config.listen.clone();
@@ -135,8 +161,8 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
     loop {
         if server.is_finished() {
             return match server.await {
-                Ok(Err(e)) => Err(e.to_string()),
-                _ => Err("the service stopped".into()),
+                Ok(Err(e)) => Err(e),
+                _ => Err(Error::DemoServiceStopped),
             };
         }
         if http
@@ -148,7 +174,7 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
             break;
         }
         if Instant::now() > deadline {
-            return Err(format!("the service did not answer on {base}"));
+            return Err(Error::DemoServiceSilent(base));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -157,8 +183,8 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
     println!("{summary}");
     println!("The service keeps running on {base}; press Ctrl-C to stop.");
     let served = match server.await {
-        Ok(result) => result.map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
+        Ok(result) => result,
+        Err(e) => Err(Error::DemoServer(e)),
     };
     drop(data);
     served
@@ -166,11 +192,15 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), String> {
 
 /// `listen` with a concrete port: the demo calls the address it serves on,
 /// so a port of 0 (any free one) is chosen here, before the service binds.
-async fn free_address(listen: &str) -> Result<String, String> {
+async fn free_address(listen: &str) -> Result<String, Error> {
     let probe = tokio::net::TcpListener::bind(listen)
         .await
-        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let address = probe.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| Error::Listen {
+            what: "",
+            address: listen.to_owned(),
+            source,
+        })?;
+    let address = probe.local_addr().map_err(Error::LocalAddress)?;
     Ok(address.to_string())
 }
 
@@ -181,20 +211,30 @@ async fn drive(
     base: &str,
     password: &str,
     provider_id: &str,
-) -> Result<String, String> {
+) -> Result<String, Error> {
     http.post(format!("{base}/api/auth/login"))
-        .json(&json!({"username": "demo", "password": password}))
+        .json(&SignIn {
+            password,
+            username: "demo",
+        })
         .send()
         .await
         .and_then(reqwest::Response::error_for_status)
         .map_err(fail("sign-in"))?;
-    let token: Value = http
+    let token: CreatedToken = http
         .post(format!("{base}/api/tokens"))
-        .json(&json!({
-            "name": format!("demo {}", dragoman_model::clock::now()),
-            "scopes": ["series:read", "content:write", "pipeline:start", "jobs:read", "jobs:control", "results:read"],
-            "expires_in_days": 30,
-        }))
+        .json(&NewToken {
+            expires_in_days: 30,
+            name: format!("demo {}", dragoman_model::clock::now()),
+            scopes: [
+                Scope::SeriesRead,
+                Scope::ContentWrite,
+                Scope::PipelineStart,
+                Scope::JobsRead,
+                Scope::JobsControl,
+                Scope::ResultsRead,
+            ],
+        })
         .send()
         .await
         .and_then(reqwest::Response::error_for_status)
@@ -202,7 +242,7 @@ async fn drive(
         .json()
         .await
         .map_err(fail("token"))?;
-    let token = token["token"].as_str().unwrap_or_default().to_owned();
+    let token = token.token;
     let bearer = format!("Bearer {token}");
     let submitted = http
         .post(format!("{base}/api/v1/translation-requests"))
@@ -218,7 +258,10 @@ async fn drive(
     let code = submitted.status();
     let summary: Value = submitted.json().await.map_err(fail("submit"))?;
     if !code.is_success() {
-        return Err(format!("submit answered {code}: {summary}"));
+        return Err(Error::DemoRefused {
+            status: code,
+            answer: summary,
+        });
     }
     let request_id = summary["request_id"]
         .as_str()
@@ -254,12 +297,15 @@ async fn drive(
             break doc;
         }
     };
-    std::fs::create_dir_all(OUT_DIR).map_err(|e| format!("{OUT_DIR}: {e}"))?;
+    let written = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::DemoWrite { path, source }
+    };
+    std::fs::create_dir_all(OUT_DIR).map_err(written(Path::new(OUT_DIR)))?;
     let request_file = Path::new(OUT_DIR).join("request.json");
     let sample = serde_json::to_vec_pretty(&crate::demo_book::request(provider_id))
-        .map_err(|e| e.to_string())?;
-    std::fs::write(&request_file, sample)
-        .map_err(|e| format!("{}: {e}", request_file.display()))?;
+        .map_err(Error::DemoJson)?;
+    std::fs::write(&request_file, sample).map_err(written(&request_file))?;
     for (format, file) in [
         ("json", "result.json"),
         ("txt", "result.txt"),
@@ -277,7 +323,7 @@ async fn drive(
             .await
             .map_err(fail("result"))?;
         let path = Path::new(OUT_DIR).join(file);
-        std::fs::write(&path, &body).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, &body).map_err(written(&path))?;
     }
     let report = &document["report"];
     Ok(format!(

@@ -8,6 +8,7 @@
 //! all replaced by the demo's own.
 
 use crate::config::Config;
+use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 /// The file that marks a folder as made by the demo, so a later demo may
@@ -31,31 +32,34 @@ impl DemoData {
     /// The folder named with `--data-dir` (created when missing, refused
     /// when it holds files an earlier demo did not make), else a fresh
     /// temporary one.
-    pub fn open(requested: Option<&Path>) -> Result<DemoData, String> {
+    pub fn open(requested: Option<&Path>) -> Result<DemoData, Error> {
         let Some(folder) = requested else {
             return tempfile::Builder::new()
                 .prefix("dragoman-demo-")
                 .tempdir()
                 .map(DemoData::Temporary)
-                .map_err(|e| format!("a temporary folder for the demo: {e}"));
+                .map_err(|source| Error::DemoFolder {
+                    context: "a temporary folder for the demo".to_owned(),
+                    source,
+                });
         };
-        let shown = folder.display();
+        let failed = |source| Error::DemoFolder {
+            context: folder.display().to_string(),
+            source,
+        };
         if folder.join(MARKER).is_file() {
             return Ok(DemoData::Kept(folder.to_path_buf()));
         }
         let empty = match std::fs::read_dir(folder) {
             Ok(mut entries) => entries.next().is_none(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-            Err(e) => return Err(format!("{shown}: {e}")),
+            Err(e) => return Err(failed(e)),
         };
         if !empty {
-            return Err(format!(
-                "{shown} holds files that no earlier `dragoman demo` made (an installation's \
-                 data?): the demo only uses a new or empty folder, or one it made before"
-            ));
+            return Err(Error::DemoFolderInUse(folder.to_path_buf()));
         }
-        std::fs::create_dir_all(folder).map_err(|e| format!("{shown}: {e}"))?;
-        std::fs::write(folder.join(MARKER), MARKER_TEXT).map_err(|e| format!("{shown}: {e}"))?;
+        std::fs::create_dir_all(folder).map_err(failed)?;
+        std::fs::write(folder.join(MARKER), MARKER_TEXT).map_err(failed)?;
         Ok(DemoData::Kept(folder.to_path_buf()))
     }
 

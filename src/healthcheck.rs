@@ -9,6 +9,7 @@
 //! addresses.
 
 use crate::config::{Config, Role};
+use crate::error::Error;
 use clap::Args;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
@@ -46,7 +47,7 @@ impl Target {
     /// The target named on the command line, else the process the
     /// configuration describes: its `/health` when it runs the gateway, its
     /// gRPC health service otherwise.
-    pub fn resolve(args: &HealthcheckArgs, config: &Config) -> Result<Target, String> {
+    pub fn resolve(args: &HealthcheckArgs, config: &Config) -> Result<Target, Error> {
         if let Some(url) = &args.url {
             return Ok(Target::Http(url.clone()));
         }
@@ -56,7 +57,7 @@ impl Target {
                 service: args.service.clone(),
             });
         }
-        let roles = config.roles()?;
+        let roles = config.roles().map_err(Error::Config)?;
         if roles.contains(&Role::Gateway) {
             Ok(Target::Http(format!(
                 "http://{}/health",
@@ -76,21 +77,22 @@ impl Target {
 
 /// The address to connect to for a process listening on `listen`: the
 /// loopback address of the same family when it listens on all addresses.
-fn reachable(listen: &str, variable: &str) -> Result<String, String> {
+fn reachable(listen: &str, variable: &'static str) -> Result<String, Error> {
+    let refused = |reason| Error::NoProbeTarget {
+        variable,
+        listen: listen.to_owned(),
+        reason,
+    };
     let Ok(address) = listen.parse::<SocketAddr>() else {
         // A host name and port (`localhost:8080`) is reachable as written.
         return if listen.rsplit_once(':').is_some_and(|(_, p)| p != "0") && listen != "off" {
             Ok(listen.to_owned())
         } else {
-            Err(format!(
-                "{variable}={listen} names no port to probe: pass --url or --grpc"
-            ))
+            Err(refused("names no port to probe"))
         };
     };
     if address.port() == 0 {
-        return Err(format!(
-            "{variable}={listen} picks a port at start: pass --url or --grpc"
-        ));
+        return Err(refused("picks a port at start"));
     }
     let ip = match address.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -100,18 +102,17 @@ fn reachable(listen: &str, variable: &str) -> Result<String, String> {
     Ok(SocketAddr::new(ip, address.port()).to_string())
 }
 
-pub async fn run(config: &Config, args: &HealthcheckArgs) -> Result<(), String> {
+pub async fn run(config: &Config, args: &HealthcheckArgs) -> Result<(), Error> {
     let target = Target::resolve(args, config)?;
     let timeout = Duration::from_secs(args.timeout.max(1));
     let outcome = tokio::time::timeout(timeout, probe(&target, timeout)).await;
     let line = match outcome {
         Ok(result) => result?,
         Err(_) => {
-            return Err(format!(
-                "{}: no answer within {}s",
-                describe(&target),
-                timeout.as_secs()
-            ));
+            return Err(Error::ProbeTimeout {
+                target: describe(&target),
+                seconds: timeout.as_secs(),
+            });
         }
     };
     println!("{line}");
@@ -127,50 +128,62 @@ fn describe(target: &Target) -> String {
 }
 
 /// Asks once; the healthy answer's one-line summary, or why it is not.
-async fn probe(target: &Target, timeout: Duration) -> Result<String, String> {
+async fn probe(target: &Target, timeout: Duration) -> Result<String, Error> {
     let what = describe(target);
+    let failed = |detail: String| Error::ProbeFailed {
+        target: what.clone(),
+        detail,
+    };
     match target {
         Target::Http(url) => {
             let client = reqwest::Client::builder()
                 .timeout(timeout)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
-                .map_err(|e| format!("HTTP client: {e}"))?;
+                .map_err(Error::ProbeClient)?;
             let answer = client
                 .get(url)
                 .send()
                 .await
-                .map_err(|e| format!("{what}: {e}"))?;
+                .map_err(|e| failed(e.to_string()))?;
             let status = answer.status();
             if status.is_success() {
                 return Ok(format!("healthy: {what} answered {status}"));
             }
             let body = answer.text().await.unwrap_or_default();
-            if let Some(summary) = health_summary(&body) {
-                return Err(format!("{what} answered {status}: {summary}"));
-            }
-            let excerpt: String = body.chars().take(BODY_EXCERPT).collect();
-            Err(format!("{what} answered {status}: {excerpt}"))
+            let detail =
+                health_summary(&body).unwrap_or_else(|| body.chars().take(BODY_EXCERPT).collect());
+            Err(Error::UnhealthyAnswer {
+                target: what,
+                status,
+                detail,
+            })
         }
         Target::Grpc { url, service } => {
             let channel = tonic::transport::Endpoint::from_shared(url.clone())
-                .map_err(|e| format!("{url}: {e}"))?
+                .map_err(|e| Error::ProbeFailed {
+                    target: url.clone(),
+                    detail: e.to_string(),
+                })?
                 .connect_timeout(timeout)
                 .timeout(timeout)
                 .connect()
                 .await
-                .map_err(|e| format!("{what}: {e}"))?;
+                .map_err(|e| failed(e.to_string()))?;
             let answer = HealthClient::new(channel)
                 .check(HealthCheckRequest {
                     service: service.clone(),
                 })
                 .await
-                .map_err(|status| format!("{what}: {}", status.message()))?;
+                .map_err(|status| failed(status.message().to_owned()))?;
             let status = answer.into_inner().status();
             if status == ServingStatus::Serving {
                 Ok(format!("healthy: {what} is SERVING"))
             } else {
-                Err(format!("{what} is {}", status.as_str_name()))
+                Err(Error::NotServing {
+                    target: what,
+                    status: status.as_str_name(),
+                })
             }
         }
     }
@@ -225,16 +238,21 @@ mod tests {
         let target = Target::resolve(
             &HealthcheckArgs::default(),
             &config("gateway", "0.0.0.0:8080", "off"),
-        );
+        )
+        .ok();
         assert_eq!(
             target,
-            Ok(Target::Http("http://127.0.0.1:8080/health".into()))
+            Some(Target::Http("http://127.0.0.1:8080/health".into()))
         );
         let target = Target::resolve(
             &HealthcheckArgs::default(),
             &config("all", "[::]:9000", "0.0.0.0:8081"),
+        )
+        .ok();
+        assert_eq!(
+            target,
+            Some(Target::Http("http://[::1]:9000/health".into()))
         );
-        assert_eq!(target, Ok(Target::Http("http://[::1]:9000/health".into())));
     }
 
     #[test]
@@ -242,10 +260,11 @@ mod tests {
         let target = Target::resolve(
             &HealthcheckArgs::default(),
             &config("scheduler,delivery", "0.0.0.0:8080", "0.0.0.0:8081"),
-        );
+        )
+        .ok();
         assert_eq!(
             target,
-            Ok(Target::Grpc {
+            Some(Target::Grpc {
                 url: "http://127.0.0.1:8081".into(),
                 service: String::new()
             })
@@ -253,10 +272,11 @@ mod tests {
         let target = Target::resolve(
             &HealthcheckArgs::default(),
             &config("memory", "0.0.0.0:8080", "10.1.2.3:7000"),
-        );
+        )
+        .ok();
         assert_eq!(
             target,
-            Ok(Target::Grpc {
+            Some(Target::Grpc {
                 url: "http://10.1.2.3:7000".into(),
                 service: String::new()
             })
@@ -269,17 +289,25 @@ mod tests {
             &HealthcheckArgs::default(),
             &config("pipeline", "0.0.0.0:8080", "off"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("DRAGOMAN_GRPC_LISTEN"), "{err}");
         let err = Target::resolve(
             &HealthcheckArgs::default(),
             &config("gateway", "127.0.0.1:0", "off"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("DRAGOMAN_LISTEN"), "{err}");
         assert_eq!(
-            reachable("localhost:8080", "X"),
-            Ok("localhost:8080".to_owned())
+            reachable("0.0.0.0:0", "DRAGOMAN_LISTEN")
+                .unwrap_err()
+                .to_string(),
+            "DRAGOMAN_LISTEN=0.0.0.0:0 picks a port at start: pass --url or --grpc"
+        );
+        assert_eq!(
+            reachable("localhost:8080", "X").ok(),
+            Some("localhost:8080".to_owned())
         );
     }
 
@@ -305,8 +333,8 @@ mod tests {
             ..HealthcheckArgs::default()
         };
         assert_eq!(
-            Target::resolve(&args, &config("gateway", "0.0.0.0:8080", "off")),
-            Ok(Target::Grpc {
+            Target::resolve(&args, &config("gateway", "0.0.0.0:8080", "off")).ok(),
+            Some(Target::Grpc {
                 url: "http://pipeline:8081".into(),
                 service: "dragoman.v1.Pipeline".into()
             })

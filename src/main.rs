@@ -158,19 +158,17 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        let mut config = config::Config::load(cli.config.as_deref()).map_err(Error::Config)?;
+        let mut config = config::Config::load(cli.config.as_deref())?;
         match cli.command {
             Command::Serve(args) => serve::run(&mut config, args).await,
             Command::Migrate => commands::migrate(&config).await,
-            Command::Demo(args) => demo::run(&config, args).await.map_err(Error::Demo),
+            Command::Demo(args) => demo::run(&config, args).await,
             Command::SimulateProvider(args) => simulate(args).await,
             Command::Inspect(args) => inspect(&args),
             Command::Admin(command) => commands::admin(&config, command).await,
             Command::Provider(command) => commands::provider(&config, command).await,
             Command::Term(command) => term_commands::term(&config, command).await,
-            Command::Healthcheck(args) => healthcheck::run(&config, &args)
-                .await
-                .map_err(Error::Unhealthy),
+            Command::Healthcheck(args) => healthcheck::run(&config, &args).await,
             Command::CheckConfig(args) => check_config::run(&config, &args),
         }
     });

@@ -166,10 +166,7 @@ async fn open_shared(config: &Config) -> Result<Shared, Error> {
     })?;
     let server_key = load_server_key(config)?;
     let credential = InternalCredential::new(server_key.derive("dragoman internal grpc v1"));
-    let webhooks = WebhookPolicy::new(
-        config.webhook_settings().map_err(Error::Config)?,
-        server_key.clone(),
-    );
+    let webhooks = WebhookPolicy::new(config.webhook_settings()?, server_key.clone());
     Ok(Shared {
         db,
         database,
@@ -285,7 +282,7 @@ fn start_local_roles(
 ) -> Result<LocalRoles, Error> {
     let runs = |role: Role| roles.contains(&role);
     let results = result_store(config, &shared.blobs);
-    let queue = config.queue_settings().map_err(Error::Config)?;
+    let queue = config.queue_settings()?;
     let scheduler = runs(Role::Scheduler).then(|| scheduler_service(config, shared, queue));
     let pipeline = runs(Role::Pipeline).then(|| {
         Arc::new(PipelineService::new(

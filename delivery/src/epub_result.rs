@@ -21,12 +21,12 @@ use dragoman_book::EpubWriteOptions;
 use dragoman_book::model::Translations;
 use dragoman_model::entities::{passage, request};
 use dragoman_model::exports;
-use dragoman_model::vocab::{PassageStatus, ResultFormat, ResultScope};
+use dragoman_model::passages;
+use dragoman_model::vocab::{ResultFormat, ResultScope};
 use object_store::ObjectStore;
 use object_store::path::Path;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    Set, TransactionTrait,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, TransactionTrait,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -268,11 +268,7 @@ async fn restore(db: &DatabaseConnection, passages: &[String]) -> Result<(), Del
         .all(&txn)
         .await?
     {
-        let mut model: passage::ActiveModel = p.into();
-        model.status = Set(PassageStatus::SourceRetained);
-        model.last_error = Set(Some(VALIDATOR_REPAIR.to_owned()));
-        model.updated_at = Set(now);
-        model.update(&txn).await?;
+        passages::return_to_source_after_epub_repair(&txn, &p, VALIDATOR_REPAIR, now).await?;
     }
     txn.commit().await?;
     Ok(())

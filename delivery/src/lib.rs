@@ -5,6 +5,7 @@
 pub mod epub_check;
 pub mod epub_result;
 pub mod error;
+pub mod export_settings;
 pub mod issues;
 pub mod results;
 pub mod results_loop;

@@ -8,6 +8,7 @@ use crate::stored::{self, ResultStore};
 use crate::webhooks::{admin, events};
 use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
+use dragoman_model::documents::settings_change::WebhookSettingsChange;
 use dragoman_model::entities::{deleted_request, request, result};
 use dragoman_model::vocab::{
     Channel, Issue, IssueContext, IssueKind, Layout, LocPart, RequestStatus, ResultFormat,
@@ -251,10 +252,22 @@ impl dragoman_proto::Delivery for DeliveryService {
             return Err(DeliveryError::AdminRequired.into());
         }
         let m = request.into_inner();
-        let view = admin::update(&self.db, &self.webhooks, &m.changes_json, m.reset).await?;
+        let changes = WebhookSettingsChange::try_from(m.changes.unwrap_or_default())
+            .map_err(|e| admin::unreadable(&e))?;
+        let view = admin::update(&self.db, &self.webhooks, &changes, m.reset).await?;
         tracing::info!(account = %who.account_id, reset = m.reset, "webhook settings changed");
         // Retries scheduled under the old settings are looked at again now.
         self.wake_dispatcher().await;
         Ok(Response::new(view.into()))
+    }
+
+    async fn update_export_settings(
+        &self,
+        request: Request<ExportSettingsView>,
+    ) -> Result<Response<ExportSettingsView>, Status> {
+        let who = self.credential.principal(&request)?;
+        let settings =
+            crate::export_settings::update(&self.db, &who, request.into_inner().into()).await?;
+        Ok(Response::new(settings.into()))
     }
 }

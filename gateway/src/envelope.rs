@@ -10,8 +10,9 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use dragoman_model::vocab::ErrorCode;
-use serde_json::{Map, Value, json};
+use dragoman_model::vocab::{ErrorCode, IssueKind, Loc};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 pub async fn envelope(request: Request, next: Next) -> Response {
     let lang = Lang::from_headers(request.headers());
@@ -59,42 +60,70 @@ fn framework_code(status: StatusCode) -> ErrorCode {
     }
 }
 
+/// The envelope's `detail` as written: its keys come out sorted, for it
+/// goes through a JSON map.
+#[derive(Serialize)]
+struct Detail<'a> {
+    code: &'a str,
+    message: String,
+    /// After `code` and `message`, which an extra field of the same name
+    /// replaces.
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    issues: Vec<IssueLine<'a>>,
+}
+
+/// One issue of a validation error, with its message.
+#[derive(Serialize)]
+struct IssueLine<'a> {
+    loc: &'a Loc,
+    msg: String,
+    #[serde(rename = "type")]
+    kind: IssueKind,
+}
+
+/// The body of every error: `{"detail": …}`.
+#[derive(Serialize)]
+struct Envelope {
+    detail: Value,
+}
+
 /// The envelope's `detail`: code, message in `lang`, extra fields and the
 /// issues with their messages.
 pub fn detail(error: &ApiError, lang: Lang) -> Value {
     let reference = error.extra.get("reference").and_then(Value::as_str);
-    let mut detail = Map::new();
-    detail.insert("code".into(), json!(error.code.code()));
-    let mut text = message(error.code, lang, reference);
+    let mut message = message(error.code, lang, reference);
     // A file a reader refused: the reader's own words say what is wrong
     // and where (`OEBPS/ch1.xhtml: malformed XML at byte 120: …`).
     if let Some(problem) = error.extra.get("problem").and_then(Value::as_str) {
-        text = format!("{text} {problem}");
+        message = format!("{message} {problem}");
     }
-    detail.insert("message".into(), json!(text));
-    for (key, value) in &error.extra {
-        detail.insert(key.clone(), value.clone());
-    }
-    if !error.issues.is_empty() {
-        let issues: Vec<Value> = error
-            .issues
-            .iter()
-            .map(|issue| {
-                json!({
-                    "loc": issue.loc,
-                    "msg": issue_message(issue.kind, lang, issue.ctx.as_deref()),
-                    "type": issue.kind,
-                })
-            })
-            .collect();
-        detail.insert("issues".into(), Value::Array(issues));
-    }
-    Value::Object(detail)
+    let issues = error
+        .issues
+        .iter()
+        .map(|issue| IssueLine {
+            loc: &issue.loc,
+            msg: issue_message(issue.kind, lang, issue.ctx.as_deref()),
+            kind: issue.kind,
+        })
+        .collect();
+    let detail = Detail {
+        code: error.code.code(),
+        message,
+        extra: &error.extra,
+        issues,
+    };
+    // Strings, numbers and maps only: nothing that cannot be JSON.
+    serde_json::to_value(detail).unwrap_or(Value::Null)
 }
 
 fn render(response: Response, error: &ApiError, lang: Lang) -> Response {
     let (mut parts, _) = response.into_parts();
-    let body = json!({ "detail": detail(error, lang) }).to_string();
+    let envelope = Envelope {
+        detail: detail(error, lang),
+    };
+    let body = serde_json::to_string(&envelope).unwrap_or_default();
     parts.status = error.status();
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.insert(
@@ -164,6 +193,29 @@ mod tests {
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert_eq!(language.as_deref(), Some("fr"));
         assert_eq!(body["detail"]["code"], "not_found");
+    }
+
+    #[test]
+    fn the_detail_writes_its_keys_sorted_with_extra_fields_and_issues() {
+        use dragoman_model::vocab::Issue;
+        let error = ApiError::new(ErrorCode::PayloadTooLarge)
+            .with("limit", 5)
+            .with("chapters", vec!["b", "a"])
+            .with_issues(vec![Issue::at("body", "file", IssueKind::Missing)]);
+        let text = detail(&error, Lang::En).to_string();
+        let keys = [
+            "\"chapters\"",
+            "\"code\"",
+            "\"issues\"",
+            "\"limit\"",
+            "\"message\"",
+        ];
+        let places: Vec<usize> = keys.iter().filter_map(|k| text.find(k)).collect();
+        assert_eq!(places.len(), keys.len(), "{text}");
+        assert!(places.is_sorted(), "{text}");
+        assert!(text.contains(r#"{"loc":["body","file"],"msg":"#), "{text}");
+        assert!(text.contains(r#""type":"missing"}]"#), "{text}");
+        assert!(text.contains(r#""chapters":["b","a"]"#), "{text}");
     }
 
     #[test]

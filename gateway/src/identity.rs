@@ -8,7 +8,25 @@ use dragoman_model::entities::{account, audit_log};
 use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind};
 use dragoman_model::{clock, ids};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
-use serde_json::{Value, json};
+use serde::Serialize;
+
+/// The details of an audit line that has none to give: `{}`.
+#[derive(Serialize)]
+pub struct NoDetails {}
+
+/// What the audit log keeps of an account's creation: never its password.
+#[derive(Serialize)]
+struct AccountCreated<'a> {
+    admin: bool,
+    username: &'a str,
+}
+
+/// What the audit log keeps of a new word allowance (null: none of its
+/// own).
+#[derive(Serialize)]
+struct AllowanceSet {
+    word_allowance: Option<i64>,
+}
 
 /// Creates an account; administrators get the `high` priority ceiling.
 pub async fn create_user(
@@ -69,7 +87,7 @@ pub async fn create_user(
         "account.create",
         "account",
         Some(&created.id),
-        json!({"username": username, "admin": admin}),
+        AccountCreated { admin, username },
     )
     .await?;
     Ok(created)
@@ -98,7 +116,7 @@ pub async fn set_active(
         },
         "account",
         Some(&id),
-        json!({}),
+        NoDetails {},
     )
     .await?;
     Ok(updated)
@@ -137,7 +155,7 @@ pub async fn set_password(
         "account.password",
         "account",
         Some(&id),
-        json!({}),
+        NoDetails {},
     )
     .await?;
     Ok(updated)
@@ -168,13 +186,14 @@ pub async fn set_allowance(
         "account.allowance",
         "account",
         Some(&id),
-        json!({"word_allowance": words}),
+        AllowanceSet {
+            word_allowance: words,
+        },
     )
     .await?;
     Ok(updated)
 }
 
-/// Appends one line to the audit log.
 /// The account named `username`; 404 `not_found` when there is none.
 async fn by_username(
     db: &impl ConnectionTrait,
@@ -187,14 +206,18 @@ async fn by_username(
         .ok_or_else(|| ApiError::new(ErrorCode::NotFound))
 }
 
+/// Appends one line to the audit log; `details` is kept as the JSON it
+/// serialises to.
 pub async fn audit(
     db: &impl ConnectionTrait,
     actor: Option<&str>,
     action: &str,
     target_type: &str,
     target_id: Option<&str>,
-    details: Value,
+    details: impl Serialize,
 ) -> Result<(), ApiError> {
+    let details = serde_json::to_value(details)
+        .map_err(|e| ApiError::server(format!("audit details: {e}")))?;
     audit_log::ActiveModel {
         id: Set(ids::new_id()),
         at: Set(clock::now()),

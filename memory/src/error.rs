@@ -68,6 +68,10 @@ pub enum MemoryError {
     /// error: what failed, never what was sent.
     #[error("external memory: {0}")]
     External(String),
+    /// A built document could not be turned into JSON (never expected:
+    /// its types hold nothing JSON cannot).
+    #[error("document: {0}")]
+    Document(#[from] serde_json::Error),
     #[error("database: {0}")]
     Database(#[from] sea_orm::DbErr),
     #[error("{0}")]
@@ -146,7 +150,9 @@ impl From<MemoryError> for ServiceError {
                 refusal(kind.not_found())
             }
             MemoryError::Model(e) => ServiceError::storage(e.is_outage(), message),
-            MemoryError::External(_) | MemoryError::Export(_) => refusal(ErrorCode::ServerError),
+            MemoryError::External(_) | MemoryError::Export(_) | MemoryError::Document(_) => {
+                refusal(ErrorCode::ServerError)
+            }
         }
     }
 }

@@ -14,11 +14,13 @@ pub use dragoman_model::documents::library::{
     BookDetail, BookQuality, ChapterEntry, ChapterQuality, LastRequest, QualityCounts,
     ReportQuality,
 };
+use dragoman_model::documents::report::QualityReport;
 use dragoman_model::entities::{chapter, passage, project, provider, request, series};
 use dragoman_model::quality::{self, signals_of};
 use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{Band, PassageStatus, RequestStatus, Severity, SignalCode};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use serde::Deserialize;
 use std::collections::HashMap;
 
 /// What one passage's row says, without its texts.
@@ -304,15 +306,22 @@ async fn latest_report(
         .limit(RECENT_REPORTS)
         .all(db)
         .await?;
-    Ok(finished.into_iter().find_map(|r| {
-        let quality = r.report.as_ref()?.get("quality")?.clone();
-        (!quality.is_null()).then_some(ReportQuality {
+    for r in finished {
+        // Reports of the first builds have a null section.
+        let Some(quality) = r.report.as_ref().and_then(|report| report.get("quality")) else {
+            continue;
+        };
+        if quality.is_null() {
+            continue;
+        }
+        return Ok(Some(ReportQuality {
+            quality: QualityReport::deserialize(quality)?,
             request_id: r.id,
             status: r.status,
             finished_at: r.finished_at,
-            quality,
-        })
-    }))
+        }));
+    }
+    Ok(None)
 }
 
 /// Finished requests looked at for the newest quality section.

@@ -33,9 +33,9 @@ use dragoman_model::documents::propagation::{
     PropagationSample, SampleChange, ScanLimits, Scanned, SkippedBook,
 };
 use dragoman_model::entities::{chapter, passage, passage_version, project};
+use dragoman_model::passages;
 use dragoman_model::vocab::{Issue, IssueContext, IssueKind, VersionReason};
 use dragoman_model::{clock, ids};
-use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -463,18 +463,16 @@ pub async fn write(db: &DatabaseConnection, actor: &Actor, found: &Scan) -> Memo
     let txn = dragoman_model::db::begin_write(db).await?;
     let now = clock::now();
     for planned in found.planned.iter().filter(|p| !p.human_skipped) {
-        let mut update = passage::Entity::update_many()
-            .col_expr(
-                passage::Column::Translation,
-                Expr::value(planned.after.clone()),
-            )
-            .col_expr(passage::Column::UpdatedAt, Expr::value(now))
-            .filter(passage::Column::Id.eq(planned.passage_id.as_str()))
-            .filter(passage::Column::Translation.eq(planned.before.as_str()));
-        if !found.ask.include_human {
-            update = update.filter(passage::Column::Human.eq(false));
-        }
-        if update.exec(&txn).await?.rows_affected == 0 {
+        let changed = passages::propagate_rendering(
+            &txn,
+            &planned.passage_id,
+            &planned.before,
+            &planned.after,
+            found.ask.include_human,
+            now,
+        )
+        .await?;
+        if !changed {
             written.skipped.push(planned.passage_id.clone());
             continue;
         }

@@ -546,10 +546,10 @@ impl dragoman_proto::Memory for MemoryService {
     async fn book_context(
         &self,
         request: Request<v1::BookContextRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::BookBundle>, Status> {
         let account = self.person(&request)?;
         let ask = request.into_inner();
-        let json = bundle::book_bundle(
+        let bundle = bundle::book_bundle(
             &self.db,
             &account,
             &ask.book_id,
@@ -557,27 +557,27 @@ impl dragoman_proto::Memory for MemoryService {
             ask.with_text,
         )
         .await?;
-        Ok(Response::new(v1::JsonDocument { json }))
+        Ok(Response::new(bundle.into()))
     }
 
     async fn book_revision(
         &self,
         request: Request<v1::ProjectRef>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::BookRevision>, Status> {
         let account = self.person(&request)?;
         let ask = request.into_inner();
-        let json = bundle::book_revision(&self.db, &account, &ask.project_id).await?;
-        Ok(Response::new(v1::JsonDocument { json }))
+        let revision = bundle::book_revision(&self.db, &account, &ask.project_id).await?;
+        Ok(Response::new(revision.into()))
     }
 
     async fn series_context(
         &self,
         request: Request<v1::SeriesGlossaryRequest>,
-    ) -> Result<Response<v1::JsonDocument>, Status> {
+    ) -> Result<Response<v1::SeriesBundle>, Status> {
         let account = self.person(&request)?;
         let ask = request.into_inner();
-        let json = bundle::series_bundle(&self.db, &account, &ask.series_id).await?;
-        Ok(Response::new(v1::JsonDocument { json }))
+        let bundle = bundle::series_bundle(&self.db, &account, &ask.series_id).await?;
+        Ok(Response::new(bundle.into()))
     }
     async fn get_book(
         &self,

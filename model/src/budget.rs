@@ -16,13 +16,15 @@
 //! given. A job that has not run yet is refused at its start past a
 //! threshold with nowhere cheaper to go (spec 8.4, [`standing`]).
 
+use crate::documents::book_settings::BudgetSpending;
+use crate::documents::report::TokenBudget;
 use crate::entities::{api_token, project, provider_call, request};
 use crate::vocab::BudgetPeriod;
 use sea_orm::sea_query::{Expr, ExprTrait, Query};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Share of a cap (in percent) past which a job moves to a cheaper provider
 /// (`BUDGET_SWITCH_PERCENT`).
@@ -163,6 +165,11 @@ impl Cap {
     }
 }
 
+/// A cap's view as the JSON clients are shown.
+fn view_of(view: &impl serde::Serialize) -> Result<Value, DbErr> {
+    serde_json::to_value(view).map_err(|e| DbErr::Json(e.to_string()))
+}
+
 /// The token's cap in force, with what was spent in its current window.
 pub async fn token_cap(
     db: &impl ConnectionTrait,
@@ -179,7 +186,12 @@ pub async fn token_cap(
         amount,
         spent,
         pool: format!("budget:token:{}", token.id),
-        view: json!({"amount": amount, "period": period, "spent": spent, "resets_at": resets_at}),
+        view: view_of(&TokenBudget {
+            amount,
+            period,
+            resets_at,
+            spent,
+        })?,
     }))
 }
 
@@ -197,7 +209,7 @@ pub async fn book_cap(
         amount,
         spent,
         pool: format!("budget:book:{}", book.id),
-        view: json!({"amount": amount, "spent": spent}),
+        view: view_of(&BudgetSpending { amount, spent })?,
     }))
 }
 

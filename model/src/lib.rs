@@ -2,6 +2,7 @@
 //!
 //! * [`entities`]: SeaORM entities, one module per table of the schema the
 //!   `dragoman-migrations` crate creates.
+//! * [`passages`]: every write of the `passages` table, the table's only writer.
 //! * [`db`]: opening SQLite or PostgreSQL with the right settings.
 //! * [`coordination`]: short-lived shared state (wake-ups, expiring leases), local or Redis.
 //! * [`error`]: [`error::ModelError`], the crate's single error type.
@@ -41,6 +42,7 @@ pub mod fallback;
 pub mod ids;
 pub mod licence;
 pub mod llm_protocol;
+pub mod passages;
 pub mod payload;
 pub mod provider_default;
 pub mod provider_input;

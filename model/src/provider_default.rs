@@ -7,10 +7,16 @@
 
 use crate::entities::{provider, setting};
 use sea_orm::{ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QuerySelect};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 /// The `settings` row holding the chosen provider's id.
 const SETTING_KEY: &str = "default_provider";
+
+/// The saved choice: `{"provider_id": …}`.
+#[derive(Serialize, Deserialize)]
+struct Choice {
+    provider_id: String,
+}
 
 /// The provider an administrator chose, if it still exists.
 pub async fn chosen(db: &impl ConnectionTrait) -> Result<Option<String>, DbErr> {
@@ -20,10 +26,10 @@ pub async fn chosen(db: &impl ConnectionTrait) -> Result<Option<String>, DbErr> 
     else {
         return Ok(None);
     };
-    let Some(id) = row.value.get("provider_id").and_then(|v| v.as_str()) else {
+    let Ok(Choice { provider_id: id }) = serde_json::from_value(row.value) else {
         return Ok(None);
     };
-    Ok(provider::Entity::find_by_id(id.to_owned())
+    Ok(provider::Entity::find_by_id(id)
         .one(db)
         .await?
         .map(|p| p.id))
@@ -51,7 +57,10 @@ pub async fn in_force(db: &impl ConnectionTrait) -> Result<Option<String>, DbErr
 pub async fn choose(db: &impl ConnectionTrait, provider_id: Option<&str>) -> Result<(), DbErr> {
     match provider_id {
         Some(id) => {
-            setting::save(db, SETTING_KEY, json!({ "provider_id": id })).await?;
+            let choice = Choice {
+                provider_id: id.to_owned(),
+            };
+            setting::save(db, SETTING_KEY, choice).await?;
         }
         None => {
             setting::Entity::delete_by_id(SETTING_KEY.to_owned())

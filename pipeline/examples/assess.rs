@@ -17,8 +17,7 @@
 use std::io::{BufRead, BufWriter, Write};
 
 use dragoman_pipeline::quality::{Check, Sheet, assess};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 /// The service's default `review_below`.
 const REVIEW_BELOW: i32 = 70;
@@ -33,10 +32,37 @@ struct Passage {
     sheet: Sheet,
 }
 
-fn assessment(line: &str, review_below: i32) -> serde_json::Value {
+/// One passage's assessment, as a line of standard output.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Line<'a> {
+    Assessed {
+        score: i32,
+        signals: Vec<SignalLine<'a>>,
+        status: &'static str,
+    },
+    /// A line that is not a passage, and why.
+    Unread { error: String },
+}
+
+/// One signal of an assessment.
+#[derive(Serialize)]
+struct SignalLine<'a> {
+    code: &'static str,
+    count: u32,
+    message: &'a str,
+    penalty: u32,
+    severity: &'static str,
+}
+
+fn assessment(line: &str, review_below: i32) -> String {
     let passage: Passage = match serde_json::from_str(line) {
         Ok(p) => p,
-        Err(e) => return json!({ "error": e.to_string() }),
+        Err(e) => {
+            return written(&Line::Unread {
+                error: e.to_string(),
+            });
+        }
     };
     let check = Check {
         source: &passage.source,
@@ -46,24 +72,27 @@ fn assessment(line: &str, review_below: i32) -> serde_json::Value {
         flags: &[],
     };
     let found = assess(&check, &passage.sheet, review_below);
-    let signals: Vec<serde_json::Value> = found
+    let signals = found
         .signals
         .iter()
-        .map(|s| {
-            json!({
-                "code": s.code.as_str(),
-                "count": s.count,
-                "penalty": s.penalty,
-                "message": s.message,
-                "severity": s.severity().as_str(),
-            })
+        .map(|s| SignalLine {
+            code: s.code.as_str(),
+            count: s.count,
+            message: &s.message,
+            penalty: s.penalty,
+            severity: s.severity().as_str(),
         })
         .collect();
-    json!({
-        "score": found.score,
-        "status": found.status.as_str(),
-        "signals": signals,
+    written(&Line::Assessed {
+        score: found.score,
+        signals,
+        status: found.status.as_str(),
     })
+}
+
+/// `line` as one line of JSON (numbers and strings, which always write).
+fn written(line: &Line<'_>) -> String {
+    serde_json::to_string(line).unwrap_or_default()
 }
 
 fn main() -> std::io::Result<()> {

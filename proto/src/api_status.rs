@@ -8,7 +8,8 @@
 //! [`ErrorCode::grpc_code`] gives, for callers that only look at it.
 
 use dragoman_model::vocab::{ErrorCode, Issue};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use tonic::Status;
 
 /// A refusal as a service states it: its code, what the log should know,
@@ -63,6 +64,14 @@ impl ServiceError {
         self
     }
 
+    /// Adds an extra field holding a typed document, as its JSON.
+    pub fn with_document(self, key: &str, document: &impl Serialize) -> Self {
+        // Documents are plain fields, which always serialise; null stands
+        // for the impossible failure.
+        let value = serde_json::to_value(document).unwrap_or(Value::Null);
+        self.with(key, value)
+    }
+
     pub fn with_issues(mut self, issues: Vec<Issue>) -> Self {
         self.issues = issues;
         self
@@ -91,18 +100,25 @@ impl ServiceError {
     }
 }
 
+/// The binary details of a refusal's status.
+#[derive(Serialize)]
+struct Details<'a> {
+    code: &'a str,
+    extra: &'a Map<String, Value>,
+    issues: &'a [Issue],
+}
+
 impl From<ServiceError> for Status {
     fn from(error: ServiceError) -> Status {
-        let details = json!({
-            "code": error.code.wire_name(),
-            "extra": error.extra,
-            "issues": error.issues,
-        });
-        Status::with_details(
-            error.code.grpc_code(),
-            error.message,
-            details.to_string().into_bytes().into(),
-        )
+        let details = Details {
+            code: error.code.wire_name(),
+            extra: &error.extra,
+            issues: &error.issues,
+        };
+        // A code, JSON values and issues always serialise; empty details
+        // would read as a status without a refusal.
+        let details = serde_json::to_vec(&details).unwrap_or_default();
+        Status::with_details(error.code.grpc_code(), error.message, details.into())
     }
 }
 

@@ -92,9 +92,11 @@ remote_service!(RemoteScheduler, SchedulerClient, crate::Scheduler, crate::v1::s
     attach_volume(AttachVolumeRequest) -> SeriesDetail;
     delete_book(ProjectRef) -> Deleted;
     start_job(StartJobRequest) -> RequestDocument;
-    list_jobs(ListJobsRequest) -> JsonDocument;
+    list_jobs(ListJobsRequest) -> JobList;
     estimate_job(EstimateJobRequest) -> JobEstimate;
     licence_status(StatusRequest) -> crate::v1::LicenceStatusView;
+    set_book_budget(SetBookBudgetRequest) -> BookBudgetView;
+    set_edition(SetEditionRequest) -> EditionView;
 });
 
 remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, crate::v1::pipeline_server::SERVICE_NAME, {
@@ -112,6 +114,7 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, crate::v1::deli
     get_webhook_settings(StatusRequest) -> WebhookSettingsView;
     update_webhook_settings(UpdateWebhookSettingsRequest) -> WebhookSettingsView;
     deliver_epub(RequestRef) -> EpubDelivery;
+    update_export_settings(ExportSettingsView) -> ExportSettingsView;
 });
 
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_server::SERVICE_NAME, {
@@ -133,9 +136,9 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_ser
     get_series_glossary(SeriesGlossaryRequest) -> SeriesGlossary;
     attach_glossary(AttachGlossaryRequest) -> SeriesGlossary;
     list_books(ListBooksRequest) -> BookList;
-    book_context(BookContextRequest) -> JsonDocument;
-    book_revision(ProjectRef) -> JsonDocument;
-    series_context(SeriesGlossaryRequest) -> JsonDocument;
+    book_context(BookContextRequest) -> BookBundle;
+    book_revision(ProjectRef) -> BookRevision;
+    series_context(SeriesGlossaryRequest) -> SeriesBundle;
     get_book(ProjectRef) -> BookDetail;
     list_chapters(ProjectRef) -> ChapterList;
     book_quality(ProjectRef) -> BookQualityReport;
@@ -329,21 +332,21 @@ mod tests {
         async fn book_context(
             &self,
             _: Request<v1::BookContextRequest>,
-        ) -> Result<Response<v1::JsonDocument>, Status> {
+        ) -> Result<Response<v1::BookBundle>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
         async fn book_revision(
             &self,
             _: Request<v1::ProjectRef>,
-        ) -> Result<Response<v1::JsonDocument>, Status> {
+        ) -> Result<Response<v1::BookRevision>, Status> {
             Err(Status::unimplemented("fake"))
         }
 
         async fn series_context(
             &self,
             _: Request<v1::SeriesGlossaryRequest>,
-        ) -> Result<Response<v1::JsonDocument>, Status> {
+        ) -> Result<Response<v1::SeriesBundle>, Status> {
             Err(Status::unimplemented("fake"))
         }
         async fn get_book(
@@ -513,6 +516,12 @@ mod tests {
             _: Request<RequestRef>,
         ) -> Result<Response<EpubDelivery>, Status> {
             Err(Status::unimplemented("deliver_epub"))
+        }
+        async fn update_export_settings(
+            &self,
+            _: Request<ExportSettingsView>,
+        ) -> Result<Response<ExportSettingsView>, Status> {
+            Err(Status::unimplemented("update_export_settings"))
         }
     }
 

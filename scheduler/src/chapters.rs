@@ -3,10 +3,11 @@
 //! ([`from_book`]), whose passages keep their inline markup as placeholders
 //! and remember the passage id the EPUB writer knows them by.
 
-use dragoman_book::model::{Chapter, ChapterKind, Mapping};
+use dragoman_book::model::{Chapter, ChapterKind, Mapping, PassageRole, Tag};
 use dragoman_book::{PlainChapterIn, read_plain_chapter};
 use dragoman_model::payload::ChapterIn;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 /// One passage to store: its text (placeholders `⟦n⟧` for inline markup)
 /// and, for an uploaded book, `{ref, role, tags}`: the reader's passage id,
@@ -39,16 +40,38 @@ pub struct IncomingChapter {
 /// The `mapping` column: confidence (two decimals: the reader's f32 would
 /// print as 0.8999999761…), reason, whether it was detected, and the
 /// chapter's archive path when it has one.
+#[derive(Serialize)]
+struct StoredMapping<'a> {
+    confidence: f64,
+    detected: bool,
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
+}
+
+/// The `markup` column of an uploaded book's passage: the reader's
+/// passage id, its role, and the markup each placeholder stands for.
+#[derive(Serialize)]
+struct StoredMarkup<'a> {
+    #[serde(rename = "ref")]
+    reference: &'a str,
+    role: PassageRole,
+    tags: &'a [Tag],
+}
+
+/// `value` as the JSON a column holds. These documents are plain fields,
+/// which always serialise; null stands for the impossible failure.
+fn column(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
 fn mapping_json(mapping: &Mapping, source: Option<&str>) -> Value {
-    let mut value = json!({
-        "confidence": (f64::from(mapping.confidence) * 100.0).round() / 100.0,
-        "reason": mapping.reason,
-        "detected": mapping.detected,
-    });
-    if let (Some(source), Some(map)) = (source, value.as_object_mut()) {
-        map.insert("source".into(), json!(source));
-    }
-    value
+    column(&StoredMapping {
+        confidence: (f64::from(mapping.confidence) * 100.0).round() / 100.0,
+        detected: mapping.detected,
+        reason: &mapping.reason,
+        source,
+    })
 }
 
 fn small(n: Option<u32>) -> Option<i32> {
@@ -72,7 +95,11 @@ pub fn from_book(chapter: &Chapter, keep_source: bool) -> IncomingChapter {
             .iter()
             .map(|p| IncomingPassage {
                 text: p.text.clone(),
-                markup: Some(json!({"ref": p.id, "role": p.role, "tags": p.tags})),
+                markup: Some(column(&StoredMarkup {
+                    reference: &p.id,
+                    role: p.role,
+                    tags: &p.tags,
+                })),
             })
             .collect(),
         words: i64::try_from(chapter.words).unwrap_or(i64::MAX),
@@ -124,6 +151,23 @@ pub fn read(chapter: &ChapterIn) -> IncomingChapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mapping_column_keeps_its_shape() {
+        let mapping = Mapping {
+            confidence: 0.9,
+            reason: "heading".into(),
+            detected: true,
+        };
+        assert_eq!(
+            mapping_json(&mapping, Some("ch1.xhtml")).to_string(),
+            r#"{"confidence":0.9,"detected":true,"reason":"heading","source":"ch1.xhtml"}"#
+        );
+        assert_eq!(
+            mapping_json(&mapping, None).to_string(),
+            r#"{"confidence":0.9,"detected":true,"reason":"heading"}"#
+        );
+    }
 
     fn chapter(content: &str) -> ChapterIn {
         ChapterIn {

@@ -9,6 +9,7 @@ use crate::lifecycle::lease::review_below;
 use crate::lifecycle::queue::{QueueSettings, WaitReason, wait_reason};
 use crate::passage_counts::{self, Counts};
 use crate::steps;
+use dragoman_model::documents::report::CompletionReport;
 use dragoman_model::documents::request::{
     ChapterEvents, ChapterItem, ChapterMapping, QueueReason, QueueState, RequestChapters,
     RequestDocument, RequestOptions, RequestProgress, RequestSummary, StageProgress, StoredResult,
@@ -24,8 +25,8 @@ use dragoman_model::vocab::{
 use dragoman_model::webhook::announced_in;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, JoinType, QueryFilter,
-    QueryOrder, QuerySelect, RelationDef,
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, JoinType,
+    QueryFilter, QueryOrder, QuerySelect, RelationDef,
 };
 use serde_json::Value;
 
@@ -249,46 +250,8 @@ pub async fn build(
             stage_entry(*stage, stage_progress(*stage), known)
         })
         .collect();
-    let stored = result::Entity::find()
-        .filter(result::Column::RequestId.eq(row.id.clone()))
-        .order_by_desc(result::Column::CreatedAt)
-        .one(db)
-        .await?
-        .map(|r| StoredResult {
-            format: r.format,
-            media_type: r.media_type,
-            filename: r.filename,
-            size: r.size,
-            sha256: r.sha256,
-            created_at: r.created_at,
-        });
-    let deliveries = deliveries(db, row).await?;
-    let finals: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_none()).collect();
-    let batches: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_some()).collect();
-    let final_event = finals.first();
-    let webhook = WebhookStatus {
-        state: RequestWebhookState::of(row.callback_url.is_some(), final_event.map(|d| d.state)),
-        attempts: final_event.map_or(0, |d| i64::from(d.attempts)),
-        error: final_event
-            .map(|d| d.last_error.clone())
-            .unwrap_or_default(),
-    };
-    let state_count =
-        |state: WebhookState| count(batches.iter().filter(|d| d.state == state).count());
-    let chapter_events = ChapterEvents {
-        event: CallbackEvent::ChaptersTranslated,
-        batches: count(batches.len()),
-        delivered: state_count(WebhookState::Delivered),
-        pending: state_count(WebhookState::Pending),
-        failed: state_count(WebhookState::Failed),
-        waiting_chapters: count(waiting_chapters(row, &batches)),
-        error: batches
-            .iter()
-            .rev()
-            .find(|d| !d.last_error.is_empty())
-            .map(|d| d.last_error.clone())
-            .unwrap_or_default(),
-    };
+    let stored = stored_result(db, row).await?;
+    let (webhook, chapter_events) = webhook_views(db, row).await?;
     // Read now rather than stored: the reason goes away as soon as the job
     // starts or a slot frees, whoever frees it.
     let queue = match &job_row {
@@ -297,14 +260,7 @@ pub async fn build(
         }),
         None => None,
     };
-    let bookkeeping = |key: &str| row.chapters.get(key).and_then(Value::as_i64).unwrap_or(0);
-    let chapters = RequestChapters {
-        created: bookkeeping("created"),
-        unchanged: bookkeeping("unchanged"),
-        replaced: bookkeeping("replaced"),
-        items,
-        new: row.chapter_list("new"),
-    };
+    let chapters = request_chapters(row, items);
     Ok(RequestDocument {
         summary: RequestSummary {
             request_id: row.id.clone(),
@@ -343,10 +299,87 @@ pub async fn build(
         priority: row.priority,
         queue,
         result: stored,
-        report: row.report.clone(),
+        report: stored_report(row)?,
         webhook,
         chapter_events,
     })
+}
+
+/// The newest result stored for `row`.
+async fn stored_result(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<Option<StoredResult>, SchedulerError> {
+    Ok(result::Entity::find()
+        .filter(result::Column::RequestId.eq(row.id.clone()))
+        .order_by_desc(result::Column::CreatedAt)
+        .one(db)
+        .await?
+        .map(|r| StoredResult {
+            format: r.format,
+            media_type: r.media_type,
+            filename: r.filename,
+            size: r.size,
+            sha256: r.sha256,
+            created_at: r.created_at,
+        }))
+}
+
+/// The final webhook's state and the chapter batches' counts of `row`.
+async fn webhook_views(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<(WebhookStatus, ChapterEvents), SchedulerError> {
+    let deliveries = deliveries(db, row).await?;
+    let finals: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_none()).collect();
+    let batches: Vec<&Delivery> = deliveries.iter().filter(|d| d.batch.is_some()).collect();
+    let final_event = finals.first();
+    let webhook = WebhookStatus {
+        state: RequestWebhookState::of(row.callback_url.is_some(), final_event.map(|d| d.state)),
+        attempts: final_event.map_or(0, |d| i64::from(d.attempts)),
+        error: final_event
+            .map(|d| d.last_error.clone())
+            .unwrap_or_default(),
+    };
+    let state_count =
+        |state: WebhookState| count(batches.iter().filter(|d| d.state == state).count());
+    let chapter_events = ChapterEvents {
+        event: CallbackEvent::ChaptersTranslated,
+        batches: count(batches.len()),
+        delivered: state_count(WebhookState::Delivered),
+        pending: state_count(WebhookState::Pending),
+        failed: state_count(WebhookState::Failed),
+        waiting_chapters: count(waiting_chapters(row, &batches)),
+        error: batches
+            .iter()
+            .rev()
+            .find(|d| !d.last_error.is_empty())
+            .map(|d| d.last_error.clone())
+            .unwrap_or_default(),
+    };
+    Ok((webhook, chapter_events))
+}
+
+/// The request's chapter bookkeeping and its chapters' progress `items`.
+fn request_chapters(row: &request::Model, items: Vec<ChapterItem>) -> RequestChapters {
+    let bookkeeping = |key: &str| row.chapters.get(key).and_then(Value::as_i64).unwrap_or(0);
+    RequestChapters {
+        created: bookkeeping("created"),
+        unchanged: bookkeeping("unchanged"),
+        replaced: bookkeeping("replaced"),
+        items,
+        new: row.chapter_list("new"),
+    }
+}
+
+/// The completion report the request row keeps; reports of earlier builds
+/// read too (the fields added since have defaults).
+fn stored_report(row: &request::Model) -> Result<Option<CompletionReport>, SchedulerError> {
+    row.report
+        .clone()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| SchedulerError::Db(DbErr::Json(format!("stored report: {e}"))))
 }
 
 /// One chapter of the request with its counts.

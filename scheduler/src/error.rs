@@ -7,8 +7,16 @@ use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, Priority};
 use dragoman_model::webhook::Refusal;
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::wire::WireError;
+use serde::Serialize;
 use serde_json::Value;
 use tonic::Status;
+
+/// A volume's languages, as a `volume_conflict` refusal names them.
+#[derive(Serialize)]
+struct VolumeLanguages<'a> {
+    source_language: &'a str,
+    target_language: &'a str,
+}
 
 /// Which waiting quota is full (spec 7 `queue_full` field `scope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,12 +250,12 @@ impl From<SchedulerError> for ServiceError {
                         "reason",
                         format!("the volume is {volume}, the request asks {request}"),
                     )
-                    .with(
+                    .with_document(
                         "volume_languages",
-                        serde_json::json!({
-                            "source_language": volume.source,
-                            "target_language": volume.target,
-                        }),
+                        &VolumeLanguages {
+                            source_language: &volume.source,
+                            target_language: &volume.target,
+                        },
                     )
             }
             SchedulerError::ChaptersNotPlaced { reason, chapters } => {

@@ -11,6 +11,7 @@ use crate::lifecycle::job_start::StartSettings;
 use crate::{deleted_requests, document, lifecycle, series};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::db_watch::DatabaseWatch;
+use dragoman_model::documents::settings_change::QueueSettingsChange;
 use dragoman_model::entities::request;
 use dragoman_model::vocab::{Channel, ControlAction, JobOutcome, RequestStatus, SeriesAction};
 use dragoman_model::webhook::WebhookPolicy;
@@ -483,8 +484,10 @@ impl dragoman_proto::Scheduler for SchedulerService {
             return Err(SchedulerError::AdminRequired.into());
         }
         let m = request.into_inner();
-        let view = lifecycle::queue::update(&self.db, &self.limits.queue, &m.changes_json, m.reset)
-            .await?;
+        let changes = QueueSettingsChange::try_from(m.changes.unwrap_or_default())
+            .map_err(SchedulerError::InvalidRequest)?;
+        let view =
+            lifecycle::queue::update(&self.db, &self.limits.queue, &changes, m.reset).await?;
         tracing::info!(account = %who.account_id, reset = m.reset, "queue settings changed");
         // A higher limit may let waiting jobs start now.
         self.work_added().await;
@@ -605,7 +608,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
     async fn list_jobs(
         &self,
         request: Request<dragoman_proto::v1::ListJobsRequest>,
-    ) -> Result<Response<dragoman_proto::v1::JsonDocument>, Status> {
+    ) -> Result<Response<dragoman_proto::v1::JobList>, Status> {
         let who = self.credential.principal(&request)?;
         let m = request.into_inner();
         let status = m
@@ -620,9 +623,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
             offset: u64::try_from(m.offset).unwrap_or(0),
         };
         let page = crate::library::jobs::list_jobs(&self.db, &who, &filter).await?;
-        Ok(Response::new(JsonDocument {
-            json: page.to_string(),
-        }))
+        Ok(Response::new(page.into()))
     }
 
     async fn estimate_job(
@@ -651,6 +652,27 @@ impl dragoman_proto::Scheduler for SchedulerService {
         let view =
             crate::library::jobs::licence_status(&self.db, &who, &self.limits.licence).await?;
         Ok(Response::new(view.into()))
+    }
+
+    async fn set_book_budget(
+        &self,
+        request: Request<dragoman_proto::v1::SetBookBudgetRequest>,
+    ) -> Result<Response<dragoman_proto::v1::BookBudgetView>, Status> {
+        let who = self.credential.principal(&request)?;
+        let budget =
+            crate::library::book_settings::set_budget(&self.db, &who, request.into_inner()).await?;
+        Ok(Response::new(budget.into()))
+    }
+
+    async fn set_edition(
+        &self,
+        request: Request<dragoman_proto::v1::SetEditionRequest>,
+    ) -> Result<Response<dragoman_proto::v1::EditionView>, Status> {
+        let who = self.credential.principal(&request)?;
+        let edition =
+            crate::library::book_settings::set_edition(&self.db, &who, request.into_inner())
+                .await?;
+        Ok(Response::new(edition.into()))
     }
 }
 

@@ -44,23 +44,14 @@ pub(crate) fn cut_in_half(text: &str) -> &str {
         .map_or(text, |(i, _)| &text[..i])
 }
 
+/// The answer to one completion request of `wire`'s protocol.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     wire: Wire,
     headers: &HeaderMap,
     body: Bytes,
 ) -> Response {
-    let mut n = 0;
-    shared.count(|s| {
-        s.requests += 1;
-        n = s.requests;
-        match wire {
-            Wire::OpenAi => s.openai += 1,
-            Wire::Anthropic => s.anthropic += 1,
-            Wire::Responses => s.responses += 1,
-            Wire::Codex => s.codex += 1,
-        }
-    });
+    let n = count_request(&shared, wire);
     let refuse = |status: StatusCode, message: &str| {
         shared.count(|s| s.bad_requests += 1);
         let body = protocol::error(wire, protocol::error_kind(wire, status.as_u16()), message);
@@ -103,33 +94,8 @@ pub(crate) async fn handle(
     if !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
-    match fault {
-        Fault::RateLimited => return rate_limited(&shared, wire),
-        Fault::Server => {
-            shared.count(|s| s.server_errors += 1);
-            if request.stream {
-                return sse_response(protocol::stream_failure(
-                    n,
-                    &request.model,
-                    "internal error",
-                ));
-            }
-            let body = protocol::error(wire, protocol::error_kind(wire, 500), "internal error");
-            return json_response(StatusCode::INTERNAL_SERVER_ERROR, body);
-        }
-        Fault::Malformed => {
-            shared.count(|s| s.malformed += 1);
-            if request.stream {
-                return sse_response(protocol::stream_malformed(n, &request.model));
-            }
-            let mut response = protocol::malformed(wire, n).into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            return response;
-        }
-        _ => {}
+    if let Some(failure) = transport_fault(&shared, wire, &request, n, fault) {
+        return failure;
     }
 
     let tokens = |text: &str| u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX);
@@ -181,7 +147,82 @@ pub(crate) async fn handle(
             return json_response(StatusCode::INTERNAL_SERVER_ERROR, body);
         }
     };
-    let mut text = full.as_str();
+    let (text, cut) = shape_answer(&shared, &request, fault, &full, &applied);
+    usage.completion = tokens(text);
+    let answer = Content {
+        text: Some(text),
+        cut,
+    };
+    reply(wire, &request, n, &answer, &usage)
+}
+
+/// Counts a request by protocol; its number.
+fn count_request(shared: &Shared, wire: Wire) -> u64 {
+    let mut n = 0;
+    shared.count(|s| {
+        s.requests += 1;
+        n = s.requests;
+        match wire {
+            Wire::OpenAi => s.openai += 1,
+            Wire::Anthropic => s.anthropic += 1,
+            Wire::Responses => s.responses += 1,
+            Wire::Codex => s.codex += 1,
+        }
+    });
+    n
+}
+
+/// The failure a transport fault answers instead of a completion, if the
+/// drawn fault is one.
+fn transport_fault(
+    shared: &Shared,
+    wire: Wire,
+    request: &protocol::Request,
+    n: u64,
+    fault: Fault,
+) -> Option<Response> {
+    match fault {
+        Fault::RateLimited => Some(rate_limited(shared, wire)),
+        Fault::Server => {
+            shared.count(|s| s.server_errors += 1);
+            if request.stream {
+                return Some(sse_response(protocol::stream_failure(
+                    n,
+                    &request.model,
+                    "internal error",
+                )));
+            }
+            let body = protocol::error(wire, protocol::error_kind(wire, 500), "internal error");
+            Some(json_response(StatusCode::INTERNAL_SERVER_ERROR, body))
+        }
+        Fault::Malformed => {
+            shared.count(|s| s.malformed += 1);
+            if request.stream {
+                return Some(sse_response(protocol::stream_malformed(n, &request.model)));
+            }
+            let mut response = protocol::malformed(wire, n).into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            Some(response)
+        }
+        _ => None,
+    }
+}
+
+/// The composed text as sent: cut in half for a truncation fault, cut at
+/// the request's `max_tokens`, or whole (with its content faults counted);
+/// whether it was cut.
+fn shape_answer<'a>(
+    shared: &Shared,
+    request: &protocol::Request,
+    fault: Fault,
+    full: &'a str,
+    applied: &translation::Applied,
+) -> (&'a str, bool) {
+    let tokens = |text: &str| u64::try_from(estimate_tokens(text)).unwrap_or(u64::MAX);
+    let mut text = full;
     let mut cut = false;
     if fault == Fault::Truncated {
         text = cut_in_half(text);
@@ -207,12 +248,7 @@ pub(crate) async fn handle(
         });
         shared.faults.record(applied.records());
     }
-    usage.completion = tokens(text);
-    let answer = Content {
-        text: Some(text),
-        cut,
-    };
-    reply(wire, &request, n, &answer, &usage)
+    (text, cut)
 }
 
 /// The Apertium mode a translation or review message is translated in, in

@@ -7,8 +7,8 @@ use super::*;
 fn queue_limits_are_checked_at_start() {
     let mut config = Config::default();
     assert_eq!(
-        config.queue_settings(),
-        Ok(QueueSettings {
+        config.queue_settings().ok(),
+        Some(QueueSettings {
             max_running_per_account: 4,
             max_queued_per_account: None
         })

@@ -25,11 +25,11 @@ impl RuntimeClient {
     /// A client whose calls run on `runtime`, each within the export
     /// timeout (`OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else
     /// `OTEL_EXPORTER_OTLP_TIMEOUT`, in milliseconds; 10 s by default).
-    pub fn new(runtime: tokio::runtime::Handle) -> Result<RuntimeClient, String> {
+    pub fn new(runtime: tokio::runtime::Handle) -> Result<RuntimeClient, crate::error::Error> {
         let client = reqwest::Client::builder()
             .timeout(export_timeout())
             .build()
-            .map_err(|e| format!("the OTLP HTTP client: {e}"))?;
+            .map_err(crate::error::Error::TraceClient)?;
         Ok(RuntimeClient { client, runtime })
     }
 }

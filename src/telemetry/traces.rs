@@ -16,6 +16,7 @@
 //! still queued is sent when the process stops ([`Tracing::shutdown`]).
 
 use crate::config::{Config, Role};
+use crate::error::Error;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
@@ -75,7 +76,7 @@ fn variable(name: &str) -> Option<String> {
 
 /// Whether the environment asks for trace export; an error names a
 /// setting this build cannot honour.
-fn export_wanted() -> Result<bool, String> {
+fn export_wanted() -> Result<bool, Error> {
     if variable("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
         return Ok(false);
     }
@@ -83,9 +84,11 @@ fn export_wanted() -> Result<bool, String> {
         None | Some("otlp") => {}
         Some("none") => return Ok(false),
         Some(other) => {
-            return Err(format!(
-                "OTEL_TRACES_EXPORTER={other}: dragoman exports traces with `otlp` only (or `none`)"
-            ));
+            return Err(Error::TraceSetting {
+                variable: "OTEL_TRACES_EXPORTER",
+                value: other.to_owned(),
+                hint: "dragoman exports traces with `otlp` only (or `none`)",
+            });
         }
     }
     let endpoint = variable("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -100,10 +103,12 @@ fn export_wanted() -> Result<bool, String> {
         if let Some(protocol) = variable(name)
             && protocol != "http/protobuf"
         {
-            return Err(format!(
-                "{name}={protocol}: dragoman sends traces over OTLP/HTTP with protobuf only \
-                 (`http/protobuf`, usually port 4318)"
-            ));
+            return Err(Error::TraceSetting {
+                variable: name,
+                value: protocol,
+                hint: "dragoman sends traces over OTLP/HTTP with protobuf only \
+                       (`http/protobuf`, usually port 4318)",
+            });
         }
     }
     Ok(true)
@@ -120,13 +125,13 @@ fn service_named_by_environment() -> bool {
 }
 
 /// Builds the exporter and the tracer provider of `service`.
-fn provider(service: &str, runtime: &tokio::runtime::Handle) -> Result<SdkTracerProvider, String> {
+fn provider(service: &str, runtime: &tokio::runtime::Handle) -> Result<SdkTracerProvider, Error> {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
         .with_http_client(super::otlp_client::RuntimeClient::new(runtime.clone())?)
         .build()
-        .map_err(|e| format!("the OTLP trace exporter: {e}"))?;
+        .map_err(Error::TraceExporter)?;
     let mut resource = Resource::builder().with_attribute(opentelemetry::KeyValue::new(
         "service.version",
         env!("CARGO_PKG_VERSION"),
@@ -142,7 +147,7 @@ fn provider(service: &str, runtime: &tokio::runtime::Handle) -> Result<SdkTracer
 
 /// Sets up logging, and trace export for `service` (the name of a
 /// `serve` process) when the environment asks for it.
-pub fn init(service: Option<&str>, runtime: &tokio::runtime::Handle) -> Result<Tracing, String> {
+pub fn init(service: Option<&str>, runtime: &tokio::runtime::Handle) -> Result<Tracing, Error> {
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_filter(
@@ -175,7 +180,7 @@ pub fn init(service: Option<&str>, runtime: &tokio::runtime::Handle) -> Result<T
         .with(logs)
         .with(spans)
         .try_init()
-        .map_err(|e| format!("logging: {e}"))?;
+        .map_err(Error::Logging)?;
     if provider.is_some() {
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         dragoman_model::telemetry::trace_context::enable();

@@ -6,6 +6,7 @@
 
 use crate::error::DeliveryError;
 use dragoman_model::documents::admin_settings::WebhookSettings;
+use dragoman_model::documents::settings_change::{Given, GivenList, WebhookSettingsChange};
 use dragoman_model::entities::setting;
 use dragoman_model::vocab::{Issue, IssueKind};
 use dragoman_model::webhook::settings::{
@@ -13,11 +14,16 @@ use dragoman_model::webhook::settings::{
 };
 use dragoman_model::webhook::{HostRule, Overrides, WebhookPolicy};
 use sea_orm::ConnectionTrait;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A problem with the change at a dotted field path (`hosts.2`).
 fn issue(field: &str, kind: IssueKind) -> Issue {
     Issue::at("body", field, kind)
+}
+
+/// A change whose message holds nothing for a field it names.
+pub fn unreadable(error: &dragoman_proto::wire::WireError) -> DeliveryError {
+    DeliveryError::InvalidSettings(vec![issue(error.field, IssueKind::TypeError)])
 }
 
 /// The settings in force, as the administrator routes answer them.
@@ -54,8 +60,12 @@ fn view_of(
     }
 }
 
-fn string_list(value: &Value, field: &str, issues: &mut Vec<Issue>) -> Option<Vec<String>> {
-    let Some(items) = value.as_array() else {
+fn string_list(
+    value: &Given<GivenList>,
+    field: &str,
+    issues: &mut Vec<Issue>,
+) -> Option<Vec<String>> {
+    let Some(items) = value.value() else {
         issues.push(issue(field, IssueKind::TypeError));
         return None;
     };
@@ -65,7 +75,7 @@ fn string_list(value: &Value, field: &str, issues: &mut Vec<Issue>) -> Option<Ve
     }
     let mut out = Vec::new();
     for (index, item) in items.iter().enumerate() {
-        match item.as_str() {
+        match item {
             Some(text) => out.push(text.trim().to_owned()),
             None => issues.push(issue(&format!("{field}.{index}"), IssueKind::TypeError)),
         }
@@ -74,59 +84,76 @@ fn string_list(value: &Value, field: &str, issues: &mut Vec<Issue>) -> Option<Ve
 }
 
 /// Applies a change to the saved overrides; nothing is saved when any field
-/// is wrong.
+/// is wrong. Problems are reported field by field in the order of the
+/// field names.
 pub fn apply(
     overrides: &mut Overrides,
-    changes: &Map<String, Value>,
+    changes: &WebhookSettingsChange,
     policy: &WebhookPolicy,
 ) -> Result<(), Vec<Issue>> {
     let mut issues = Vec::new();
-    for (field, value) in changes {
-        match field.as_str() {
-            "hosts" if value.is_null() => overrides.hosts = None,
-            "hosts" => {
-                if let Some(hosts) = string_list(value, "hosts", &mut issues) {
-                    for (index, host) in hosts.iter().enumerate() {
-                        if HostRule::parse(host).is_err() {
-                            issues.push(issue(&format!("hosts.{index}"), IssueKind::ValueError));
+    for field in changes.fields() {
+        match field {
+            "hosts" => match &changes.hosts {
+                Some(Given::Null) => overrides.hosts = None,
+                Some(value) => {
+                    if let Some(hosts) = string_list(value, field, &mut issues) {
+                        for (index, host) in hosts.iter().enumerate() {
+                            if HostRule::parse(host).is_err() {
+                                issues
+                                    .push(issue(&format!("hosts.{index}"), IssueKind::ValueError));
+                            }
                         }
+                        overrides.hosts = Some(hosts);
                     }
-                    overrides.hosts = Some(hosts);
                 }
-            }
-            "private_networks" if value.is_null() => overrides.private_networks = None,
-            "private_networks" => {
-                if let Some(networks) = string_list(value, "private_networks", &mut issues) {
-                    for (index, network) in networks.iter().enumerate() {
-                        if parse_network(network).is_err() {
-                            issues.push(issue(
-                                &format!("private_networks.{index}"),
-                                IssueKind::ValueError,
-                            ));
+                None => {}
+            },
+            "private_networks" => match &changes.private_networks {
+                Some(Given::Null) => overrides.private_networks = None,
+                Some(value) => {
+                    if let Some(networks) = string_list(value, field, &mut issues) {
+                        for (index, network) in networks.iter().enumerate() {
+                            if parse_network(network).is_err() {
+                                issues.push(issue(
+                                    &format!("private_networks.{index}"),
+                                    IssueKind::ValueError,
+                                ));
+                            }
                         }
+                        overrides.private_networks = Some(networks);
                     }
-                    overrides.private_networks = Some(networks);
                 }
-            }
-            "max_attempts" if value.is_null() => overrides.max_attempts = None,
-            "max_attempts" => match value.as_u64().and_then(|v| u32::try_from(v).ok()) {
-                Some(n) if check_attempts(n).is_ok() => overrides.max_attempts = Some(n),
-                Some(_) => issues.push(issue(field, IssueKind::OutOfRange)),
-                None => issues.push(issue(field, IssueKind::TypeError)),
+                None => {}
             },
-            "timeout_seconds" if value.is_null() => overrides.timeout_seconds = None,
-            "timeout_seconds" => match value.as_u64() {
-                Some(n) if check_timeout(n).is_ok() => overrides.timeout_seconds = Some(n),
-                Some(_) => issues.push(issue(field, IssueKind::OutOfRange)),
-                None => issues.push(issue(field, IssueKind::TypeError)),
+            "max_attempts" => match &changes.max_attempts {
+                Some(Given::Null) => overrides.max_attempts = None,
+                Some(value) => match value.value().and_then(|&v| u32::try_from(v).ok()) {
+                    Some(n) if check_attempts(n).is_ok() => overrides.max_attempts = Some(n),
+                    Some(_) => issues.push(issue(field, IssueKind::OutOfRange)),
+                    None => issues.push(issue(field, IssueKind::TypeError)),
+                },
+                None => {}
             },
-            "secret" if value.is_null() => overrides.secret_sealed = None,
-            "secret" => match value.as_str() {
-                Some(secret) if check_secret(secret).is_ok() => {
-                    overrides.secret_sealed = Some(policy.key.seal(secret));
-                }
-                Some(_) => issues.push(issue(field, IssueKind::StringTooShort)),
-                None => issues.push(issue(field, IssueKind::TypeError)),
+            "timeout_seconds" => match &changes.timeout_seconds {
+                Some(Given::Null) => overrides.timeout_seconds = None,
+                Some(value) => match value.value() {
+                    Some(&n) if check_timeout(n).is_ok() => overrides.timeout_seconds = Some(n),
+                    Some(_) => issues.push(issue(field, IssueKind::OutOfRange)),
+                    None => issues.push(issue(field, IssueKind::TypeError)),
+                },
+                None => {}
+            },
+            "secret" => match &changes.secret {
+                Some(Given::Null) => overrides.secret_sealed = None,
+                Some(value) => match value.value() {
+                    Some(secret) if check_secret(secret).is_ok() => {
+                        overrides.secret_sealed = Some(policy.key.seal(secret));
+                    }
+                    Some(_) => issues.push(issue(field, IssueKind::StringTooShort)),
+                    None => issues.push(issue(field, IssueKind::TypeError)),
+                },
+                None => {}
             },
             _ => issues.push(issue(field, IssueKind::ExtraForbidden)),
         }
@@ -143,16 +170,14 @@ pub fn apply(
 pub async fn update(
     db: &impl ConnectionTrait,
     policy: &WebhookPolicy,
-    changes_json: &str,
+    changes: &WebhookSettingsChange,
     reset: bool,
 ) -> Result<WebhookSettings, DeliveryError> {
     let overrides = if reset {
         Overrides::default()
     } else {
-        let changes: Map<String, Value> = serde_json::from_str(changes_json)
-            .map_err(|_| DeliveryError::InvalidSettings(vec![issue("", IssueKind::JsonInvalid)]))?;
         let mut overrides = Overrides::load(db).await?;
-        apply(&mut overrides, &changes, policy).map_err(DeliveryError::InvalidSettings)?;
+        apply(&mut overrides, changes, policy).map_err(DeliveryError::InvalidSettings)?;
         overrides
     };
     let value = serde_json::to_value(&overrides).unwrap_or(Value::Null);

@@ -110,8 +110,7 @@ fn not_licensed_rpc(lang: Lang) -> Response {
     crate::mcp::transport::rpc_refusal(
         StatusCode::PAYMENT_REQUIRED,
         NOT_LICENSED_RPC_CODE,
-        ErrorCode::AutomationNotLicensed,
-        serde_json::Value::Null,
+        crate::mcp::jsonrpc::ErrorData::of(ErrorCode::AutomationNotLicensed),
         lang,
     )
 }

@@ -11,6 +11,7 @@ use super::answer::answer;
 use super::arguments::Parameters;
 use super::confirm::confirmed;
 use super::page::{MAX_LIMIT, Page};
+use super::vocabulary::one_of;
 use crate::operations;
 use crate::operations::books::{Configuration, Window};
 use dragoman_model::vocab::AnalysisMode;
@@ -19,14 +20,9 @@ use rmcp::schemars::{Schema, SchemaGenerator};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::json;
 
 fn analysis_mode_schema(_: &mut SchemaGenerator) -> Schema {
-    let mut schema = Schema::default();
-    let values: Vec<&str> = AnalysisMode::ALL.iter().map(|m| m.as_str()).collect();
-    schema.insert("type".into(), json!("string"));
-    schema.insert("enum".into(), json!(values));
-    schema
+    one_of(AnalysisMode::ALL.iter().map(|m| m.as_str()))
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

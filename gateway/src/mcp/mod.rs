@@ -24,10 +24,12 @@ mod answer;
 mod arguments;
 mod books;
 mod confirm;
+pub(crate) mod jsonrpc;
 pub mod page;
 mod series;
 mod terms;
 pub mod transport;
+mod vocabulary;
 mod work;
 
 use crate::auth::bearer::TokenCaller;

@@ -6,6 +6,7 @@ use super::answer::answer;
 use super::arguments::Parameters;
 use super::confirm::confirmed;
 use super::page::Page;
+use super::vocabulary::one_of;
 use crate::operations;
 use crate::operations::terms::{NewTerm, Propagation, TermChanges, TermFilter};
 use dragoman_model::vocab::TermLayer;
@@ -14,14 +15,9 @@ use rmcp::schemars::{Schema, SchemaGenerator};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
-use serde_json::json;
 
 fn layers_schema(values: &[TermLayer]) -> Schema {
-    let mut schema = Schema::default();
-    let names: Vec<&str> = values.iter().map(|l| l.as_str()).collect();
-    schema.insert("type".into(), json!("string"));
-    schema.insert("enum".into(), json!(names));
-    schema
+    one_of(values.iter().map(|l| l.as_str()))
 }
 
 fn any_layer_schema(_: &mut SchemaGenerator) -> Schema {

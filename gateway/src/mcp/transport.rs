@@ -22,6 +22,8 @@
 //! null. Such a request goes to rmcp with a stand-in id and its answer gets
 //! `null` back. Every answer carries the id exactly as the client sent it.
 
+use super::jsonrpc::{Answer, ErrorData, ErrorResponse, INTERNAL_ERROR};
+pub use super::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
 use crate::auth::bearer::TokenCaller;
 use crate::auth::rate_limit::{JSONRPC_RATE_LIMITED, RateLimit};
 use crate::error::ApiError;
@@ -38,18 +40,13 @@ use http_body_util::BodyExt;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 /// Largest body of one `POST /mcp` (spec 8: 1 MiB).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Most messages in one batch (spec 8).
 pub const MAX_BATCH: usize = 200;
-/// JSON-RPC: the body is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC: the JSON is not a request the server can take.
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC: the server failed to answer.
-const INTERNAL_ERROR: i64 = -32603;
 /// The id a request sent with `id: null` carries to rmcp.
 const NULL_ID_STAND_IN: &str = "dragoman:null-id";
 
@@ -144,7 +141,7 @@ enum Reply {
     /// A notification, taken without an answer.
     Accepted,
     /// A JSON-RPC answer and the HTTP status rmcp gave it.
-    Message(StatusCode, Value),
+    Message(StatusCode, Answer),
     /// A refusal of the HTTP request itself (e.g. its `Accept` header),
     /// which no message could pass.
     Http(Response),
@@ -173,13 +170,11 @@ where
         let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
             Ok(bytes) => bytes,
             Err(error) if too_large(&error) => {
-                return rpc_refusal(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    INVALID_REQUEST,
-                    ErrorCode::PayloadTooLarge,
-                    json!({"max_bytes": MAX_BODY_BYTES}),
-                    lang,
-                );
+                let data = ErrorData {
+                    max_bytes: Some(MAX_BODY_BYTES),
+                    ..ErrorData::of(ErrorCode::PayloadTooLarge)
+                };
+                return rpc_refusal(StatusCode::PAYLOAD_TOO_LARGE, INVALID_REQUEST, data, lang);
             }
             Err(_) => return ApiError::new(ErrorCode::BadRequest).into_response(),
         };
@@ -187,11 +182,14 @@ where
         if let Some(caller) = parts.extensions.get::<TokenCaller>()
             && let Some(seconds) = self.limit.check(&caller.token.id, incoming.cost()).await
         {
+            let data = ErrorData {
+                retry_after: Some(seconds),
+                ..ErrorData::of(ErrorCode::RateLimited)
+            };
             let mut refusal = rpc_refusal(
                 StatusCode::TOO_MANY_REQUESTS,
                 JSONRPC_RATE_LIMITED,
-                ErrorCode::RateLimited,
-                json!({"retry_after": seconds}),
+                data,
                 lang,
             );
             refusal
@@ -205,24 +203,23 @@ where
             Incoming::Malformed => rpc_refusal(
                 StatusCode::BAD_REQUEST,
                 PARSE_ERROR,
-                ErrorCode::BadRequest,
-                Value::Null,
+                ErrorData::of(ErrorCode::BadRequest),
                 lang,
             ),
             Incoming::EmptyBatch => rpc_refusal(
                 StatusCode::BAD_REQUEST,
                 INVALID_REQUEST,
-                ErrorCode::BadRequest,
-                Value::Null,
+                ErrorData::of(ErrorCode::BadRequest),
                 lang,
             ),
-            Incoming::OversizedBatch(count) => rpc_refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                INVALID_REQUEST,
-                ErrorCode::PayloadTooLarge,
-                json!({"max_messages": MAX_BATCH, "messages": count}),
-                lang,
-            ),
+            Incoming::OversizedBatch(count) => {
+                let data = ErrorData {
+                    max_messages: Some(MAX_BATCH),
+                    messages: Some(count),
+                    ..ErrorData::of(ErrorCode::PayloadTooLarge)
+                };
+                rpc_refusal(StatusCode::PAYLOAD_TOO_LARGE, INVALID_REQUEST, data, lang)
+            }
             Incoming::One(message) => self.one(&parts, message, lang).await,
             Incoming::Batch(messages) => self.batch(&parts, messages, lang).await,
         }
@@ -244,7 +241,7 @@ where
         let mut forwarded = false;
         for message in &messages {
             if let Some(refusal) = invalid(message, lang) {
-                answers.push(refusal);
+                answers.push(Answer::Refused(refusal));
                 continue;
             }
             match self.forward(parts, message, lang).await {
@@ -261,12 +258,12 @@ where
                     } else {
                         INVALID_REQUEST
                     };
-                    answers.push(rpc_object(
+                    answers.push(Answer::Refused(rpc_error(
                         id_of(message),
                         code,
-                        message_text(status_code(status), lang),
-                        json!({"code": status_code(status).code()}),
-                    ));
+                        status_code(status),
+                        lang,
+                    )));
                 }
             }
             forwarded = true;
@@ -274,7 +271,7 @@ where
         if answers.is_empty() {
             return StatusCode::ACCEPTED.into_response();
         }
-        json_response(StatusCode::OK, &Value::Array(answers), lang)
+        json_response(StatusCode::OK, &answers, lang)
     }
 
     /// Sends one message to rmcp as its own POST and reads its answer.
@@ -282,7 +279,7 @@ where
         let mut sent = message.clone();
         let is_request = message.get("method").is_some();
         if is_request && message.get("id") == Some(&Value::Null) {
-            sent["id"] = json!(NULL_ID_STAND_IN);
+            sent["id"] = Value::from(NULL_ID_STAND_IN);
         }
         let request = Request::from_parts(parts.clone(), Body::from(sent.to_string()));
         let (head, body) = self.rmcp.handle(request).await.into_parts();
@@ -313,18 +310,18 @@ where
                 {
                     object.insert("id".into(), id.clone());
                 }
-                Reply::Message(head.status, answer)
+                Reply::Message(head.status, Answer::Forwarded(answer))
             }
             // The media type was checked before: rmcp could not read the
             // message as a JSON-RPC message of the protocol.
             None if head.status == StatusCode::UNSUPPORTED_MEDIA_TYPE => Reply::Message(
                 StatusCode::BAD_REQUEST,
-                rpc_object(
+                Answer::Refused(rpc_error(
                     id_of(message),
                     INVALID_REQUEST,
-                    message_text(ErrorCode::BadRequest, lang),
-                    json!({"code": ErrorCode::BadRequest.code()}),
-                ),
+                    ErrorCode::BadRequest,
+                    lang,
+                )),
             ),
             None => Reply::Http(Response::from_parts(head, Body::from(bytes))),
         }
@@ -366,21 +363,14 @@ fn id_of(message: &Value) -> Value {
 /// The -32600 answer of a message that is no JSON-RPC message at all: not
 /// an object, or an id of another type than string, number or null. The
 /// rest of its shape is rmcp's to judge.
-fn invalid(message: &Value, lang: Lang) -> Option<Value> {
+fn invalid(message: &Value, lang: Lang) -> Option<ErrorResponse> {
     let valid = message.as_object().is_some_and(|object| {
         matches!(
             object.get("id"),
             None | Some(Value::Null | Value::String(_) | Value::Number(_))
         )
     });
-    (!valid).then(|| {
-        rpc_object(
-            Value::Null,
-            INVALID_REQUEST,
-            message_text(ErrorCode::BadRequest, lang),
-            json!({"code": ErrorCode::BadRequest.code()}),
-        )
-    })
+    (!valid).then(|| rpc_error(Value::Null, INVALID_REQUEST, ErrorCode::BadRequest, lang))
 }
 
 /// The last answer (a message with `result` or `error`) of an event stream;
@@ -421,30 +411,25 @@ fn message_text(code: ErrorCode, lang: Lang) -> String {
     message(code, lang, None)
 }
 
-/// A JSON-RPC error object.
-fn rpc_object(id: Value, code: i64, text: String, data: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text, "data": data}})
+/// A JSON-RPC error answering `id` whose `data` holds only the spec's
+/// code.
+fn rpc_error(id: Value, code: i64, spec: ErrorCode, lang: Lang) -> ErrorResponse {
+    ErrorResponse::new(id, code, message_text(spec, lang), ErrorData::of(spec))
 }
 
 /// A refusal of the whole body: a JSON-RPC error without id whose `data`
-/// holds the spec's `code` and `extra` fields.
-pub(crate) fn rpc_refusal(
-    status: StatusCode,
-    code: i64,
-    spec: ErrorCode,
-    extra: Value,
-    lang: Lang,
-) -> Response {
-    let mut data = json!({"code": spec.code()});
-    if let (Some(data), Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
-    let body = rpc_object(Value::Null, code, message_text(spec, lang), data);
+/// holds the spec's code and the limits it names.
+pub(crate) fn rpc_refusal(status: StatusCode, code: i64, data: ErrorData, lang: Lang) -> Response {
+    let body = ErrorResponse::new(Value::Null, code, message_text(data.code, lang), data);
     json_response(status, &body, lang)
 }
 
-fn json_response(status: StatusCode, body: &Value, lang: Lang) -> Response {
-    let mut response = (status, Bytes::from(body.to_string())).into_response();
+fn json_response<T: Serialize>(status: StatusCode, body: &T, lang: Lang) -> Response {
+    let written = match serde_json::to_vec(body) {
+        Ok(written) => written,
+        Err(error) => return ApiError::server(format!("mcp answer: {error}")).into_response(),
+    };
+    let mut response = (status, Bytes::from(written)).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

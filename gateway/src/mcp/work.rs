@@ -14,6 +14,7 @@ use super::McpTools;
 use super::answer::{answer, refusal};
 use super::arguments::Parameters;
 use super::page::Page;
+use super::vocabulary::one_of;
 use crate::error::{ApiError, ApiResult};
 use crate::operations;
 use crate::operations::jobs::{Export, ExportAsk, ExportTarget, JobQuery};
@@ -26,22 +27,12 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use rmcp::schemars::{Schema, SchemaGenerator};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 /// Characters of a text export given inline at most.
 pub const INLINE_TEXT_CHARS: usize = 100_000;
 /// Bytes of a binary export embedded at most (8 MiB).
 pub const EMBED_MAX_BYTES: usize = 8 * 1024 * 1024;
-
-/// A string schema whose values are `values` (a vocabulary's spec strings).
-fn one_of<'a>(values: impl Iterator<Item = &'a str>) -> Schema {
-    let values: Vec<&str> = values.collect();
-    let mut schema = Schema::default();
-    schema.insert("type".into(), json!("string"));
-    schema.insert("enum".into(), json!(values));
-    schema
-}
 
 fn priority_schema(_: &mut SchemaGenerator) -> Schema {
     one_of(Priority::ALL.iter().map(|v| v.as_str()))
@@ -357,6 +348,44 @@ fn is_text(format: ResultFormat) -> bool {
     matches!(format, ResultFormat::Txt | ResultFormat::Json)
 }
 
+/// What `export_book` says of the file, before its content.
+#[derive(Debug, Serialize)]
+struct ExportDescription {
+    book_id: Option<String>,
+    complete: bool,
+    content: ExportContent,
+    filename: String,
+    format: ResultFormat,
+    media_type: String,
+    request_id: String,
+    scope: ResultScope,
+    sha256: String,
+    size: usize,
+    status: RequestStatus,
+    /// The REST route serving the same file.
+    url: String,
+}
+
+/// How the content follows the description.
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum ExportContent {
+    /// Inline text, cut at `max_chars` characters.
+    Text {
+        included_chars: usize,
+        max_chars: usize,
+        total_chars: usize,
+        truncated: bool,
+    },
+    /// An embedded file (base64) at `uri`.
+    Resource { max_bytes: usize, uri: String },
+    /// Too large to embed: only the URL.
+    UrlOnly {
+        max_bytes: usize,
+        note: &'static str,
+    },
+}
+
 /// The answer of `export_book`: the description as JSON text, then the
 /// content (inline text, an embedded file, or nothing beyond the URL).
 fn export_answer(export: Export) -> CallToolResult {
@@ -367,13 +396,12 @@ fn export_answer(export: Export) -> CallToolResult {
         let cut: String = text.chars().take(INLINE_TEXT_CHARS).collect();
         let included = cut.chars().count();
         (
-            json!({
-                "kind": "text",
-                "total_chars": total,
-                "included_chars": included,
-                "truncated": included < total,
-                "max_chars": INLINE_TEXT_CHARS,
-            }),
+            ExportContent::Text {
+                included_chars: included,
+                max_chars: INLINE_TEXT_CHARS,
+                total_chars: total,
+                truncated: included < total,
+            },
             Some(ContentBlock::text(cut)),
         )
     } else if size <= EMBED_MAX_BYTES {
@@ -383,36 +411,43 @@ fn export_answer(export: Export) -> CallToolResult {
         );
         let blob = base64::engine::general_purpose::STANDARD.encode(&export.body);
         (
-            json!({"kind": "resource", "uri": uri, "max_bytes": EMBED_MAX_BYTES}),
+            ExportContent::Resource {
+                max_bytes: EMBED_MAX_BYTES,
+                uri: uri.clone(),
+            },
             Some(ContentBlock::resource(
                 ResourceContents::blob(blob, uri).with_mime_type(export.media_type.clone()),
             )),
         )
     } else {
         (
-            json!({
-                "kind": "url_only",
-                "max_bytes": EMBED_MAX_BYTES,
-                "note": "larger than the embedding limit: download it from `url`",
-            }),
+            ExportContent::UrlOnly {
+                max_bytes: EMBED_MAX_BYTES,
+                note: "larger than the embedding limit: download it from `url`",
+            },
             None,
         )
     };
-    let description: Value = json!({
-        "request_id": export.request_id,
-        "book_id": export.book_id,
-        "status": export.status,
-        "format": export.format,
-        "scope": export.scope,
-        "filename": export.filename,
-        "media_type": export.media_type,
-        "size": size,
-        "sha256": export.sha256,
-        "complete": export.complete,
-        "url": export.url,
-        "content": content,
-    });
-    let mut blocks = vec![ContentBlock::text(description.to_string())];
+    let description = ExportDescription {
+        book_id: export.book_id,
+        complete: export.complete,
+        content,
+        filename: export.filename,
+        format: export.format,
+        media_type: export.media_type,
+        request_id: export.request_id,
+        scope: export.scope,
+        sha256: export.sha256,
+        size,
+        status: export.status,
+        url: export.url,
+    };
+    // Through a JSON value, whose keys are sorted, as every tool answer's.
+    let written = match serde_json::to_value(&description) {
+        Ok(value) => value.to_string(),
+        Err(error) => return refusal(ApiError::server(format!("export answer: {error}"))),
+    };
+    let mut blocks = vec![ContentBlock::text(written)];
     blocks.extend(block);
     CallToolResult::success(blocks)
 }
@@ -420,7 +455,7 @@ fn export_answer(export: Export) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dragoman_model::vocab::RequestStatus;
+    use serde_json::{Value, json};
 
     fn export(format: ResultFormat, body: Vec<u8>) -> Export {
         Export {
@@ -455,6 +490,47 @@ mod tests {
         assert_eq!(
             sent[1]["text"].as_str().map(|t| t.chars().count()),
             Some(INLINE_TEXT_CHARS)
+        );
+    }
+
+    #[test]
+    fn the_description_is_sorted_json() {
+        let sent = blocks(&export_answer(export(ResultFormat::Txt, b"abc".to_vec())));
+        let text = sent[0]["text"].as_str().expect("text");
+        let wanted = json!({
+            "request_id": "r1",
+            "book_id": "b1",
+            "status": "completed",
+            "format": "txt",
+            "scope": "request",
+            "filename": "book.out",
+            "media_type": ResultFormat::Txt.media_type(),
+            "size": 3,
+            "sha256": "00",
+            "complete": true,
+            "url": "/api/v1/translation-requests/r1/result?format=txt&scope=request",
+            "content": {
+                "kind": "text",
+                "total_chars": 3,
+                "included_chars": 3,
+                "truncated": false,
+                "max_chars": INLINE_TEXT_CHARS,
+            },
+        });
+        assert_eq!(text, wanted.to_string());
+        let big = blocks(&export_answer(export(
+            ResultFormat::TxtZip,
+            vec![0; EMBED_MAX_BYTES + 1],
+        )));
+        let meta: Value =
+            serde_json::from_str(big[0]["text"].as_str().expect("text")).expect("json");
+        assert_eq!(
+            meta["content"],
+            json!({
+                "kind": "url_only",
+                "max_bytes": EMBED_MAX_BYTES,
+                "note": "larger than the embedding limit: download it from `url`",
+            })
         );
     }
 

@@ -8,7 +8,7 @@
 //! bodies, success responses and headers; [`refusals`] adds each
 //! operation's error codes grouped by status from [`ErrorCode`];
 //! [`security`] turns the scopes an operation checks into its security
-//! requirement; [`schemas`] describes the documents other services write.
+//! requirement; [`schemas`] describes the upload forms.
 //! `docs/openapi.json` is the committed copy; a test fails when it drifts.
 
 pub mod refusals;
@@ -19,12 +19,12 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
-use utoipa::openapi::{RefOr, Required, Schema};
+use utoipa::openapi::{Components, RefOr, Required, Schema};
 use utoipa::{IntoParams, OpenApi, PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -161,12 +161,19 @@ pub fn text() -> Result<String, String> {
 /// The OpenAPI document of `/api/v1`.
 pub fn document() -> Result<Value, serde_json::Error> {
     let routes = crate::routes::automation_routes().routes(routes!(serve));
-    let api = OpenApiRouter::<AppState>::with_openapi(ApiDoc::openapi())
+    let mut api = OpenApiRouter::<AppState>::with_openapi(ApiDoc::openapi())
         .nest(API_ROOT, routes)
         .into_openapi();
+    security::apply(&mut api.paths);
+    let components = api.components.get_or_insert_with(Components::new);
+    components.security_schemes = [(security::SCHEME.to_owned(), security::scheme())].into();
+    components.responses = refusals::shared()
+        .into_iter()
+        .map(|(name, response)| (name, RefOr::T(response)))
+        .collect();
+    // A header's `required` is not in utoipa's model: set in the JSON.
     let mut document = serde_json::to_value(&api)?;
     if let Some(paths) = document.get_mut("paths").and_then(Value::as_object_mut) {
-        security::apply(paths);
         paths
             .values_mut()
             .filter_map(Value::as_object_mut)
@@ -176,23 +183,8 @@ pub fn document() -> Result<Value, serde_json::Error> {
             .flat_map(|responses| responses.values_mut())
             .for_each(mark_always_sent);
     }
-    let components = document
-        .as_object_mut()
-        .map(|root| root.entry("components").or_insert_with(|| json!({})));
-    if let Some(Value::Object(components)) = components {
-        components.insert(
-            "securitySchemes".into(),
-            json!({ security::SCHEME: security::scheme() }),
-        );
-        let mut shared = serde_json::to_value(refusals::shared())?;
-        if let Value::Object(responses) = &mut shared {
-            responses.values_mut().for_each(mark_always_sent);
-        }
-        components.insert("responses".into(), shared);
-        let schemas = components.entry("schemas").or_insert_with(|| json!({}));
-        if let Value::Object(schemas) = schemas {
-            schemas.extend(schemas::narrative::components()?);
-        }
+    if let Some(Value::Object(shared)) = document.pointer_mut("/components/responses") {
+        shared.values_mut().for_each(mark_always_sent);
     }
     Ok(document)
 }

@@ -5,7 +5,9 @@
 //! requirement. Every scope and its meaning come from [`Scope`].
 
 use dragoman_model::vocab::Scope;
-use serde_json::{Value, json};
+use serde_json::Value;
+use utoipa::openapi::Paths;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 
 /// Name of the security scheme.
 pub const SCHEME: &str = "bearer";
@@ -40,7 +42,7 @@ fn allows(scope: Scope) -> &'static str {
 }
 
 /// The scheme: `Authorization: Bearer <API_TOKEN>`, with the scopes listed.
-pub fn scheme() -> Value {
+pub fn scheme() -> SecurityScheme {
     let mut description = String::from(
         "A personal API token (`Authorization: Bearer <API_TOKEN>`), created in the web \
          interface; it acts for its owner and sees only the owner's series and requests. A \
@@ -51,50 +53,82 @@ pub fn scheme() -> Value {
     for scope in Scope::ALL {
         description.push_str(&format!("\n- `{scope}`: {}", allows(scope)));
     }
-    json!({
-        "type": "http",
-        "scheme": "bearer",
-        "description": description,
-    })
+    SecurityScheme::Http(
+        HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .description(Some(description))
+            .build(),
+    )
 }
 
 /// Replaces each operation's [`SCOPES_EXTENSION`] by its security
 /// requirement: the scheme with those scopes, or none when the list is
 /// empty. An operation that states no scopes is left without one, which
 /// the document's tests refuse.
-pub fn apply(paths: &mut serde_json::Map<String, Value>) {
-    let operations = paths
-        .values_mut()
-        .filter_map(Value::as_object_mut)
-        .flat_map(|item| item.values_mut())
-        .filter_map(Value::as_object_mut);
-    for operation in operations {
-        match operation.remove(SCOPES_EXTENSION) {
-            Some(Value::Array(scopes)) if scopes.is_empty() => {
-                operation.insert("security".into(), json!([]));
+pub fn apply(paths: &mut Paths) {
+    for item in paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.options,
+            &mut item.head,
+            &mut item.patch,
+            &mut item.trace,
+        ];
+        for operation in operations.into_iter().flatten() {
+            let stated = operation
+                .extensions
+                .as_mut()
+                .and_then(|extensions| extensions.remove(SCOPES_EXTENSION));
+            if let Some(Value::Array(scopes)) = stated {
+                operation.security = Some(requirement(&scopes));
             }
-            Some(scopes @ Value::Array(_)) => {
-                operation.insert("security".into(), json!([{ SCHEME: scopes }]));
-            }
-            _ => {}
         }
     }
+}
+
+/// The security requirement of an operation needing `scopes`.
+fn requirement(scopes: &[Value]) -> Vec<SecurityRequirement> {
+    if scopes.is_empty() {
+        return Vec::new();
+    }
+    let names = scopes.iter().filter_map(Value::as_str);
+    vec![SecurityRequirement::new(SCHEME, names)]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use utoipa::openapi::PathsBuilder;
+    use utoipa::openapi::extensions::ExtensionsBuilder;
+    use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
+
+    /// A path with one `GET` operation stating `scopes`, if any.
+    fn path(scopes: Option<Value>) -> PathItem {
+        let mut operation = OperationBuilder::new();
+        if let Some(scopes) = scopes {
+            operation = operation.extensions(Some(
+                ExtensionsBuilder::new()
+                    .add(SCOPES_EXTENSION, scopes)
+                    .build(),
+            ));
+        }
+        PathItem::new(HttpMethod::Get, operation.build())
+    }
 
     #[test]
     fn the_extension_becomes_the_security_requirement() {
-        let mut paths = json!({
-            "/a": {"get": {"x-required-scopes": ["jobs:read"]}},
-            "/b": {"get": {"x-required-scopes": []}},
-            "/c": {"post": {}},
-        });
-        let paths = paths.as_object_mut().expect("object");
-        apply(paths);
-        assert!(paths["/c"]["post"].get("security").is_none());
+        let mut paths = PathsBuilder::new()
+            .path("/a", path(Some(json!(["jobs:read"]))))
+            .path("/b", path(Some(json!([]))))
+            .path("/c", path(None))
+            .build();
+        apply(&mut paths);
+        let paths = serde_json::to_value(&paths).expect("JSON");
+        assert!(paths["/c"]["get"].get("security").is_none());
         assert_eq!(
             paths["/a"]["get"]["security"],
             json!([{"bearer": ["jobs:read"]}])
@@ -105,7 +139,7 @@ mod tests {
 
     #[test]
     fn the_scheme_describes_every_scope() {
-        let text = scheme()["description"].to_string();
+        let text = serde_json::to_value(scheme()).expect("JSON")["description"].to_string();
         for scope in Scope::ALL {
             assert!(text.contains(&format!("`{scope}`")), "{scope}");
         }

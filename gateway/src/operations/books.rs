@@ -13,10 +13,12 @@ use super::narrative;
 use super::{Caller, Needs};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::deletion::Deleted;
 use dragoman_model::documents::library::{BookDetail, BookQuality, ChapterEntry};
 use dragoman_model::vocab::Scope;
 use dragoman_proto::v1::{ConfigureBookRequest, ProjectRef, ShelveBookRequest};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 const READ: Needs = Needs::both(Scope::LibraryRead);
 const WRITE: Needs = Needs::both(Scope::LibraryWrite);
@@ -26,8 +28,9 @@ const DELETE: Needs = Needs::both(Scope::LibraryDelete);
 /// the sheet states how many it has.
 pub const MAX_OBSERVATIONS: usize = 20;
 
-fn parse(text: &str) -> ApiResult<Value> {
-    serde_json::from_str(text).map_err(|e| ApiError::server(format!("book answer: {e}")))
+/// A typed document as the JSON it serialises to.
+fn json_of(document: &impl serde::Serialize) -> ApiResult<Value> {
+    serde_json::to_value(document).map_err(|e| ApiError::server(format!("book answer: {e}")))
 }
 
 /// A document from the message that carried it.
@@ -104,51 +107,102 @@ pub async fn bible(
     caller: &Caller,
     book_id: String,
     window: Window,
-) -> ApiResult<Value> {
+) -> ApiResult<Bible> {
     // The bundle's own operation: on this surface it needs library:read.
-    let text = narrative::book_context(state, caller, book_id, Vec::new(), false).await?;
-    Ok(bible_json(&parse(&text)?, window))
+    let bundle = narrative::book_context(state, caller, book_id, Vec::new(), false).await?;
+    Ok(bible_view(&json_of(&bundle)?, window))
+}
+
+/// The Bible answer of `read_bible`: the book, its series and the bundle's
+/// revision, then each list of the narrative cut to the window with its
+/// total. The lists' entries are the bundle's as they are.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bible {
+    /// The style notes.
+    pub bible: BibleList,
+    pub book: BibleBook,
+    pub characters: BibleList,
+    /// Events the narrative records (not listed here).
+    pub events_total: usize,
+    /// The terms in force.
+    pub glossary: BibleList,
+    pub limit: usize,
+    pub objects: BibleList,
+    pub offset: usize,
+    pub organisations: BibleList,
+    pub places: BibleList,
+    pub revision: Value,
+    pub series: BibleSeries,
+}
+
+/// The book a Bible is of.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BibleBook {
+    pub id: Value,
+    pub source_language: Value,
+    pub target_language: Value,
+    pub title: Value,
+}
+
+/// The series of the book.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BibleSeries {
+    pub id: Value,
+    pub name: Value,
+}
+
+/// One list of the Bible, cut to the window, with its total.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BibleList {
+    pub items: Vec<Value>,
+    pub total: usize,
 }
 
 /// The Bible answer built from a book bundle.
-pub fn bible_json(bundle: &Value, window: Window) -> Value {
+pub fn bible_view(bundle: &Value, window: Window) -> Bible {
     let narrative = &bundle["narrative"];
     let cut = |list: &Value, sheets: bool| {
         let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
-        let page: Vec<Value> = items
-            .iter()
-            .skip(window.offset)
-            .take(window.limit)
-            .map(|item| {
-                if sheets {
-                    trimmed_sheet(item)
-                } else {
-                    item.clone()
-                }
-            })
-            .collect();
-        json!({"items": page, "total": items.len()})
+        BibleList {
+            items: items
+                .iter()
+                .skip(window.offset)
+                .take(window.limit)
+                .map(|item| {
+                    if sheets {
+                        trimmed_sheet(item)
+                    } else {
+                        item.clone()
+                    }
+                })
+                .collect(),
+            total: items.len(),
+        }
     };
-    let events = narrative["events"].as_array().map_or(0, Vec::len);
-    json!({
-        "book": {
-            "id": bundle["book"]["id"],
-            "title": bundle["book"]["title"],
-            "source_language": bundle["book"]["source_language"],
-            "target_language": bundle["book"]["target_language"],
+    let book = &bundle["book"];
+    let world = &narrative["world"];
+    Bible {
+        bible: cut(&narrative["bible"], false),
+        book: BibleBook {
+            id: book["id"].clone(),
+            source_language: book["source_language"].clone(),
+            target_language: book["target_language"].clone(),
+            title: book["title"].clone(),
         },
-        "series": {"id": bundle["series"]["id"], "name": bundle["series"]["name"]},
-        "revision": bundle["revision"],
-        "limit": window.limit,
-        "offset": window.offset,
-        "bible": cut(&narrative["bible"], false),
-        "characters": cut(&narrative["characters"], true),
-        "places": cut(&narrative["world"]["places"], true),
-        "organisations": cut(&narrative["world"]["organisations"], true),
-        "objects": cut(&narrative["world"]["objects"], true),
-        "glossary": cut(&narrative["glossary"], false),
-        "events_total": events,
-    })
+        characters: cut(&narrative["characters"], true),
+        events_total: narrative["events"].as_array().map_or(0, Vec::len),
+        glossary: cut(&narrative["glossary"], false),
+        limit: window.limit,
+        objects: cut(&world["objects"], true),
+        offset: window.offset,
+        organisations: cut(&world["organisations"], true),
+        places: cut(&world["places"], true),
+        revision: bundle["revision"].clone(),
+        series: BibleSeries {
+            id: bundle["series"]["id"].clone(),
+            name: bundle["series"]["name"].clone(),
+        },
+    }
 }
 
 /// A sheet with at most [`MAX_OBSERVATIONS`] observations, and their total.
@@ -159,7 +213,7 @@ fn trimmed_sheet(sheet: &Value) -> Value {
     {
         let total = observations.len();
         observations.truncate(MAX_OBSERVATIONS);
-        map.insert("observations_total".into(), json!(total));
+        map.insert("observations_total".into(), Value::from(total));
     }
     sheet
 }
@@ -232,19 +286,24 @@ pub async fn shelve(
 
 /// Deletes one of the caller's books with everything that belongs to it;
 /// answers `{"deleted": id}`, as a series deletion does.
-pub async fn delete(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Value> {
+pub async fn delete(state: &AppState, caller: &Caller, book_id: String) -> ApiResult<Deleted> {
     let answer = caller
         .call(state, DELETE, book_ref(book_id), |request| {
             state.scheduler.handle.delete_book(request)
         })
         .await?;
     super::requests::documents_changed(state);
-    Ok(json!({"deleted": answer.id}))
+    Ok(Deleted { deleted: answer.id })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn bible_json(bundle: &Value, window: Window) -> Value {
+        serde_json::to_value(bible_view(bundle, window)).expect("serializes")
+    }
 
     fn sheet(name: &str, observations: usize) -> Value {
         json!({"id": name, "name": name, "observations": (0..observations).map(|i| json!({"note": i})).collect::<Vec<_>>()})

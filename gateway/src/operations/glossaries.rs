@@ -15,7 +15,6 @@ use dragoman_proto::v1::{
 };
 use dragoman_proto::wire::WireEnum;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
@@ -83,20 +82,20 @@ pub struct Download {
     pub filename: String,
 }
 
-pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<GlossaryView>> {
     let answer = caller
         .call(state, READ, ListGlossariesRequest {}, |request| {
             state.memory.handle.list_glossaries(request)
         })
         .await?;
-    Ok(answer
-        .glossaries
-        .iter()
-        .map(|g| glossary_json(g, false))
-        .collect())
+    Ok(answer.glossaries.iter().map(glossary_view).collect())
 }
 
-pub async fn create(state: &AppState, caller: &Caller, body: NewGlossary) -> ApiResult<Value> {
+pub async fn create(
+    state: &AppState,
+    caller: &Caller,
+    body: NewGlossary,
+) -> ApiResult<GlossaryDetailView> {
     let message = CreateGlossaryRequest {
         name: body.name,
         description: body.description.unwrap_or_default(),
@@ -108,16 +107,20 @@ pub async fn create(state: &AppState, caller: &Caller, body: NewGlossary) -> Api
             state.memory.handle.create_glossary(request)
         })
         .await?;
-    Ok(glossary_json(&answer, true))
+    Ok(detail_view(&answer))
 }
 
-pub async fn detail(state: &AppState, caller: &Caller, glossary_id: String) -> ApiResult<Value> {
+pub async fn detail(
+    state: &AppState,
+    caller: &Caller,
+    glossary_id: String,
+) -> ApiResult<GlossaryDetailView> {
     let answer = caller
         .call(state, READ, GlossaryRef { glossary_id }, |request| {
             state.memory.handle.get_glossary(request)
         })
         .await?;
-    Ok(glossary_json(&answer, true))
+    Ok(detail_view(&answer))
 }
 
 pub async fn export(
@@ -173,7 +176,11 @@ pub async fn import(
 }
 
 /// The glossary a series follows.
-pub async fn followed(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Value> {
+pub async fn followed(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+) -> ApiResult<SeriesGlossaryView> {
     let answer = caller
         .call(
             state,
@@ -182,7 +189,7 @@ pub async fn followed(state: &AppState, caller: &Caller, series_id: String) -> A
             |request| state.memory.handle.get_series_glossary(request),
         )
         .await?;
-    Ok(series_glossary_json(&answer))
+    Ok(series_glossary_view(&answer))
 }
 
 /// Attaches a glossary to a series, or detaches it.
@@ -191,7 +198,7 @@ pub async fn attach(
     caller: &Caller,
     series_id: String,
     body: Attachment,
-) -> ApiResult<Value> {
+) -> ApiResult<SeriesGlossaryView> {
     let message = AttachGlossaryRequest {
         series_id,
         glossary_id: body.glossary_id,
@@ -201,28 +208,28 @@ pub async fn attach(
             state.memory.handle.attach_glossary(request)
         })
         .await?;
-    Ok(series_glossary_json(&answer))
+    Ok(series_glossary_view(&answer))
 }
 
 /// A shared glossary (spec 2.9), as the listing shows it.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SharedGlossary)]
 pub struct GlossaryView {
-    pub id: String,
-    pub name: String,
+    pub created_at: i64,
     pub description: String,
+    pub id: String,
+    pub locked_count: i64,
+    pub name: String,
+    /// The series that follow it.
+    pub series: Vec<FollowerView>,
     /// With `target_language`, the glossary applies only to volumes of
     /// that pair.
     #[schema(required = true)]
     pub source_language: Option<String>,
     #[schema(required = true)]
     pub target_language: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
     pub term_count: i64,
-    pub locked_count: i64,
-    /// The series that follow it.
-    pub series: Vec<FollowerView>,
+    pub updated_at: i64,
 }
 
 /// A series that follows a shared glossary.
@@ -234,50 +241,62 @@ pub struct FollowerView {
 }
 
 /// A shared glossary with its terms, sorted by source (spec 2.9).
+// The listing's fields and `terms`, in key order: the JSON is written as
+// declared.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SharedGlossaryDetail)]
 pub struct GlossaryDetailView {
-    #[serde(flatten)]
-    pub glossary: GlossaryView,
+    pub created_at: i64,
+    pub description: String,
+    pub id: String,
+    pub locked_count: i64,
+    pub name: String,
+    /// The series that follow it.
+    pub series: Vec<FollowerView>,
+    /// With `target_language`, the glossary applies only to volumes of
+    /// that pair.
+    #[schema(required = true)]
+    pub source_language: Option<String>,
+    #[schema(required = true)]
+    pub target_language: Option<String>,
+    pub term_count: i64,
     pub terms: Vec<TermView>,
+    pub updated_at: i64,
 }
 
 /// A term of a shared glossary (spec 2.9).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SharedTerm)]
 pub struct TermView {
-    pub id: String,
-    pub source: String,
-    pub translation: String,
-    pub category: String,
-    pub description: String,
-    /// Enforced and checked in every passage.
-    pub locked: bool,
     /// Only accepted terms are applied.
     pub accepted: bool,
+    pub category: String,
+    pub description: String,
+    pub id: String,
+    /// Enforced and checked in every passage.
+    pub locked: bool,
+    pub source: String,
+    pub translation: String,
 }
 
 /// The answer of the series' shared-glossary routes.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SeriesSharedGlossary)]
 pub struct SeriesGlossaryView {
-    pub series_id: String,
     /// The glossary the series follows; null when none.
     #[schema(required = true)]
     pub glossary: Option<GlossaryView>,
+    pub series_id: String,
 }
 
-fn glossary_view(g: &SharedGlossary) -> GlossaryView {
+/// A shared glossary of spec 2.9, as the listing shows it.
+pub fn glossary_view(g: &SharedGlossary) -> GlossaryView {
     GlossaryView {
-        id: g.id.clone(),
-        name: g.name.clone(),
-        description: g.description.clone(),
-        source_language: g.source_language.clone(),
-        target_language: g.target_language.clone(),
         created_at: g.created_at,
-        updated_at: g.updated_at,
-        term_count: g.term_count,
+        description: g.description.clone(),
+        id: g.id.clone(),
         locked_count: g.locked_count,
+        name: g.name.clone(),
         series: g
             .series
             .iter()
@@ -286,38 +305,122 @@ fn glossary_view(g: &SharedGlossary) -> GlossaryView {
                 name: s.name.clone(),
             })
             .collect(),
+        source_language: g.source_language.clone(),
+        target_language: g.target_language.clone(),
+        term_count: g.term_count,
+        updated_at: g.updated_at,
     }
 }
 
-/// A shared glossary of spec 2.9; the detail adds its terms.
-pub fn glossary_json(g: &SharedGlossary, with_terms: bool) -> Value {
-    if !with_terms {
-        return json!(glossary_view(g));
-    }
+/// A shared glossary with its terms.
+pub fn detail_view(g: &SharedGlossary) -> GlossaryDetailView {
+    let glossary = glossary_view(g);
     let terms = g
         .terms
         .iter()
         .map(|t| TermView {
-            id: t.id.clone(),
-            source: t.source.clone(),
-            translation: t.translation.clone(),
+            accepted: t.accepted,
             category: t.category.clone(),
             description: t.description.clone(),
+            id: t.id.clone(),
             locked: t.locked,
-            accepted: t.accepted,
+            source: t.source.clone(),
+            translation: t.translation.clone(),
         })
         .collect();
-    json!(GlossaryDetailView {
-        glossary: glossary_view(g),
+    GlossaryDetailView {
+        created_at: glossary.created_at,
+        description: glossary.description,
+        id: glossary.id,
+        locked_count: glossary.locked_count,
+        name: glossary.name,
+        series: glossary.series,
+        source_language: glossary.source_language,
+        target_language: glossary.target_language,
+        term_count: glossary.term_count,
         terms,
-    })
+        updated_at: glossary.updated_at,
+    }
 }
 
 /// The answer of the series' shared-glossary routes: the series and the
 /// glossary it follows (null when none).
-fn series_glossary_json(answer: &SeriesGlossary) -> Value {
-    json!(SeriesGlossaryView {
-        series_id: answer.series_id.clone(),
+fn series_glossary_view(answer: &SeriesGlossary) -> SeriesGlossaryView {
+    SeriesGlossaryView {
         glossary: answer.glossary.as_ref().map(glossary_view),
-    })
+        series_id: answer.series_id.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_proto::v1::{GlossarySeries, GlossaryTerm};
+    use serde_json::json;
+
+    fn glossary() -> SharedGlossary {
+        SharedGlossary {
+            id: "g".into(),
+            name: "Names".into(),
+            description: String::new(),
+            source_language: Some("en".into()),
+            target_language: None,
+            created_at: 1,
+            updated_at: 2,
+            term_count: 1,
+            locked_count: 0,
+            series: vec![GlossarySeries {
+                id: "s".into(),
+                name: "Saga".into(),
+            }],
+            terms: vec![GlossaryTerm {
+                id: "t".into(),
+                source: "Lord".into(),
+                translation: "Seigneur".into(),
+                category: "title".into(),
+                description: String::new(),
+                locked: true,
+                accepted: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_detail_reads_as_the_listing_with_its_terms() {
+        let written = serde_json::to_string(&detail_view(&glossary())).expect("serializes");
+        let wanted = json!({
+            "id": "g",
+            "name": "Names",
+            "description": "",
+            "source_language": "en",
+            "target_language": null,
+            "created_at": 1,
+            "updated_at": 2,
+            "term_count": 1,
+            "locked_count": 0,
+            "series": [{"id": "s", "name": "Saga"}],
+            "terms": [{
+                "id": "t",
+                "source": "Lord",
+                "translation": "Seigneur",
+                "category": "title",
+                "description": "",
+                "locked": true,
+                "accepted": true,
+            }],
+        });
+        assert_eq!(written, wanted.to_string());
+        let listed = serde_json::to_value(glossary_view(&glossary())).expect("serializes");
+        assert!(listed.get("terms").is_none());
+    }
+
+    #[test]
+    fn a_series_without_a_glossary_says_null() {
+        let answer = SeriesGlossary {
+            series_id: "s".into(),
+            glossary: None,
+        };
+        let written = serde_json::to_string(&series_glossary_view(&answer)).expect("serializes");
+        assert_eq!(written, r#"{"glossary":null,"series_id":"s"}"#);
+    }
 }

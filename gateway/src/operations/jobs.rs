@@ -11,6 +11,7 @@ use super::requests::{self, ResultOptions};
 use super::{Caller, Needs};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::job_list::JobList;
 use dragoman_model::documents::licence_status::LicenceStatus;
 use dragoman_model::documents::request::JobEstimate;
 use dragoman_model::vocab::{
@@ -63,19 +64,19 @@ pub struct JobQuery {
 
 /// One page of the caller's requests, newest first: `{items, total,
 /// limit, offset}`.
-pub async fn list(state: &AppState, caller: &Caller, query: JobQuery) -> ApiResult<Value> {
+pub async fn list(state: &AppState, caller: &Caller, query: JobQuery) -> ApiResult<JobList> {
     let message = ListJobsRequest {
         project_id: query.book_id,
         status: query.status.map(WireEnum::to_wire),
         limit: query.limit,
         offset: query.offset,
     };
-    let doc = caller
+    let page = caller
         .call(state, READ, message, |request| {
             state.scheduler.handle.list_jobs(request)
         })
         .await?;
-    parse(&doc.json, "job list")
+    JobList::try_from(page).map_err(|e| ApiError::server(format!("job list: {e}")))
 }
 
 /// What a job on one of the caller's books would take now.
@@ -109,10 +110,6 @@ pub async fn licence(state: &AppState, caller: &Caller) -> ApiResult<LicenceStat
         })
         .await?;
     LicenceStatus::try_from(view).map_err(|e| ApiError::server(format!("licence status: {e}")))
-}
-
-fn parse(text: &str, what: &str) -> ApiResult<Value> {
-    serde_json::from_str(text).map_err(|e| ApiError::server(format!("{what}: {e}")))
 }
 
 /// What `export_book` exports: a book (its latest request with a result)
@@ -240,10 +237,7 @@ async fn latest_request(state: &AppState, caller: &Caller, book_id: String) -> A
 }
 
 /// Creation time and id of the first request of a `list_jobs` page.
-fn first(page: &Value) -> Option<(i64, String)> {
-    let item = page["items"].get(0)?;
-    Some((
-        item["created_at"].as_i64().unwrap_or(0),
-        item["request_id"].as_str()?.to_owned(),
-    ))
+fn first(page: &JobList) -> Option<(i64, String)> {
+    let item = page.items.first()?;
+    Some((item.created_at, item.request_id.clone()))
 }

@@ -1,11 +1,14 @@
 //! Narrative context (spec 2.11, 4.8): the caller's books, a book's bundle
 //! and its fingerprints, and a series' bundle, answered by the memory
 //! service. Read-only: nothing here starts work or counts a word. The
-//! bundles cross as JSON text and are passed through unchanged.
+//! bundles cross as typed messages and are answered as the documents of
+//! `dragoman_model::documents::narrative` serialise: canonical JSON, so the
+//! checksum they carry holds over the bytes a client receives.
 
 use super::{Caller, Needs, from_wire};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::narrative::{BookBundle, BookRevision, SeriesBundle};
 use dragoman_model::vocab::{InputKind, ProjectKind, Scope, VolumeStatus};
 use dragoman_proto::v1::{
     BookContextRequest, BookItem, ListBooksRequest, ProjectRef, SeriesGlossaryRequest,
@@ -35,7 +38,7 @@ pub async fn book_context(
     book_id: String,
     chapter_ids: Vec<String>,
     with_text: bool,
-) -> ApiResult<String> {
+) -> ApiResult<BookBundle> {
     let message = BookContextRequest {
         book_id,
         chapter_ids,
@@ -46,7 +49,7 @@ pub async fn book_context(
             state.memory.handle.book_context(request)
         })
         .await?;
-    Ok(answer.json)
+    BookBundle::try_from(answer).map_err(|e| ApiError::server(format!("book bundle: {e}")))
 }
 
 /// A book's fingerprints alone.
@@ -54,7 +57,7 @@ pub async fn book_revision(
     state: &AppState,
     caller: &Caller,
     book_id: String,
-) -> ApiResult<String> {
+) -> ApiResult<BookRevision> {
     let message = ProjectRef {
         project_id: book_id,
     };
@@ -63,7 +66,7 @@ pub async fn book_revision(
             state.memory.handle.book_revision(request)
         })
         .await?;
-    Ok(answer.json)
+    Ok(BookRevision::from(answer))
 }
 
 /// A series' bundle.
@@ -71,7 +74,7 @@ pub async fn series_context(
     state: &AppState,
     caller: &Caller,
     series_id: String,
-) -> ApiResult<String> {
+) -> ApiResult<SeriesBundle> {
     let answer = caller
         .call(
             state,
@@ -80,7 +83,7 @@ pub async fn series_context(
             |request| state.memory.handle.series_context(request),
         )
         .await?;
-    Ok(answer.json)
+    SeriesBundle::try_from(answer).map_err(|e| ApiError::server(format!("series bundle: {e}")))
 }
 
 /// One of the caller's books (a volume of a series it owns), with its

@@ -5,33 +5,32 @@
 
 use super::{Caller, Needs, from_wire};
 use crate::auth::session::SessionUser;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use dragoman_model::provider_input::NewProvider;
-use dragoman_model::vocab::ProviderKind;
 use dragoman_model::vocab::Scope;
 use dragoman_proto::v1::{
     ListProvidersRequest, Provider, ProviderAdmin, SetDefaultProviderRequest,
 };
 use dragoman_proto::wire;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use utoipa::ToSchema;
+use serde::Deserialize;
+
+pub use dragoman_model::documents::provider::{ProviderAdminView, ProviderView};
 
 pub const LIST: Needs = Needs::read(Scope::ContentWrite);
 
 /// The providers of this installation (name order).
-pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<ProviderView>> {
     let answer = caller
         .call(state, LIST, ListProvidersRequest {}, |request| {
             state.pipeline.handle.list_providers(request)
         })
         .await?;
-    answer.providers.iter().map(provider_json).collect()
+    answer.providers.iter().map(provider_view).collect()
 }
 
 /// Every provider with its administration fields.
-pub async fn admin_list(state: &AppState, user: &SessionUser) -> ApiResult<Vec<Value>> {
+pub async fn admin_list(state: &AppState, user: &SessionUser) -> ApiResult<Vec<ProviderAdminView>> {
     user.require_admin()?;
     let answer = state
         .pipeline
@@ -39,11 +38,15 @@ pub async fn admin_list(state: &AppState, user: &SessionUser) -> ApiResult<Vec<V
         .list_providers_admin(state.call(&user.principal(), ListProvidersRequest {}))
         .await?
         .into_inner();
-    answer.providers.iter().map(admin_json).collect()
+    answer.providers.iter().map(admin_view).collect()
 }
 
 /// Registers a provider.
-pub async fn admin_add(state: &AppState, user: &SessionUser, new: NewProvider) -> ApiResult<Value> {
+pub async fn admin_add(
+    state: &AppState,
+    user: &SessionUser,
+    new: NewProvider,
+) -> ApiResult<ProviderAdminView> {
     user.require_admin()?;
     // The rules of a provider (lengths, URL, prices, capacity, a kind the
     // pipeline can run) are the pipeline's, checked there once.
@@ -54,53 +57,45 @@ pub async fn admin_add(state: &AppState, user: &SessionUser, new: NewProvider) -
         .add_provider(state.call(&user.principal(), request))
         .await?
         .into_inner();
-    admin_json(&added)
-}
-
-/// A language-model provider of the installation (spec 2.10). Never
-/// carries its address or key.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = Provider)]
-pub struct ProviderView {
-    pub id: String,
-    pub name: String,
-    pub kind: ProviderKind,
-    pub model: String,
-    pub created_at: i64,
-    /// The series that use it by default.
-    pub default_for_series: Vec<String>,
+    admin_view(&added)
 }
 
 /// A provider of spec 2.10.
-pub fn provider_json(p: &Provider) -> ApiResult<Value> {
-    let view = ProviderView {
-        id: p.id.clone(),
-        name: p.name.clone(),
-        kind: from_wire(p.kind, "kind")?,
-        model: p.model.clone(),
+pub fn provider_view(p: &Provider) -> ApiResult<ProviderView> {
+    Ok(ProviderView {
         created_at: p.created_at,
         default_for_series: p.default_for_series.clone(),
-    };
-    Ok(json!(view))
+        id: p.id.clone(),
+        kind: from_wire(p.kind, "kind")?,
+        model: p.model.clone(),
+        name: p.name.clone(),
+    })
 }
 
 /// The administrator's view: the provider plus the name of the variable
 /// holding its key, prices, capacity and the name of its cheaper fallback.
-fn admin_json(p: &ProviderAdmin) -> ApiResult<Value> {
-    let mut value = match &p.provider {
-        Some(provider) => provider_json(provider)?,
-        None => Value::Null,
+fn admin_view(p: &ProviderAdmin) -> ApiResult<ProviderAdminView> {
+    let Some(provider) = &p.provider else {
+        return Err(ApiError::server(
+            "provider administration without its provider",
+        ));
     };
-    if let Value::Object(map) = &mut value {
-        map.insert("api_key_env".into(), json!(p.api_key_env));
-        map.insert("price_input".into(), json!(p.price_input));
-        map.insert("price_output".into(), json!(p.price_output));
-        map.insert("price_cached_input".into(), json!(p.price_cached_input));
-        map.insert("capacity".into(), json!(p.capacity));
-        map.insert("default".into(), json!(p.is_default));
-        map.insert("fallback".into(), json!(p.fallback));
-    }
-    Ok(value)
+    let provider = provider_view(provider)?;
+    Ok(ProviderAdminView {
+        api_key_env: p.api_key_env.clone(),
+        capacity: p.capacity,
+        created_at: provider.created_at,
+        default: p.is_default,
+        default_for_series: provider.default_for_series,
+        fallback: p.fallback.clone(),
+        id: provider.id,
+        kind: provider.kind,
+        model: provider.model,
+        name: provider.name,
+        price_cached_input: p.price_cached_input,
+        price_input: p.price_input,
+        price_output: p.price_output,
+    })
 }
 
 /// The administrator's choice of the installation's default provider.
@@ -116,7 +111,7 @@ pub async fn set_default(
     state: &AppState,
     user: &SessionUser,
     choice: DefaultProvider,
-) -> ApiResult<Vec<Value>> {
+) -> ApiResult<Vec<ProviderAdminView>> {
     user.require_admin()?;
     let request = SetDefaultProviderRequest {
         provider_id: choice.provider_id,
@@ -127,7 +122,7 @@ pub async fn set_default(
         .set_default_provider(state.call(&user.principal(), request))
         .await?
         .into_inner();
-    answer.providers.iter().map(admin_json).collect()
+    answer.providers.iter().map(admin_view).collect()
 }
 
 #[cfg(test)]
@@ -135,7 +130,9 @@ mod tests {
     use super::*;
     use crate::extract::parse_json;
     use dragoman_model::vocab::IssueKind as Kind;
+    use dragoman_model::vocab::ProviderKind;
     use dragoman_proto::wire::WireEnum;
+    use serde_json::json;
 
     #[test]
     fn a_new_provider_kind_is_typed() {
@@ -171,7 +168,8 @@ mod tests {
             is_default: true,
             fallback: Some("Cheap".into()),
         };
-        let value = admin_json(&admin).expect("known kind");
+        let view = admin_view(&admin).expect("known kind");
+        let value = serde_json::to_value(&view).expect("serializes");
         assert_eq!(value["kind"], "openai_responses");
         assert_eq!(value["api_key_env"], "LOCAL_KEY");
         assert_eq!(value["capacity"], 2);
@@ -179,5 +177,14 @@ mod tests {
         assert_eq!(value["fallback"], "Cheap");
         assert_eq!(value["price_cached_input"], 0.25);
         assert!(value.get("base_url").is_none());
+
+        let orphan = ProviderAdmin {
+            provider: None,
+            ..admin
+        };
+        assert_eq!(
+            admin_view(&orphan).unwrap_err().code,
+            dragoman_model::vocab::ErrorCode::ServerError
+        );
     }
 }

@@ -459,7 +459,19 @@ mod tests {
                 event: dragoman_model::vocab::CallbackEvent::ChaptersTranslated.to_wire(),
                 ..Default::default()
             }),
-            report_json: Some(r#"{"version":1}"#.into()),
+            report: Some(dragoman_proto::v1::CompletionReport {
+                outcome: RequestStatus::Completed.to_wire(),
+                passages: Some(dragoman_proto::v1::ReportPassages {
+                    by_status: Some(Default::default()),
+                    ..Default::default()
+                }),
+                cost: Some(Default::default()),
+                decisions: Some(Default::default()),
+                durations: Some(Default::default()),
+                usage: Some(Default::default()),
+                version: 1,
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let answer = RequestDocument {
@@ -489,7 +501,11 @@ mod tests {
             text.starts_with(r#"{"chapter_events":{"batches":0,"#),
             "{text}"
         );
-        assert!(text.contains(r#""report":{"version":1}"#), "{text}");
+        assert!(
+            text.contains(r#""residuals_truncated":false,"usage":{"cached_calls":0,"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""version":1},"request_id":"r1""#), "{text}");
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@ use super::{Caller, Needs, from_wire};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use dragoman_model::documents::consistency::ConsistencyReport;
+use dragoman_model::documents::deletion::Deleted;
 use dragoman_model::vocab::{
     InputKind, ProjectKind, Scope, SeriesAction, SeriesKind, VolumeStatus,
 };
@@ -18,7 +19,6 @@ use dragoman_proto::v1::{
 };
 use dragoman_proto::wire::WireEnum;
 use serde::Serialize;
-use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 pub const READ: Needs = Needs::read(Scope::SeriesRead);
@@ -64,23 +64,23 @@ pub enum VolumePlace {
 }
 
 /// The caller's series, in the scheduler's order (by name).
-pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<SummaryView>> {
     let answer = caller
         .call(state, READ, ListSeriesRequest {}, |request| {
             state.scheduler.handle.list_series(request)
         })
         .await?;
-    answer.series.iter().map(summary_json).collect()
+    answer.series.iter().map(summary_view).collect()
 }
 
 /// One of the caller's series with its volumes in reading order.
-pub async fn detail(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Value> {
+pub async fn detail(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<DetailView> {
     let answer = caller
         .call(state, READ, GetSeriesRequest { series_id }, |request| {
             state.scheduler.handle.get_series(request)
         })
         .await?;
-    detail_json(&answer)
+    detail_view(&answer)
 }
 
 /// Starts, pauses (and suspends), resumes or cancels every volume of one
@@ -91,7 +91,7 @@ pub async fn control(
     series_id: String,
     action: SeriesAction,
     resume_if_paused: bool,
-) -> ApiResult<Value> {
+) -> ApiResult<ControlView> {
     caller.require(CONTROL)?;
     if action == SeriesAction::Start {
         // A start launches paid work: the same rule as a request that
@@ -109,11 +109,11 @@ pub async fn control(
         })
         .await;
     super::requests::documents_changed(state);
-    control_json(&answer?)
+    control_view(&answer?)
 }
 
 /// Creates a series of the caller; answers its detail.
-pub async fn create(state: &AppState, caller: &Caller, new: NewSeries) -> ApiResult<Value> {
+pub async fn create(state: &AppState, caller: &Caller, new: NewSeries) -> ApiResult<DetailView> {
     let message = CreateSeriesRequest {
         name: new.name,
         kind: new.kind.to_wire(),
@@ -126,7 +126,7 @@ pub async fn create(state: &AppState, caller: &Caller, new: NewSeries) -> ApiRes
             state.scheduler.handle.create_series(request)
         })
         .await?;
-    detail_json(&answer)
+    detail_view(&answer)
 }
 
 /// Changes the given fields of one of the caller's series; answers its
@@ -136,7 +136,7 @@ pub async fn update(
     caller: &Caller,
     series_id: String,
     changes: SeriesChanges,
-) -> ApiResult<Value> {
+) -> ApiResult<DetailView> {
     let message = UpdateSeriesRequest {
         series_id,
         name: changes.name,
@@ -152,7 +152,7 @@ pub async fn update(
             state.scheduler.handle.update_series(request)
         })
         .await?;
-    detail_json(&answer)
+    detail_view(&answer)
 }
 
 /// Places one of the caller's books in one of its series; answers the
@@ -163,7 +163,7 @@ pub async fn attach(
     book_id: String,
     series_id: String,
     place: VolumePlace,
-) -> ApiResult<Value> {
+) -> ApiResult<DetailView> {
     let (volume_number, volume_label) = match place {
         VolumePlace::Number(n) => (Some(n), None),
         VolumePlace::Label(l) => (None, Some(l)),
@@ -179,19 +179,19 @@ pub async fn attach(
             state.scheduler.handle.attach_volume(request)
         })
         .await?;
-    detail_json(&answer)
+    detail_view(&answer)
 }
 
 /// Deletes one of the caller's series holding no volume (the tool checked
 /// `confirm` first); answers `{"deleted": id}`.
-pub async fn delete(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Value> {
+pub async fn delete(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<Deleted> {
     let answer = caller
         .call(state, DELETE, GetSeriesRequest { series_id }, |request| {
             state.scheduler.handle.delete_series(request)
         })
         .await?;
     super::requests::documents_changed(state);
-    Ok(json!({"deleted": answer.id}))
+    Ok(Deleted { deleted: answer.id })
 }
 
 /// Where the volumes of one of the caller's series disagree (the memory
@@ -218,42 +218,36 @@ pub async fn consistency(
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SeriesControlReport)]
 pub struct ControlView {
-    pub series_id: String,
     pub action: SeriesAction,
-    /// Whether the series is suspended after the action (`pause` suspends
-    /// it until `resume`).
-    pub suspended: bool,
-    pub volumes: Vec<VolumeControlView>,
+    /// Volumes left to start after the earlier ones of the series.
+    pub deferred: i32,
     /// Volumes the action was applied to.
     pub done: i32,
     /// Volumes that refused it (their `code` says why).
     pub refused: i32,
-    /// Volumes left to start after the earlier ones of the series.
-    pub deferred: i32,
+    pub series_id: String,
+    /// Whether the series is suspended after the action (`pause` suspends
+    /// it until `resume`).
+    pub suspended: bool,
+    pub volumes: Vec<VolumeControlView>,
 }
 
 /// What a series action did to one volume.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = VolumeControl)]
 pub struct VolumeControlView {
-    pub project_id: String,
-    pub title: String,
-    #[schema(required = true)]
-    pub volume_number: Option<i32>,
-    #[schema(required = true)]
-    pub volume_label: Option<String>,
     /// Jobs whose state the action changed.
     pub changed_jobs: i32,
-    pub done: bool,
-    pub deferred: bool,
-    /// The request a `start` created.
-    #[schema(required = true)]
-    pub request_id: Option<String>,
     /// The error code of a refused volume, one of spec section 7 (for
     /// example `licence_quota_insufficient`: each volume must fit in what
     /// the volumes started before it in the same call left).
     #[schema(required = true)]
     pub code: Option<String>,
+    pub deferred: bool,
+    pub done: bool,
+    #[schema(required = true)]
+    pub message: Option<String>,
+    pub project_id: String,
     /// What the code leaves out, as `reason` in an error envelope:
     /// `not_own_job` (`conflict`: a paused job another token started),
     /// `series_suspended` (`conflict`), `budget_still_reached`
@@ -262,37 +256,42 @@ pub struct VolumeControlView {
     /// says it all, and for a volume not refused.
     #[schema(required = true)]
     pub reason: Option<String>,
+    /// The request a `start` created.
     #[schema(required = true)]
-    pub message: Option<String>,
+    pub request_id: Option<String>,
+    pub title: String,
+    #[schema(required = true)]
+    pub volume_label: Option<String>,
+    #[schema(required = true)]
+    pub volume_number: Option<i32>,
 }
 
 /// The answer of a series action: a report per volume, in reading order.
-pub fn control_json(report: &SeriesControlReport) -> ApiResult<Value> {
-    let view = ControlView {
-        series_id: report.series_id.clone(),
+pub fn control_view(report: &SeriesControlReport) -> ApiResult<ControlView> {
+    Ok(ControlView {
         action: from_wire(report.action, "action")?,
-        suspended: report.suspended,
-        volumes: report.volumes.iter().map(volume_control).collect(),
+        deferred: report.deferred,
         done: report.done,
         refused: report.refused,
-        deferred: report.deferred,
-    };
-    Ok(json!(view))
+        series_id: report.series_id.clone(),
+        suspended: report.suspended,
+        volumes: report.volumes.iter().map(volume_control).collect(),
+    })
 }
 
 fn volume_control(v: &VolumeControl) -> VolumeControlView {
     VolumeControlView {
-        project_id: v.project_id.clone(),
-        title: v.title.clone(),
-        volume_number: v.volume_number,
-        volume_label: v.volume_label.clone(),
         changed_jobs: v.changed_jobs,
-        done: v.done,
-        deferred: v.deferred,
-        request_id: v.request_id.clone(),
         code: v.code.clone(),
-        reason: v.reason.clone(),
+        deferred: v.deferred,
+        done: v.done,
         message: v.message.clone(),
+        project_id: v.project_id.clone(),
+        reason: v.reason.clone(),
+        request_id: v.request_id.clone(),
+        title: v.title.clone(),
+        volume_label: v.volume_label.clone(),
+        volume_number: v.volume_number,
     }
 }
 
@@ -300,28 +299,40 @@ fn volume_control(v: &VolumeControl) -> VolumeControlView {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SeriesSummary)]
 pub struct SummaryView {
+    pub archived: bool,
+    pub created_at: i64,
     pub id: String,
-    pub name: String,
     pub kind: SeriesKind,
+    pub name: String,
     #[schema(required = true)]
     pub source_language: Option<String>,
     #[schema(required = true)]
     pub target_language: Option<String>,
-    pub archived: bool,
+    pub updated_at: i64,
     /// How many volumes the series holds.
     pub volumes: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
 }
 
 /// A series with its volumes (spec 2.8).
+// The summary's fields and `volume_list`, in key order: the JSON is
+// written as declared.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SeriesDetail)]
 pub struct DetailView {
-    #[serde(flatten)]
-    pub summary: SummaryView,
+    pub archived: bool,
+    pub created_at: i64,
+    pub id: String,
+    pub kind: SeriesKind,
+    pub name: String,
+    #[schema(required = true)]
+    pub source_language: Option<String>,
+    #[schema(required = true)]
+    pub target_language: Option<String>,
+    pub updated_at: i64,
     /// The volumes in the series' reading order.
     pub volume_list: Vec<VolumeView>,
+    /// How many volumes the series holds.
+    pub volumes: i64,
 }
 
 /// A volume of a series detail (spec 2.8). A special volume has no
@@ -329,70 +340,74 @@ pub struct DetailView {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = SeriesVolume)]
 pub struct VolumeView {
-    pub project_id: String,
-    pub title: String,
-    #[schema(required = true)]
-    pub volume_number: Option<i32>,
-    #[schema(required = true)]
-    pub volume_label: Option<String>,
+    /// How many chapters it holds.
+    pub chapters: i64,
     #[schema(required = true)]
     pub external_id: Option<String>,
+    pub project_id: String,
+    pub project_kind: ProjectKind,
     /// What the volume was sent as; null before anything was imported.
     #[schema(required = true)]
     pub source_format: Option<InputKind>,
-    pub project_kind: ProjectKind,
     pub status: VolumeStatus,
-    /// How many chapters it holds.
-    pub chapters: i64,
+    pub title: String,
+    #[schema(required = true)]
+    pub volume_label: Option<String>,
+    #[schema(required = true)]
+    pub volume_number: Option<i32>,
 }
 
-fn summary_view(s: &SeriesSummary) -> ApiResult<SummaryView> {
+/// A series of spec 2.8.
+pub fn summary_view(s: &SeriesSummary) -> ApiResult<SummaryView> {
     Ok(SummaryView {
+        archived: s.archived,
+        created_at: s.created_at,
         id: s.id.clone(),
-        name: s.name.clone(),
         kind: from_wire(s.kind, "kind")?,
+        name: s.name.clone(),
         source_language: s.source_language.clone(),
         target_language: s.target_language.clone(),
-        archived: s.archived,
-        volumes: s.volumes,
-        created_at: s.created_at,
         updated_at: s.updated_at,
+        volumes: s.volumes,
     })
 }
 
 fn volume_view(v: &VolumeEntry) -> ApiResult<VolumeView> {
     Ok(VolumeView {
-        project_id: v.project_id.clone(),
-        title: v.title.clone(),
-        volume_number: v.volume_number,
-        volume_label: v.volume_label.clone(),
-        external_id: v.external_id.clone(),
-        source_format: InputKind::from_wire_opt(v.source_format, "source_format")?,
-        project_kind: from_wire(v.project_kind, "project_kind")?,
-        status: from_wire(v.status, "status")?,
         chapters: v.chapters,
+        external_id: v.external_id.clone(),
+        project_id: v.project_id.clone(),
+        project_kind: from_wire(v.project_kind, "project_kind")?,
+        source_format: InputKind::from_wire_opt(v.source_format, "source_format")?,
+        status: from_wire(v.status, "status")?,
+        title: v.title.clone(),
+        volume_label: v.volume_label.clone(),
+        volume_number: v.volume_number,
     })
 }
 
-/// A series of spec 2.8.
-pub fn summary_json(s: &SeriesSummary) -> ApiResult<Value> {
-    Ok(json!(summary_view(s)?))
-}
-
 /// Series detail: the summary plus `volume_list` in reading order.
-pub fn detail_json(detail: &SeriesDetail) -> ApiResult<Value> {
+pub fn detail_view(detail: &SeriesDetail) -> ApiResult<DetailView> {
     let Some(summary) = &detail.summary else {
         return Err(ApiError::server("series detail without its summary"));
     };
-    let view = DetailView {
-        summary: summary_view(summary)?,
+    let summary = summary_view(summary)?;
+    Ok(DetailView {
+        archived: summary.archived,
+        created_at: summary.created_at,
+        id: summary.id,
+        kind: summary.kind,
+        name: summary.name,
+        source_language: summary.source_language,
+        target_language: summary.target_language,
+        updated_at: summary.updated_at,
         volume_list: detail
             .volume_list
             .iter()
             .map(volume_view)
             .collect::<ApiResult<Vec<_>>>()?,
-    };
-    Ok(json!(view))
+        volumes: summary.volumes,
+    })
 }
 
 #[cfg(test)]
@@ -440,7 +455,11 @@ mod tests {
                 chapters: 3,
             }],
         };
-        let value = detail_json(&detail).expect("known values");
+        let view = detail_view(&detail).expect("known values");
+        let value = serde_json::to_value(&view).expect("serializes");
+        // Written as it is, the detail reads as a sorted JSON object.
+        let written = serde_json::to_string(&view).expect("serializes");
+        assert_eq!(written, value.to_string());
         assert_eq!(value["kind"], "numbered");
         assert_eq!(value["volume_list"][0]["source_format"], "json");
         assert_eq!(value["volume_list"][0]["project_kind"], "volume");
@@ -450,7 +469,7 @@ mod tests {
         if let Some(summary) = unknown.summary.as_mut() {
             summary.kind = 0;
         }
-        let error = detail_json(&unknown).unwrap_err();
+        let error = detail_view(&unknown).unwrap_err();
         assert_eq!(error.code, ErrorCode::ServerError);
     }
 }

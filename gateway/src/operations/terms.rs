@@ -11,13 +11,14 @@
 use super::{Caller, Needs, from_wire};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::documents::deletion::Deleted;
 use dragoman_model::documents::propagation::PropagationReport;
 use dragoman_model::vocab::{Origin, Scope, TermLayer};
 use dragoman_proto::v1::{
     EditTermRequest, ProjectRef, PropagateTermRequest, PutTermRequest, Term, TermRef,
 };
 use dragoman_proto::wire::WireEnum;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 pub const READ: Needs = Needs::both(Scope::LibraryRead);
 pub const WRITE: Needs = Needs::both(Scope::LibraryWrite);
@@ -72,7 +73,7 @@ pub async fn list(
     caller: &Caller,
     book_id: String,
     filter: &TermFilter,
-) -> ApiResult<Vec<Value>> {
+) -> ApiResult<Vec<TermView>> {
     let message = ProjectRef {
         project_id: book_id,
     };
@@ -94,14 +95,14 @@ pub async fn list(
         {
             continue;
         }
-        terms.push(term_json(term)?);
+        terms.push(term_view(term)?);
     }
     Ok(terms)
 }
 
 /// Adds a person's term; the same source in the same place is refused
 /// (409 `conflict` with the existing `term_id`).
-pub async fn add(state: &AppState, caller: &Caller, new: NewTerm) -> ApiResult<Value> {
+pub async fn add(state: &AppState, caller: &Caller, new: NewTerm) -> ApiResult<TermView> {
     let message = PutTermRequest {
         layer: new.layer.to_wire(),
         owner_id: new.book_id,
@@ -117,7 +118,7 @@ pub async fn add(state: &AppState, caller: &Caller, new: NewTerm) -> ApiResult<V
             state.memory.handle.add_term(request)
         })
         .await?;
-    term_json(&answer)
+    term_view(&answer)
 }
 
 /// Changes the given fields of one of the caller's terms.
@@ -126,7 +127,7 @@ pub async fn edit(
     caller: &Caller,
     term_id: String,
     changes: TermChanges,
-) -> ApiResult<Value> {
+) -> ApiResult<TermView> {
     let message = EditTermRequest {
         term_id,
         source: changes.source,
@@ -140,17 +141,17 @@ pub async fn edit(
             state.memory.handle.edit_term(request)
         })
         .await?;
-    term_json(&answer)
+    term_view(&answer)
 }
 
 /// Deletes one of the caller's terms.
-pub async fn delete(state: &AppState, caller: &Caller, term_id: String) -> ApiResult<Value> {
+pub async fn delete(state: &AppState, caller: &Caller, term_id: String) -> ApiResult<Deleted> {
     let answer = caller
         .call(state, DELETE, TermRef { term_id }, |request| {
             state.memory.handle.delete_term(request)
         })
         .await?;
-    Ok(json!({"deleted": answer.id}))
+    Ok(Deleted { deleted: answer.id })
 }
 
 /// Previews or writes a replacement; answers the memory's report.
@@ -177,22 +178,37 @@ pub async fn propagate(
         .map_err(|e| ApiError::server(format!("propagation report: {e}")))
 }
 
+/// A term of spec 2.9: a rendering of the book's, its series' or the
+/// shared glossary's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TermView {
+    pub accepted: bool,
+    pub category: String,
+    pub description: String,
+    pub id: String,
+    pub layer: TermLayer,
+    pub locked: bool,
+    pub origin: Origin,
+    /// The book, series or shared glossary the term belongs to.
+    pub owner_id: String,
+    pub source: String,
+    pub translation: String,
+}
+
 /// A term of spec 2.9.
-pub fn term_json(term: &Term) -> ApiResult<Value> {
-    let layer: TermLayer = from_wire(term.layer, "layer")?;
-    let origin: Origin = from_wire(term.origin, "origin")?;
-    Ok(json!({
-        "id": term.id,
-        "layer": layer,
-        "owner_id": term.owner_id,
-        "source": term.source,
-        "translation": term.translation,
-        "category": term.category,
-        "description": term.description,
-        "locked": term.locked,
-        "accepted": term.accepted,
-        "origin": origin,
-    }))
+pub fn term_view(term: &Term) -> ApiResult<TermView> {
+    Ok(TermView {
+        accepted: term.accepted,
+        category: term.category.clone(),
+        description: term.description.clone(),
+        id: term.id.clone(),
+        layer: from_wire(term.layer, "layer")?,
+        locked: term.locked,
+        origin: from_wire(term.origin, "origin")?,
+        owner_id: term.owner_id.clone(),
+        source: term.source.clone(),
+        translation: term.translation.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -214,12 +230,13 @@ mod tests {
             accepted: true,
             origin: Origin::Human.to_wire(),
         };
-        let value = term_json(&term).expect("known values");
+        let view = term_view(&term).expect("known values");
+        let value = serde_json::to_value(&view).expect("serializes");
         assert_eq!(value["layer"], "series");
         assert_eq!(value["origin"], "human");
         let unknown = Term { layer: 0, ..term };
         assert_eq!(
-            term_json(&unknown).unwrap_err().code,
+            term_view(&unknown).unwrap_err().code,
             ErrorCode::ServerError
         );
     }

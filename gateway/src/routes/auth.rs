@@ -11,9 +11,9 @@ use axum::response::IntoResponse;
 use axum_extra::extract::cookie::CookieJar;
 use dragoman_model::entities::{account, session as session_row};
 use dragoman_model::vocab::ErrorCode;
+use dragoman_model::vocab::Priority;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,13 +22,32 @@ pub struct Login {
     password: String,
 }
 
-fn account_view(account: &account::Model) -> Value {
-    json!({
-        "id": account.id,
-        "username": account.username,
-        "is_admin": account.is_admin,
-        "priority_ceiling": account.priority_ceiling,
-    })
+/// The signed-in account, as sign-in and `GET /api/auth/session` answer it.
+#[derive(Serialize)]
+pub struct SignedIn {
+    account: AccountView,
+}
+
+/// An account as its owner sees it.
+#[derive(Serialize)]
+struct AccountView {
+    id: String,
+    is_admin: bool,
+    priority_ceiling: Priority,
+    username: String,
+}
+
+impl SignedIn {
+    fn of(account: &account::Model) -> Self {
+        SignedIn {
+            account: AccountView {
+                id: account.id.clone(),
+                is_admin: account.is_admin,
+                priority_ceiling: account.priority_ceiling,
+                username: account.username.clone(),
+            },
+        }
+    }
 }
 
 pub async fn login(
@@ -58,10 +77,7 @@ pub async fn login(
         return Err(ApiError::new(ErrorCode::InactiveAccount));
     }
     let cookie = session::open(&state, &headers, &account.id).await?;
-    Ok((
-        jar.add(cookie),
-        Json(json!({ "account": account_view(&account) })),
-    ))
+    Ok((jar.add(cookie), Json(SignedIn::of(&account))))
 }
 
 pub async fn logout(
@@ -77,6 +93,6 @@ pub async fn logout(
     Ok((jar.add(cleared), StatusCode::NO_CONTENT))
 }
 
-pub async fn current(user: session::SessionUser) -> Json<Value> {
-    Json(json!({ "account": account_view(&user.account) }))
+pub async fn current(user: session::SessionUser) -> Json<SignedIn> {
+    Json(SignedIn::of(&user.account))
 }

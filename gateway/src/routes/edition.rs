@@ -2,7 +2,9 @@
 //! `GET/PUT /api/settings/exports` (administrators) hold the installation's
 //! `ai_disclosure`, on by default; `PATCH /api/projects/{pid}/edition` sets a
 //! book's own value, `null` following the installation again. Every EPUB
-//! written afterwards follows them (see [`dragoman_model::exports`]).
+//! written afterwards follows them (see [`dragoman_model::exports`]). The
+//! delivery role owns the export settings and the scheduler the book, so a
+//! change is theirs to make.
 
 use crate::auth::session::SessionUser;
 use crate::error::ApiResult;
@@ -10,12 +12,10 @@ use crate::extract::JsonBody;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
-use dragoman_model::entities::project;
+use dragoman_model::documents::book_settings::Edition;
 use dragoman_model::exports::{self, ExportSettings};
-use dragoman_model::tenancy;
-use sea_orm::{ActiveModelTrait, Set};
+use dragoman_proto::v1::{ExportSettingsView, SetEditionRequest};
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 pub async fn get_exports(
     State(state): State<AppState>,
@@ -31,8 +31,13 @@ pub async fn put_exports(
     JsonBody(settings): JsonBody<ExportSettings>,
 ) -> ApiResult<Json<ExportSettings>> {
     user.require_admin()?;
-    exports::save(&state.db, settings).await?;
-    Ok(Json(settings))
+    let saved = state
+        .delivery
+        .handle
+        .update_export_settings(state.call(&user.principal(), ExportSettingsView::from(settings)))
+        .await?
+        .into_inner();
+    Ok(Json(saved.into()))
 }
 
 /// The edition fields a book accepts; a field left out stays as it is.
@@ -52,22 +57,17 @@ pub async fn patch_edition(
     user: SessionUser,
     Path(project_id): Path<String>,
     JsonBody(change): JsonBody<EditionChange>,
-) -> ApiResult<Json<Value>> {
-    // Another account's book is answered as a missing one.
-    let volume = tenancy::book(&state.db, user.acting(), &project_id).await?;
-    let volume = match change.ai_disclosure {
-        Some(value) => {
-            let mut model: project::ActiveModel = volume.into();
-            model.ai_disclosure = Set(value);
-            model.updated_at = Set(dragoman_model::clock::now());
-            model.update(&state.db).await?
-        }
-        None => volume,
+) -> ApiResult<Json<Edition>> {
+    let message = SetEditionRequest {
+        project_id,
+        ai_disclosure: change.ai_disclosure.flatten(),
+        clear_ai_disclosure: change.ai_disclosure == Some(None),
     };
-    let effective = exports::discloses(&state.db, &volume).await?;
-    Ok(Json(json!({
-        "project_id": volume.id,
-        "ai_disclosure": volume.ai_disclosure,
-        "effective": {"ai_disclosure": effective},
-    })))
+    let answer = state
+        .scheduler
+        .handle
+        .set_edition(state.call(&user.principal(), message))
+        .await?
+        .into_inner();
+    Ok(Json(Edition::try_from(answer)?))
 }

@@ -7,7 +7,6 @@ use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Query, is_json, parse_json};
 use crate::openapi::refusals::refusals;
-use crate::openapi::schemas::uploads::GlossaryImportForm;
 use crate::operations::Caller;
 use crate::operations::glossaries::{
     self, Attachment, GlossaryDetailView, GlossaryView, ImportForm, NewGlossary, SeriesGlossaryView,
@@ -21,13 +20,14 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use dragoman_model::documents::glossary_import::{GlossaryFileTerm, ImportReport};
 use dragoman_model::vocab::{
-    CsvDelimiter, ErrorCode, GlossaryFormat, Issue, IssueContext, IssueKind, LocPart,
+    CsvDelimiter, ErrorCode, GlossaryFormat, ImportStrategy, Issue, IssueContext, IssueKind,
+    LocPart,
 };
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 
 /// Largest glossary file an import takes (spec 8): 2 MiB.
 pub const MAX_IMPORT_BYTES: usize = 2 * 1024 * 1024;
@@ -66,9 +66,12 @@ refusals!(
     ),
     extensions(("x-required-scopes" = json!([glossaries::READ.rest]))),
 )]
-pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
+pub async fn list(
+    State(state): State<AppState>,
+    token: TokenCaller,
+) -> ApiResult<Json<Vec<GlossaryView>>> {
     let listed = glossaries::list(&state, &Caller::rest(token)).await?;
-    Ok(Json(Value::Array(listed)))
+    Ok(Json(listed))
 }
 
 refusals!(
@@ -136,7 +139,7 @@ pub async fn detail(
     State(state): State<AppState>,
     token: TokenCaller,
     Path(glossary_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<GlossaryDetailView>> {
     let detail = glossaries::detail(&state, &Caller::rest(token), glossary_id).await?;
     Ok(Json(detail))
 }
@@ -244,6 +247,29 @@ pub struct ImportQuery {
     #[serde(default)]
     #[param(value_type = Option<bool>)]
     dry_run: Option<String>,
+}
+
+/// A glossary file to import, as a multipart form. Empty fields count as
+/// not given; unknown fields are refused.
+#[derive(Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlossaryImportForm {
+    /// A JSON list of terms, a CSV file or a TBX file (v2 and v3); at most
+    /// 2 MiB.
+    #[schema(value_type = String, format = Binary)]
+    pub file: Vec<u8>,
+    /// Default `skip`.
+    pub strategy: Option<ImportStrategy>,
+    /// CSV only; detected by default.
+    pub delimiter: Option<CsvDelimiter>,
+    /// A JSON object from field name (`source`, `translation`, `category`,
+    /// `description`, `locked`, `accepted`) to column number from 0;
+    /// default: from the headers.
+    pub mapping: Option<String>,
+    /// Whether the first row holds column names; detected by default.
+    pub header: Option<bool>,
+    /// True leaves invalid rows out instead of refusing the file.
+    pub skip_invalid: Option<bool>,
 }
 
 refusals!(
@@ -430,7 +456,7 @@ pub async fn followed(
     State(state): State<AppState>,
     token: TokenCaller,
     Path(series_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SeriesGlossaryView>> {
     let answer = glossaries::followed(&state, &Caller::rest(token), series_id).await?;
     Ok(Json(answer))
 }
@@ -466,7 +492,7 @@ pub async fn attach(
     Path(series_id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SeriesGlossaryView>> {
     let caller = Caller::rest(token);
     caller.require(glossaries::WRITE)?;
     let body: Attachment = json_body(&headers, &body)?;

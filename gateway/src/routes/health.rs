@@ -8,30 +8,14 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use dragoman_model::documents::health::{
+    CoordinationHealth, DatabaseHealth, Health, Location, Overall, RoleHealth, Roles,
+};
 use dragoman_proto::v1::{RoleStatus, StatusRequest};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
 use std::future::Future;
 use std::time::Duration;
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// Where a role runs, seen from this process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-enum Location {
-    Local,
-    Remote,
-}
-
-/// The installation as a whole: every role, the database and the
-/// coordination backend answer, or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-enum Overall {
-    Ok,
-    Degraded,
-}
 
 /// What a role answered to its status call.
 enum Asked {
@@ -59,8 +43,8 @@ where
     }
 }
 
-fn role_json(local: bool, asked: Asked) -> (bool, Value) {
-    let place = if local {
+fn role_health(local: bool, asked: Asked) -> RoleHealth {
+    let location = if local {
         Location::Local
     } else {
         Location::Remote
@@ -71,7 +55,11 @@ fn role_json(local: bool, asked: Asked) -> (bool, Value) {
         Asked::Late => (false, "no answer in time".to_owned()),
         Asked::DatabaseAway => (false, "no answer: the database is unreachable".to_owned()),
     };
-    (ok, json!({"ok": ok, "detail": detail, "location": place}))
+    RoleHealth {
+        detail,
+        location,
+        ok,
+    }
 }
 
 /// Whether the database answers. Known away: no at once. Else a ping
@@ -94,7 +82,7 @@ async fn database_answers(state: &AppState) -> bool {
     }
 }
 
-pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let cred = &state.credential;
     let (scheduler, pipeline, delivery, memory, database, coordination) = tokio::join!(
         ask(
@@ -128,42 +116,45 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
         database_answers(&state),
         state.coordination.ping(),
     );
-    let mut roles = Map::new();
-    let mut healthy = true;
-    for (name, local, result) in [
-        ("scheduler", state.scheduler.local, scheduler),
-        ("pipeline", state.pipeline.local, pipeline),
-        ("delivery", state.delivery.local, delivery),
-        ("memory", state.memory.local, memory),
-    ] {
-        let (ok, value) = role_json(local, result);
-        healthy &= ok;
-        roles.insert(name.into(), value);
-    }
-    roles.insert(
-        "gateway".into(),
-        json!({"ok": true, "detail": "", "location": Location::Local}),
-    );
+    let roles = Roles {
+        delivery: role_health(state.delivery.local, delivery),
+        gateway: RoleHealth {
+            detail: String::new(),
+            location: Location::Local,
+            ok: true,
+        },
+        memory: role_health(state.memory.local, memory),
+        pipeline: role_health(state.pipeline.local, pipeline),
+        scheduler: role_health(state.scheduler.local, scheduler),
+    };
     let database_ok = database;
     let coordination_ok = coordination.is_ok();
-    healthy &= database_ok && coordination_ok;
-    let body = json!({
-        "status": if healthy { Overall::Ok } else { Overall::Degraded },
-        "roles": roles,
-        "process_roles": state.settings.roles,
-        "database": {
-            "backend": dragoman_model::db::backend_name(&state.db),
-            "ok": database_ok,
-            // Unix seconds; null while it answers.
-            "down_since": state.database.health().down_since_unix(),
+    let healthy = roles.delivery.ok
+        && roles.memory.ok
+        && roles.pipeline.ok
+        && roles.scheduler.ok
+        && database_ok
+        && coordination_ok;
+    let body = Health {
+        coordination: CoordinationHealth {
+            backend: state.coordination.backend_name().to_owned(),
+            ok: coordination_ok,
         },
-        "coordination": {
-            "backend": state.coordination.backend_name(),
-            "ok": coordination_ok,
+        database: DatabaseHealth {
+            backend: dragoman_model::db::backend_name(&state.db).to_owned(),
+            down_since: state.database.health().down_since_unix(),
+            ok: database_ok,
         },
-        "demo": state.settings.demo_mode,
-        "version": env!("CARGO_PKG_VERSION"),
-    });
+        demo: state.settings.demo_mode,
+        process_roles: state.settings.roles.clone(),
+        roles,
+        status: if healthy {
+            Overall::Ok
+        } else {
+            Overall::Degraded
+        },
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
     let status = if healthy {
         StatusCode::OK
     } else {

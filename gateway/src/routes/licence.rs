@@ -14,14 +14,13 @@ use crate::auth::licence::licence_changed;
 use crate::auth::session::SessionUser;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
-use crate::identity::audit;
+use crate::identity::{NoDetails, audit};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use dragoman_model::clock;
 use dragoman_model::licence::{self, Licence, LicenceStanding};
 use dragoman_model::vocab::ErrorCode;
-use serde_json::json;
 
 async fn standing(state: &AppState) -> ApiResult<Json<LicenceStanding>> {
     let in_force = state
@@ -66,7 +65,7 @@ pub async fn put_licence(
         "licence.set",
         "setting",
         Some(licence::SETTING_KEY),
-        serde_json::to_value(&document).unwrap_or_else(|_| json!({})),
+        &document,
     )
     .await?;
     txn.commit().await?;
@@ -92,7 +91,7 @@ pub async fn delete_licence(
             "licence.clear",
             "setting",
             Some(licence::SETTING_KEY),
-            json!({}),
+            NoDetails {},
         )
         .await?;
     }

@@ -1,19 +1,18 @@
 //! Narrative context routes (spec 4.8), over
 //! [`operations::narrative`](crate::operations::narrative). The bundles
-//! are answered as the memory service wrote them, byte for byte, so two
-//! reads of an unchanged book differ only in `generated_at`.
+//! are answered as their types serialise, which is canonical JSON (members
+//! sorted, no whitespace), so two reads of an unchanged book differ only in
+//! `generated_at` and a client can check the `checksum` over the bytes.
 
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::openapi::refusals::refusals;
-use crate::openapi::schemas::narrative::{BookBundle, BookRevision, SeriesBundle};
 use crate::operations::narrative::BookView;
 use crate::operations::{Caller, narrative};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use dragoman_model::documents::narrative::{BookBundle, BookRevision, SeriesBundle};
 use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind, LocPart};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -88,10 +87,6 @@ fn context_query(raw: Option<&str>) -> ApiResult<(Vec<String>, bool)> {
     Ok((chapter_ids, with_text))
 }
 
-fn json_text(body: String) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
 refusals!(
     /// What a book bundle may answer besides it.
     BookRefusals: [VolumeNotFound, InvalidRequest]
@@ -128,11 +123,11 @@ pub async fn book_context(
     token: TokenCaller,
     Path(book_id): Path<String>,
     RawQuery(query): RawQuery,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<BookBundle>> {
     let caller = Caller::rest(token);
     let (chapter_ids, with_text) = context_query(query.as_deref())?;
-    let body = narrative::book_context(&state, &caller, book_id, chapter_ids, with_text).await?;
-    Ok(json_text(body))
+    let bundle = narrative::book_context(&state, &caller, book_id, chapter_ids, with_text).await?;
+    Ok(Json(bundle))
 }
 
 refusals!(
@@ -159,9 +154,9 @@ pub async fn book_revision(
     State(state): State<AppState>,
     token: TokenCaller,
     Path(book_id): Path<String>,
-) -> ApiResult<Response> {
-    let body = narrative::book_revision(&state, &Caller::rest(token), book_id).await?;
-    Ok(json_text(body))
+) -> ApiResult<Json<BookRevision>> {
+    let revision = narrative::book_revision(&state, &Caller::rest(token), book_id).await?;
+    Ok(Json(revision))
 }
 
 refusals!(
@@ -190,9 +185,9 @@ pub async fn series_context(
     State(state): State<AppState>,
     token: TokenCaller,
     Path(series_id): Path<String>,
-) -> ApiResult<Response> {
-    let body = narrative::series_context(&state, &Caller::rest(token), series_id).await?;
-    Ok(json_text(body))
+) -> ApiResult<Json<SeriesBundle>> {
+    let bundle = narrative::series_context(&state, &Caller::rest(token), series_id).await?;
+    Ok(Json(bundle))
 }
 
 #[cfg(test)]

@@ -9,14 +9,13 @@ use crate::error::ApiResult;
 use crate::extract::JsonBody;
 use crate::openapi::refusals::refusals;
 use crate::operations::Caller;
-use crate::operations::providers::{self, ProviderView};
+use crate::operations::providers::{self, ProviderAdminView, ProviderView};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use dragoman_model::provider_input::NewProvider;
-use serde_json::Value;
 
 refusals!(
     /// Listing providers refuses only what every operation may.
@@ -39,17 +38,20 @@ refusals!(
     ),
     extensions(("x-required-scopes" = json!([providers::LIST.rest]))),
 )]
-pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
+pub async fn list(
+    State(state): State<AppState>,
+    token: TokenCaller,
+) -> ApiResult<Json<Vec<ProviderView>>> {
     let listed = providers::list(&state, &Caller::rest(token)).await?;
-    Ok(Json(Value::Array(listed)))
+    Ok(Json(listed))
 }
 
 pub async fn admin_list(
     State(state): State<AppState>,
     user: SessionUser,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Vec<ProviderAdminView>>> {
     let listed = providers::admin_list(&state, &user).await?;
-    Ok(Json(Value::Array(listed)))
+    Ok(Json(listed))
 }
 
 pub async fn admin_add(
@@ -65,7 +67,7 @@ pub async fn admin_set_default(
     State(state): State<AppState>,
     user: SessionUser,
     JsonBody(body): JsonBody<providers::DefaultProvider>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Vec<ProviderAdminView>>> {
     let listed = providers::set_default(&state, &user, body).await?;
-    Ok(Json(Value::Array(listed)))
+    Ok(Json(listed))
 }

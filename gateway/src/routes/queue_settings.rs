@@ -19,6 +19,7 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use dragoman_model::documents::admin_settings::QueueSettingsDocument;
+use dragoman_model::documents::settings_change::QueueSettingsChange;
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_proto::v1::{QueueSettingsView, StatusRequest, UpdateQueueSettingsRequest};
 use serde_json::Value;
@@ -49,7 +50,7 @@ pub async fn put_queue(
     JsonBody(body): JsonBody<Value>,
 ) -> ApiResult<Json<QueueSettingsDocument>> {
     user.require_admin()?;
-    if !body.is_object() {
+    let Some(body) = body.as_object() else {
         return Err(
             ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![Issue::at(
                 "body",
@@ -57,8 +58,9 @@ pub async fn put_queue(
                 IssueKind::TypeError,
             )]),
         );
-    }
-    update(&state, &user, body.to_string(), false).await
+    };
+    let changes = QueueSettingsChange::from_body(body);
+    update(&state, &user, Some(changes.into()), false).await
 }
 
 pub async fn delete_queue(
@@ -66,13 +68,13 @@ pub async fn delete_queue(
     user: SessionUser,
 ) -> ApiResult<Json<QueueSettingsDocument>> {
     user.require_admin()?;
-    update(&state, &user, String::new(), true).await
+    update(&state, &user, None, true).await
 }
 
 async fn update(
     state: &AppState,
     user: &SessionUser,
-    changes_json: String,
+    changes: Option<dragoman_proto::v1::QueueSettingsChange>,
     reset: bool,
 ) -> ApiResult<Json<QueueSettingsDocument>> {
     let view = state
@@ -80,10 +82,7 @@ async fn update(
         .handle
         .update_queue_settings(state.call(
             &user.principal(),
-            UpdateQueueSettingsRequest {
-                changes_json,
-                reset,
-            },
+            UpdateQueueSettingsRequest { changes, reset },
         ))
         .await?
         .into_inner();

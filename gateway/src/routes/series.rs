@@ -13,7 +13,6 @@ use axum::Json;
 use axum::extract::{Path, State};
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind, SeriesAction};
 use serde::Deserialize;
-use serde_json::Value;
 use utoipa::IntoParams;
 
 refusals!(
@@ -36,9 +35,12 @@ refusals!(
     ),
     extensions(("x-required-scopes" = json!([series::READ.rest]))),
 )]
-pub async fn list(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
+pub async fn list(
+    State(state): State<AppState>,
+    token: TokenCaller,
+) -> ApiResult<Json<Vec<SummaryView>>> {
     let listed = series::list(&state, &Caller::rest(token)).await?;
-    Ok(Json(Value::Array(listed)))
+    Ok(Json(listed))
 }
 
 refusals!(
@@ -66,7 +68,7 @@ pub async fn detail(
     State(state): State<AppState>,
     token: TokenCaller,
     Path(series_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<DetailView>> {
     let detail = series::detail(&state, &Caller::rest(token), series_id).await?;
     Ok(Json(detail))
 }
@@ -123,7 +125,7 @@ pub async fn action(
     token: TokenCaller,
     Path((series_id, action)): Path<(String, String)>,
     Query(query): Query<ActionQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ControlView>> {
     // An unknown action is an address that does not exist.
     let action: SeriesAction = action
         .parse()

@@ -9,6 +9,7 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use dragoman_model::documents::admin_settings::WebhookSettings;
+use dragoman_model::documents::settings_change::WebhookSettingsChange;
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_proto::v1::{StatusRequest, UpdateWebhookSettingsRequest, WebhookSettingsView};
 use serde_json::Value;
@@ -38,7 +39,7 @@ pub async fn put_webhooks(
     JsonBody(body): JsonBody<Value>,
 ) -> ApiResult<Json<WebhookSettings>> {
     user.require_admin()?;
-    if !body.is_object() {
+    let Some(body) = body.as_object() else {
         return Err(
             ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![Issue::at(
                 "body",
@@ -46,8 +47,9 @@ pub async fn put_webhooks(
                 IssueKind::TypeError,
             )]),
         );
-    }
-    update(&state, &user, body.to_string(), false).await
+    };
+    let changes = WebhookSettingsChange::from_body(body);
+    update(&state, &user, Some(changes.into()), false).await
 }
 
 /// Drops every override: the environment's values apply again.
@@ -56,13 +58,13 @@ pub async fn delete_webhooks(
     user: SessionUser,
 ) -> ApiResult<Json<WebhookSettings>> {
     user.require_admin()?;
-    update(&state, &user, String::new(), true).await
+    update(&state, &user, None, true).await
 }
 
 async fn update(
     state: &AppState,
     user: &SessionUser,
-    changes_json: String,
+    changes: Option<dragoman_proto::v1::WebhookSettingsChange>,
     reset: bool,
 ) -> ApiResult<Json<WebhookSettings>> {
     let view = state
@@ -70,10 +72,7 @@ async fn update(
         .handle
         .update_webhook_settings(state.call(
             &user.principal(),
-            UpdateWebhookSettingsRequest {
-                changes_json,
-                reset,
-            },
+            UpdateWebhookSettingsRequest { changes, reset },
         ))
         .await?
         .into_inner();

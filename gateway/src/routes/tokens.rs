@@ -14,6 +14,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
+use dragoman_model::documents::token::{TokenState, TokenView, WebhookSecret};
 use dragoman_model::entities::{account, api_token};
 use dragoman_model::vocab::Scope;
 use dragoman_model::vocab::{BudgetPeriod, ErrorCode, IssueKind, Priority};
@@ -24,7 +25,7 @@ use sea_orm::{
     TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Non-revoked tokens an account may hold (spec 5).
 pub const MAX_TOKENS: u64 = 50;
@@ -69,6 +70,37 @@ pub struct Budget {
     amount: Option<f64>,
     #[serde(default)]
     period: Option<BudgetPeriod>,
+}
+
+/// What the audit log keeps of a token's creation: never its secrets.
+#[derive(Serialize)]
+struct CreatedAudit<'a> {
+    name: &'a str,
+    prefix: &'a str,
+    scopes: &'a [Scope],
+    webhook_secret: bool,
+}
+
+/// What the audit log keeps of new queue limits.
+#[derive(Serialize)]
+struct QueueAudit {
+    max_priority: Priority,
+    max_queued: i32,
+    max_running: i32,
+}
+
+/// What the audit log keeps of a new budget (null: none).
+#[derive(Serialize)]
+struct BudgetAudit {
+    amount: Option<f64>,
+    period: Option<BudgetPeriod>,
+}
+
+/// What the audit log keeps of a revocation.
+#[derive(Serialize)]
+struct RevokedAudit<'a> {
+    name: &'a str,
+    prefix: &'a str,
 }
 
 fn check_queue(checks: &mut Checks, running: Option<i64>, queued: Option<i64>) {
@@ -157,7 +189,9 @@ pub async fn create(
         name: Set(body.name.clone()),
         prefix: Set(generated.prefix.clone()),
         secret_hash: Set(generated.secret_hash.clone()),
-        scopes: Set(json!(scopes)),
+        scopes: Set(Value::from(
+            scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        )),
         created_at: Set(now),
         expires_at: Set(body.expires_in_days.map(|days| now + days * 86_400)),
         revoked_at: Set(None),
@@ -179,21 +213,28 @@ pub async fn create(
         "token.create",
         "api_token",
         Some(&token.id),
-        json!({"name": token.name, "prefix": token.prefix, "scopes": token.scopes,
-               "webhook_secret": webhook_secret.is_some()}),
+        CreatedAudit {
+            name: &token.name,
+            prefix: &token.prefix,
+            scopes: &scopes,
+            webhook_secret: webhook_secret.is_some(),
+        },
     )
     .await?;
     txn.commit().await?;
 
     let mut answer = view(&state, &token).await?;
-    answer["token"] = json!(generated.token);
+    answer.token = Some(generated.token);
     if let Some(secret) = webhook_secret {
-        answer["webhook_secret"] = json!(secret);
+        answer.webhook_secret = WebhookSecret::Shown(secret);
     }
     Ok((StatusCode::CREATED, Json(answer)))
 }
 
-pub async fn list(State(state): State<AppState>, user: SessionUser) -> ApiResult<Json<Value>> {
+pub async fn list(
+    State(state): State<AppState>,
+    user: SessionUser,
+) -> ApiResult<Json<Vec<TokenView>>> {
     let tokens = api_token::Entity::find()
         .filter(api_token::Column::AccountId.eq(user.account.id.as_str()))
         .order_by_desc(api_token::Column::CreatedAt)
@@ -203,7 +244,7 @@ pub async fn list(State(state): State<AppState>, user: SessionUser) -> ApiResult
     for token in &tokens {
         views.push(view(&state, token).await?);
     }
-    Ok(Json(Value::Array(views)))
+    Ok(Json(views))
 }
 
 pub async fn update_queue(
@@ -211,7 +252,7 @@ pub async fn update_queue(
     user: SessionUser,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<QueueLimits>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TokenView>> {
     let mut checks = Checks::new();
     check_queue(&mut checks, body.max_running, body.max_queued);
     checks.finish()?;
@@ -237,8 +278,11 @@ pub async fn update_queue(
         "token.queue",
         "api_token",
         Some(&token.id),
-        json!({"max_priority": token.max_priority, "max_running": token.max_running,
-               "max_queued": token.max_queued}),
+        QueueAudit {
+            max_priority: token.max_priority,
+            max_queued: token.max_queued,
+            max_running: token.max_running,
+        },
     )
     .await?;
     tokens_changed(&state).await;
@@ -250,7 +294,7 @@ pub async fn update_budget(
     user: SessionUser,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<Budget>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TokenView>> {
     let mut checks = Checks::new();
     check_budget(&mut checks, "amount", body.amount);
     checks.finish()?;
@@ -273,7 +317,10 @@ pub async fn update_budget(
         "token.budget",
         "api_token",
         Some(&token.id),
-        json!({"amount": token.budget_amount, "period": token.budget_period}),
+        BudgetAudit {
+            amount: token.budget_amount,
+            period: token.budget_period,
+        },
     )
     .await?;
     tokens_changed(&state).await;
@@ -285,7 +332,7 @@ pub async fn revoke(
     State(state): State<AppState>,
     user: SessionUser,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TokenView>> {
     let token = tenancy::token(&state.db, user.acting(), &id).await?;
     let token = if token.revoked_at.is_none() {
         let mut model: api_token::ActiveModel = token.into();
@@ -297,7 +344,10 @@ pub async fn revoke(
             "token.revoke",
             "api_token",
             Some(&token.id),
-            json!({"name": token.name, "prefix": token.prefix}),
+            RevokedAudit {
+                name: &token.name,
+                prefix: &token.prefix,
+            },
         )
         .await?;
         tokens_changed(&state).await;
@@ -308,49 +358,29 @@ pub async fn revoke(
     Ok(Json(view(&state, &token).await?))
 }
 
-/// Whether a token still opens the API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TokenState {
-    Active,
-    Expired,
-    Revoked,
-}
-
-impl TokenState {
-    pub fn of(token: &api_token::Model, now: i64) -> TokenState {
-        if token.revoked_at.is_some() {
-            TokenState::Revoked
-        } else if token.expires_at.is_some_and(|at| at <= now) {
-            TokenState::Expired
-        } else {
-            TokenState::Active
-        }
-    }
-}
-
 /// The token view of spec 4.9: everything but the secrets.
-pub async fn view(state: &AppState, token: &api_token::Model) -> ApiResult<Value> {
+pub async fn view(state: &AppState, token: &api_token::Model) -> ApiResult<TokenView> {
     let now = clock::now();
-    let budget = dragoman_model::budget::view(&state.db, token, now).await?;
-    let scopes: Vec<&str> = bearer::scopes_of(token)
-        .iter()
-        .map(|s| s.as_str())
-        .collect();
-    Ok(json!({
-        "id": token.id,
-        "name": token.name,
-        "prefix": format!("{}{}", token_format::PREFIX, token.prefix),
-        "scopes": scopes,
-        "created_at": token.created_at,
-        "expires_at": token.expires_at,
-        "revoked_at": token.revoked_at,
-        "last_used_at": token.last_used_at,
-        "state": TokenState::of(token, now),
-        "webhook_secret": token.webhook_secret_enc.is_some(),
-        "max_priority": token.max_priority,
-        "max_running": token.max_running,
-        "max_queued": token.max_queued,
-        "budget": budget,
-    }))
+    let budget = dragoman_model::budget::token_cap(&state.db, token, now)
+        .await?
+        .map(|cap| serde_json::from_value(cap.view))
+        .transpose()
+        .map_err(|e| ApiError::server(format!("token budget: {e}")))?;
+    Ok(TokenView {
+        budget,
+        created_at: token.created_at,
+        expires_at: token.expires_at,
+        id: token.id.clone(),
+        last_used_at: token.last_used_at,
+        max_priority: token.max_priority,
+        max_queued: token.max_queued,
+        max_running: token.max_running,
+        name: token.name.clone(),
+        prefix: format!("{}{}", token_format::PREFIX, token.prefix),
+        revoked_at: token.revoked_at,
+        scopes: bearer::scopes_of(token).into_iter().collect(),
+        state: TokenState::of(token, now),
+        token: None,
+        webhook_secret: WebhookSecret::Held(token.webhook_secret_enc.is_some()),
+    })
 }

@@ -5,47 +5,59 @@
 //! Everything is computed over the whole book, whatever the caller asked
 //! to see, so that the fingerprints never depend on the query.
 
-use super::fingerprint::{Obj, fingerprint, list};
+use super::fingerprint::{Obj, fingerprint, fingerprint_of};
 use super::load::{SeriesMemory, VolumeMemory};
 use crate::entities::{keys, observations};
+use crate::error::MemoryResult;
 use crate::normalize::match_key;
+use dragoman_model::documents::narrative::{
+    BibleLine, Book, Chapter, ChapterRevision, Entity, Narrative, Observation, Passage,
+    PassageEvents, Series, SharedGlossary, Term, World,
+};
 use dragoman_model::entities::named::NamedThing;
 use dragoman_model::entities::{bible_line, chapter, narrative_entity, passage, project, term};
 use dragoman_model::vocab::{BibleAspect, EntityKind, Origin};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// A chapter as the bundle shows it.
+/// The members of a shown passage its chapter's revision does not cover:
+/// the analysis, which the book's revision covers.
+const ANALYSIS_MEMBERS: [&str; 3] = ["summary", "character_ids", "events"];
+
+/// A chapter as the bundle shows it: whole, with every passage.
 pub struct ChapterView {
-    pub id: String,
-    /// Its own fields, without `revision` and `passages`.
-    head: Obj,
-    pub revision: String,
-    passages: Vec<Obj>,
+    chapter: Chapter,
 }
 
 impl ChapterView {
+    pub fn id(&self) -> &str {
+        &self.chapter.id
+    }
+
     /// The chapter's entry; its passages when `with_passages`, else
     /// `passages: null`.
-    pub fn entry(&self, with_passages: bool) -> Value {
-        let passages = if with_passages {
-            list(self.passages.iter().cloned())
-        } else {
-            Value::Null
-        };
-        Value::from(
-            self.head
-                .clone()
-                .with("revision", self.revision.as_str())
-                .with("passages", passages),
-        )
+    pub fn into_entry(self, with_passages: bool) -> Chapter {
+        let mut entry = self.chapter;
+        if !with_passages {
+            entry.passages = None;
+        }
+        entry
+    }
+
+    /// The chapter's fingerprint entry.
+    pub fn fingerprint(&self) -> ChapterRevision {
+        ChapterRevision {
+            id: self.chapter.id.clone(),
+            revision: self.chapter.revision.clone(),
+        }
     }
 }
 
 /// A whole book, built once.
 pub struct BookView {
     pub chapters: Vec<ChapterView>,
-    pub narrative: Value,
+    pub narrative: Narrative,
     pub revision: String,
     pub content_revision: String,
 }
@@ -84,52 +96,43 @@ fn translation_in_force(passage: &passage::Model) -> Option<&str> {
         .flatten()
 }
 
-pub fn book_object(volume: &project::Model) -> Value {
-    Value::from(
-        Obj::new()
-            .with("id", volume.id.as_str())
-            .with("series_id", volume.series_id.as_str())
-            .with("title", volume.title.as_str())
-            .with("author", volume.author.clone())
-            .with("external_id", volume.external_id.clone())
-            .with("source_language", volume.source_language.as_str())
-            .with("target_language", volume.target_language.as_str())
-            .with("volume_number", volume.volume_number)
-            .with("volume_label", volume.volume_label.clone())
-            .with("project_kind", volume.project_kind.as_str())
-            .with(
-                "source_format",
-                volume.source_format.map(|f| f.as_str().to_owned()),
-            ),
-    )
+pub fn book_object(volume: &project::Model) -> Book {
+    Book {
+        author: volume.author.clone(),
+        external_id: volume.external_id.clone(),
+        id: volume.id.clone(),
+        project_kind: volume.project_kind,
+        series_id: volume.series_id.clone(),
+        source_format: volume.source_format,
+        source_language: volume.source_language.clone(),
+        target_language: volume.target_language.clone(),
+        title: volume.title.clone(),
+        volume_label: volume.volume_label.clone(),
+        volume_number: volume.volume_number,
+    }
 }
 
 /// The series, the same in both bundles.
-pub fn series_object(memory: &SeriesMemory) -> Value {
+pub fn series_object(memory: &SeriesMemory) -> Series {
     let series = &memory.series;
-    let shared = memory.shared.as_ref().map(|g| {
-        Value::from(
-            Obj::new()
-                .with("id", g.id.as_str())
-                .with("name", g.name.as_str())
-                .with("source_language", g.source_language.clone())
-                .with("target_language", g.target_language.clone()),
-        )
-    });
-    Value::from(
-        Obj::new()
-            .with("id", series.id.as_str())
-            .with("name", series.name.as_str())
-            .with("kind", series.kind.as_str())
-            .with("source_language", series.source_language.clone())
-            .with("target_language", series.target_language.clone())
-            .with("archived", series.archived)
-            .with("shared_glossary", shared),
-    )
+    Series {
+        archived: series.archived,
+        id: series.id.clone(),
+        kind: series.kind,
+        name: series.name.clone(),
+        shared_glossary: memory.shared.as_ref().map(|g| SharedGlossary {
+            id: g.id.clone(),
+            name: g.name.clone(),
+            source_language: g.source_language.clone(),
+            target_language: g.target_language.clone(),
+        }),
+        source_language: series.source_language.clone(),
+        target_language: series.target_language.clone(),
+    }
 }
 
 /// Bible lines by aspect (in the order of the vocabulary), then age.
-pub fn bible(lines: &[bible_line::Model]) -> Value {
+pub fn bible(lines: &[bible_line::Model]) -> Vec<BibleLine> {
     let mut lines: Vec<&bible_line::Model> = lines.iter().collect();
     lines.sort_by(|a, b| {
         (aspect_rank(a.aspect), a.created_at, &a.id).cmp(&(
@@ -138,65 +141,67 @@ pub fn bible(lines: &[bible_line::Model]) -> Value {
             &b.id,
         ))
     });
-    list(lines.into_iter().map(|line| {
-        Obj::new()
-            .with("id", line.id.as_str())
-            .with("aspect", line.aspect.as_str())
-            .with("text", line.text.as_str())
-            .with("origin", line.origin.as_str())
-            .with("passage_id", line.passage_id.clone())
-            .with("evidence", line.evidence.clone())
-    }))
+    lines
+        .into_iter()
+        .map(|line| BibleLine {
+            aspect: line.aspect,
+            evidence: line.evidence.clone(),
+            id: line.id.clone(),
+            origin: line.origin,
+            passage_id: line.passage_id.clone(),
+            text: line.text.clone(),
+        })
+        .collect()
 }
 
 /// Glossary entries, in the order `glossary::in_force` gives (by source).
-pub fn glossary(terms: &[term::Model]) -> Value {
-    list(terms.iter().map(|t| {
-        Obj::new()
-            .with("id", t.id.as_str())
-            .with("layer", t.layer.as_str())
-            .with("source", t.source.as_str())
-            .with("translation", t.translation.as_str())
-            .with("category", t.category.as_str())
-            .with("description", t.description.as_str())
-            .with("locked", t.locked)
-            .with("accepted", t.accepted)
-            .with("origin", t.origin.as_str())
-            .with("passage_id", t.passage_id.clone())
-            .with("evidence", t.evidence.clone())
-    }))
+pub fn glossary(terms: &[term::Model]) -> Vec<Term> {
+    terms
+        .iter()
+        .map(|t| Term {
+            accepted: t.accepted,
+            category: t.category.clone(),
+            description: t.description.clone(),
+            evidence: t.evidence.clone(),
+            id: t.id.clone(),
+            layer: t.layer,
+            locked: t.locked,
+            origin: t.origin,
+            passage_id: t.passage_id.clone(),
+            source: t.source.clone(),
+            translation: t.translation.clone(),
+        })
+        .collect()
 }
 
 /// A character's sheet, or a place's, organisation's or object's.
-fn sheet(entity: &narrative_entity::Model) -> Obj {
-    let notes = observations(&entity.observations).into_iter().map(|o| {
-        // Only the analysis writes observations (reconcile).
-        Obj::new()
-            .with("passage_id", o.passage_id)
-            .with("words", o.words)
-            .with("note", o.note)
-            .with("origin", Origin::Analysis.as_str())
-    });
-    described(entity)
-        .with("mentions", entity.mentions)
-        .with("first_passage_id", entity.passage_id.clone())
-        .with("evidence", entity.evidence.clone())
-        .with("observations", list(notes))
-        .with("series_entity_id", entity.series_entity_id.clone())
-}
-
-/// The fields a book entity and a series identity share.
-pub fn described(thing: &impl NamedThing) -> Obj {
-    Obj::new()
-        .with("id", thing.id())
-        .with("kind", thing.kind().as_str())
-        .with("name", thing.name())
-        .with("aliases", thing.aliases())
-        .with("target_name", thing.target_name())
-        .with("description", thing.description())
-        .with("gender", thing.gender())
-        .with("address", thing.address())
-        .with("origin", thing.origin().as_str())
+fn sheet(entity: &narrative_entity::Model) -> Entity {
+    let notes = observations(&entity.observations)
+        .into_iter()
+        .map(|o| Observation {
+            note: o.note,
+            // Only the analysis writes observations (reconcile).
+            origin: Origin::Analysis,
+            passage_id: o.passage_id,
+            words: o.words,
+        })
+        .collect();
+    Entity {
+        address: entity.address().map(str::to_owned),
+        aliases: entity.aliases(),
+        description: entity.description().to_owned(),
+        evidence: entity.evidence.clone(),
+        first_passage_id: entity.passage_id.clone(),
+        gender: entity.gender().map(str::to_owned),
+        id: entity.id().to_owned(),
+        kind: entity.kind(),
+        mentions: entity.mentions,
+        name: entity.name().to_owned(),
+        observations: notes,
+        origin: entity.origin(),
+        series_entity_id: entity.series_entity_id.clone(),
+        target_name: entity.target_name().map(str::to_owned),
+    }
 }
 
 /// Finds the book character an extracted name stands for, the way the
@@ -248,34 +253,73 @@ struct PassageAnalysis {
     events: Vec<String>,
 }
 
-/// The chapter's own fields, which its revision covers.
-fn chapter_head(chapter: &chapter::Model) -> Obj {
-    Obj::new()
-        .with("id", chapter.id.as_str())
-        .with("external_id", chapter.external_id.clone())
-        .with("number", chapter.number)
-        .with("part", chapter.part)
-        .with("part_count", chapter.part_count)
-        .with("kind", chapter.kind.as_str())
-        .with("label", chapter.label.clone())
-        .with("title", chapter.title.clone())
-        .with("translated_title", chapter.translated_title.clone())
-        .with("position", chapter.position)
+/// A chapter with every passage, and its revision: the canonical JSON of
+/// `{"chapter": its own fields, "passages": the passages' text fields}`.
+fn chapter_entry(chapter: &chapter::Model, passages: Vec<Passage>) -> MemoryResult<Chapter> {
+    let mut entry = Chapter {
+        external_id: chapter.external_id.clone(),
+        id: chapter.id.clone(),
+        kind: chapter.kind.clone(),
+        label: chapter.label.clone(),
+        number: chapter.number,
+        part: chapter.part,
+        part_count: chapter.part_count,
+        passages: None,
+        position: chapter.position,
+        revision: String::new(),
+        title: chapter.title.clone(),
+        translated_title: chapter.translated_title.clone(),
+    };
+    let mut head = serde_json::to_value(&entry)?;
+    if let Value::Object(members) = &mut head {
+        members.remove("passages");
+        members.remove("revision");
+    }
+    let mut texts = serde_json::to_value(&passages)?;
+    if let Value::Array(items) = &mut texts {
+        for item in items.iter_mut() {
+            if let Value::Object(members) = item {
+                for member in ANALYSIS_MEMBERS {
+                    members.remove(member);
+                }
+            }
+        }
+    }
+    entry.revision = fingerprint(&Value::from(
+        Obj::new().with("chapter", head).with("passages", texts),
+    ));
+    entry.passages = Some(passages);
+    Ok(entry)
 }
 
-/// A passage's text fields, which its chapter's revision covers.
-fn passage_text(passage: &passage::Model) -> Obj {
-    Obj::new()
-        .with("id", passage.id.as_str())
-        .with("position", passage.position)
-        .with("source", passage.source.as_str())
-        .with("translation", translation_in_force(passage))
-        .with("status", passage.status.as_str())
-        .with("origin", passage_origin(passage).as_str())
+/// A passage with its analysis, if any.
+fn passage_entry(passage: &passage::Model, analysis: Option<&PassageAnalysis>) -> Passage {
+    Passage {
+        character_ids: analysis
+            .map(|a| a.character_ids.clone())
+            .unwrap_or_default(),
+        events: analysis.map(|a| a.events.clone()).unwrap_or_default(),
+        id: passage.id.clone(),
+        origin: passage_origin(passage),
+        position: passage.position,
+        source: passage.source.clone(),
+        status: passage.status,
+        summary: analysis.and_then(|a| a.summary.clone()),
+        translation: translation_in_force(passage).map(str::to_owned),
+    }
+}
+
+/// What a book's revision covers of each analysed passage besides the
+/// narrative: its summary and characters.
+#[derive(Serialize)]
+struct AnalysisCover<'a> {
+    character_ids: &'a [String],
+    passage_id: &'a str,
+    summary: Option<&'a str>,
 }
 
 /// The whole book: chapters, narrative memory and fingerprints.
-pub fn build(memory: &VolumeMemory, series: &SeriesMemory) -> BookView {
+pub fn build(memory: &VolumeMemory, series: &SeriesMemory) -> MemoryResult<BookView> {
     let characters = CharacterIndex::new(&memory.entities);
     let analyses: HashMap<&str, PassageAnalysis> = memory
         .passages
@@ -311,111 +355,94 @@ pub fn build(memory: &VolumeMemory, series: &SeriesMemory) -> BookView {
         .chapters
         .iter()
         .map(|chapter| {
-            let head = chapter_head(chapter);
-            let passages = by_chapter.remove(chapter.id.as_str()).unwrap_or_default();
-            let texts: Vec<Obj> = passages.iter().map(|p| passage_text(p)).collect();
-            let revision = fingerprint(&Value::from(
-                Obj::new()
-                    .with("chapter", head.clone())
-                    .with("passages", list(texts.iter().cloned())),
-            ));
-            let passages = passages
-                .iter()
-                .zip(texts)
-                .map(|(p, text)| {
-                    let analysis = analyses.get(p.id.as_str());
-                    text.with("summary", analysis.and_then(|a| a.summary.clone()))
-                        .with(
-                            "character_ids",
-                            analysis
-                                .map(|a| a.character_ids.clone())
-                                .unwrap_or_default(),
-                        )
-                        .with(
-                            "events",
-                            analysis.map(|a| a.events.clone()).unwrap_or_default(),
-                        )
-                })
+            let passages = by_chapter
+                .remove(chapter.id.as_str())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| passage_entry(p, analyses.get(p.id.as_str())))
                 .collect();
-            ChapterView {
-                id: chapter.id.clone(),
-                head,
-                revision,
-                passages,
-            }
+            Ok(ChapterView {
+                chapter: chapter_entry(chapter, passages)?,
+            })
         })
-        .collect();
-    let content_revision = fingerprint(&list(chapters.iter().map(|c| {
-        Obj::new()
-            .with("id", c.id.as_str())
-            .with("revision", c.revision.as_str())
-    })));
+        .collect::<MemoryResult<_>>()?;
+    let content_revision = fingerprint_of(
+        &chapters
+            .iter()
+            .map(ChapterView::fingerprint)
+            .collect::<Vec<_>>(),
+    )?;
 
     let narrative = narrative(memory, series, &analyses);
     // The narrative holds the events; the summaries and the characters of
     // each passage are the rest of the analyses.
-    let passage_analyses = list(memory.passages.iter().filter_map(|p| {
-        let analysis = analyses.get(p.id.as_str())?;
-        Some(
-            Obj::new()
-                .with("passage_id", p.id.as_str())
-                .with("summary", analysis.summary.clone())
-                .with("character_ids", analysis.character_ids.clone()),
-        )
-    }));
-    // Moved in and out rather than cloned: it is the largest part.
-    let mut covered = Value::from(
+    let covered: Vec<AnalysisCover> = memory
+        .passages
+        .iter()
+        .filter_map(|p| {
+            let analysis = analyses.get(p.id.as_str())?;
+            Some(AnalysisCover {
+                character_ids: &analysis.character_ids,
+                passage_id: &p.id,
+                summary: analysis.summary.as_deref(),
+            })
+        })
+        .collect();
+    let revision = fingerprint(&Value::from(
         Obj::new()
-            .with("narrative", narrative)
-            .with("analyses", passage_analyses),
-    );
-    let revision = fingerprint(&covered);
-    let narrative = covered["narrative"].take();
-    BookView {
+            .with("narrative", serde_json::to_value(&narrative)?)
+            .with("analyses", serde_json::to_value(&covered)?),
+    ));
+    Ok(BookView {
         chapters,
         narrative,
         revision,
         content_revision,
-    }
+    })
 }
 
 fn narrative(
     memory: &VolumeMemory,
     series: &SeriesMemory,
     analyses: &HashMap<&str, PassageAnalysis>,
-) -> Value {
+) -> Narrative {
     let mut entities: Vec<&narrative_entity::Model> = memory.entities.iter().collect();
     entities.sort_by(|a, b| {
         (kind_rank(a.kind), &a.name_key, &a.id).cmp(&(kind_rank(b.kind), &b.name_key, &b.id))
     });
-    let of_kind =
-        |kind: EntityKind| list(entities.iter().filter(|e| e.kind == kind).map(|e| sheet(e)));
+    let of_kind = |kind: EntityKind| -> Vec<Entity> {
+        entities
+            .iter()
+            .filter(|e| e.kind == kind)
+            .map(|e| sheet(e))
+            .collect()
+    };
     let in_force = series.in_force_for(&memory.volume, &memory.book_terms);
-    let events = list(memory.passages.iter().filter_map(|p| {
-        let analysis = analyses.get(p.id.as_str())?;
-        (!analysis.events.is_empty()).then(|| {
-            Obj::new()
-                .with("passage_id", p.id.as_str())
-                .with("chapter_id", p.chapter_id.as_str())
-                .with("events", analysis.events.clone())
-                .with("origin", Origin::Analysis.as_str())
+    let events = memory
+        .passages
+        .iter()
+        .filter_map(|p| {
+            let analysis = analyses.get(p.id.as_str())?;
+            (!analysis.events.is_empty()).then(|| PassageEvents {
+                chapter_id: p.chapter_id.clone(),
+                events: analysis.events.clone(),
+                origin: Origin::Analysis,
+                passage_id: p.id.clone(),
+            })
         })
-    }));
-    Value::from(
-        Obj::new()
-            .with("bible", bible(&memory.bible))
-            .with("characters", of_kind(EntityKind::Character))
-            // The memory records no relation between entities yet: the
-            // analysis protocol does not ask for them.
-            .with("relations", list(Vec::<Value>::new()))
-            .with(
-                "world",
-                Obj::new()
-                    .with("places", of_kind(EntityKind::Place))
-                    .with("organisations", of_kind(EntityKind::Organisation))
-                    .with("objects", of_kind(EntityKind::Object)),
-            )
-            .with("glossary", glossary(&in_force))
-            .with("events", events),
-    )
+        .collect();
+    Narrative {
+        bible: bible(&memory.bible),
+        characters: of_kind(EntityKind::Character),
+        events,
+        glossary: glossary(&in_force),
+        // The memory records no relation between entities yet: the
+        // analysis protocol does not ask for them.
+        relations: Vec::new(),
+        world: World {
+            objects: of_kind(EntityKind::Object),
+            organisations: of_kind(EntityKind::Organisation),
+            places: of_kind(EntityKind::Place),
+        },
+    }
 }

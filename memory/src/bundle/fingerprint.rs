@@ -10,9 +10,12 @@
 //! active somewhere in the build: the key order is chosen here, never
 //! inherited from the map type.
 //!
-//! Documents are built with [`Obj`] rather than `json!` or `to_value`, which
-//! can only fail through an `unwrap` or an error path no caller could act on.
+//! The documents are the types of `dragoman_model::documents::narrative`;
+//! what a fingerprint covers beyond one of their parts is put together with
+//! [`Obj`] rather than `json!`, which can only fail through an `unwrap`.
 
+use crate::error::MemoryResult;
+use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -84,15 +87,21 @@ pub fn fingerprint(value: &Value) -> String {
     sha256_hex(canonical(value).as_bytes())
 }
 
-/// The text of a document: `body` with its `checksum` (SHA-256 of the
-/// canonical body, taken before `generated_at` and `checksum` join it) and
-/// `generated_at`, in canonical form.
-pub fn seal(body: Obj, generated_at: i64) -> String {
-    let mut document = body.0;
-    let checksum = fingerprint(&Value::Object(document.clone()));
-    document.insert("checksum".into(), Value::from(checksum));
-    document.insert("generated_at".into(), Value::from(generated_at));
-    canonical(&Value::Object(document))
+/// The fingerprint of a typed part: SHA-256 of the canonical text of what
+/// it serialises to.
+pub fn fingerprint_of(part: &impl Serialize) -> MemoryResult<String> {
+    Ok(fingerprint(&serde_json::to_value(part)?))
+}
+
+/// The checksum of a document: SHA-256 of its canonical text without its
+/// `generated_at` and `checksum` members, whatever they hold.
+pub fn checksum(document: &impl Serialize) -> MemoryResult<String> {
+    let mut body = serde_json::to_value(document)?;
+    if let Value::Object(members) = &mut body {
+        members.remove("checksum");
+        members.remove("generated_at");
+    }
+    Ok(fingerprint(&body))
 }
 
 /// A JSON object under construction.
@@ -117,18 +126,13 @@ impl From<Obj> for Value {
     }
 }
 
-/// A list of values.
-pub fn list<T: Into<Value>>(items: impl IntoIterator<Item = T>) -> Value {
-    Value::Array(items.into_iter().map(Into::into).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn canonical_text_sorts_keys_at_every_depth_and_keeps_list_order() {
-        let value = Value::from(Obj::new().with("zeta", list([3, 1, 2])).with(
+        let value = Value::from(Obj::new().with("zeta", vec![3, 1, 2]).with(
             "alpha",
             Obj::new().with("b", Value::Null).with("a", "é\"\n"),
         ));
@@ -148,15 +152,16 @@ mod tests {
 
     #[test]
     fn the_checksum_covers_the_body_without_its_two_varying_members() {
-        let body = Obj::new().with("schema_version", 1).with("x", "y");
-        let text = seal(body.clone(), 1_700_000_000);
-        let expected = sha256_hex(br#"{"schema_version":1,"x":"y"}"#);
-        assert_eq!(
-            text,
-            format!(
-                r#"{{"checksum":"{expected}","generated_at":1700000000,"schema_version":1,"x":"y"}}"#
-            )
+        let document = Value::from(
+            Obj::new()
+                .with("schema_version", 1)
+                .with("x", "y")
+                .with("checksum", "anything")
+                .with("generated_at", 1_700_000_000),
         );
-        assert_eq!(fingerprint(&Value::from(body)), expected);
+        let expected = sha256_hex(br#"{"schema_version":1,"x":"y"}"#);
+        assert_eq!(checksum(&document).expect("JSON"), expected);
+        let body = Value::from(Obj::new().with("x", "y").with("schema_version", 1));
+        assert_eq!(fingerprint_of(&body).expect("JSON"), expected);
     }
 }

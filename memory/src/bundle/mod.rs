@@ -1,7 +1,8 @@
 //! The read-only narrative context (spec 2.11, 4.8): the books list, the
 //! book bundle, its fingerprints alone, and the series bundle. Each answer
-//! is JSON text whose every field `docs/narrative-context.schema.json`
-//! describes; nothing here writes, starts work or counts words.
+//! is a document of `dragoman_model::documents::narrative`, whose every
+//! field `docs/narrative-context.schema.json` describes; nothing here
+//! writes, starts work or counts words.
 //!
 //! * `books`: the account's books with their counts.
 //! * `load`: each table read once per call; `book`, `series`: the
@@ -28,9 +29,9 @@
 //!   `relations` and `glossary`.
 //!
 //! `checksum` is the SHA-256 of the canonical document without its
-//! `generated_at` and `checksum` members. The answer itself is canonical
-//! (members sorted by key, no whitespace), so two reads with no change in
-//! between differ only in `generated_at`.
+//! `generated_at` and `checksum` members. The documents serialise
+//! canonically (members sorted by key, no whitespace), so two reads with no
+//! change in between differ only in `generated_at`.
 
 mod book;
 mod books;
@@ -44,15 +45,43 @@ pub use books::BookSummary;
 
 use crate::error::{MemoryError, MemoryResult};
 use dragoman_model::clock;
+use dragoman_model::documents::narrative::{
+    BookBundle, BookRevision, Content, ContentText, SCHEMA_VERSION, SeriesBundle,
+};
 use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{Issue, IssueKind};
-use fingerprint::{Obj, list, seal};
 use load::SeriesMemory;
 use sea_orm::DatabaseConnection;
+use serde::Serialize;
 use std::collections::HashSet;
 
-/// The shape version of the three documents (spec 9).
-pub const SCHEMA_VERSION: i64 = 1;
+/// A document whose last two members are set once the rest is built.
+trait Sealed: Serialize {
+    fn set_seal(&mut self, checksum: String, generated_at: i64);
+}
+
+macro_rules! sealed {
+    ($($document:ty),+) => {
+        $(
+            impl Sealed for $document {
+                fn set_seal(&mut self, checksum: String, generated_at: i64) {
+                    self.checksum = checksum;
+                    self.generated_at = generated_at;
+                }
+            }
+        )+
+    };
+}
+
+sealed!(BookBundle, BookRevision, SeriesBundle);
+
+/// The document with its `checksum` (over the rest, see
+/// [`fingerprint::checksum`]) and `generated_at`.
+fn seal<D: Sealed>(mut document: D, generated_at: i64) -> MemoryResult<D> {
+    let checksum = fingerprint::checksum(&document)?;
+    document.set_seal(checksum, generated_at);
+    Ok(document)
+}
 
 /// The account's books (the volumes of the series it owns), by series
 /// name, then reading order, then title.
@@ -86,7 +115,7 @@ pub async fn book_bundle(
     book_id: &str,
     chapter_ids: &[String],
     with_text: bool,
-) -> MemoryResult<String> {
+) -> MemoryResult<BookBundle> {
     let (memory, series) = whole_book(db, account_id, book_id).await?;
     let selected: Option<HashSet<&str>> = if chapter_ids.is_empty() {
         None
@@ -102,31 +131,35 @@ pub async fn book_bundle(
         }
         Some(chapter_ids.iter().map(String::as_str).collect())
     };
-    let view = book::build(&memory, &series);
+    let view = book::build(&memory, &series)?;
     let text = match (&selected, with_text) {
-        (_, false) => "none",
-        (Some(_), true) => "selected",
-        (None, true) => "all",
+        (_, false) => ContentText::None,
+        (Some(_), true) => ContentText::Selected,
+        (None, true) => ContentText::All,
     };
-    let chapters = list(view.chapters.iter().map(|chapter| {
-        let shown = with_text
-            && selected
-                .as_ref()
-                .is_none_or(|ids| ids.contains(chapter.id.as_str()));
-        chapter.entry(shown)
-    }));
-    let body = Obj::new()
-        .with("schema_version", SCHEMA_VERSION)
-        .with("revision", view.revision)
-        .with("content_revision", view.content_revision)
-        .with("book", book::book_object(&memory.volume))
-        .with("series", book::series_object(&series))
-        .with(
-            "content",
-            Obj::new().with("text", text).with("chapters", chapters),
-        )
-        .with("narrative", view.narrative);
-    Ok(seal(body, clock::now()))
+    let chapters = view
+        .chapters
+        .into_iter()
+        .map(|chapter| {
+            let shown = with_text
+                && selected
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(chapter.id()));
+            chapter.into_entry(shown)
+        })
+        .collect();
+    let bundle = BookBundle {
+        book: book::book_object(&memory.volume),
+        checksum: String::new(),
+        content: Content { chapters, text },
+        content_revision: view.content_revision,
+        generated_at: 0,
+        narrative: view.narrative,
+        revision: view.revision,
+        schema_version: SCHEMA_VERSION,
+        series: book::series_object(&series),
+    };
+    seal(bundle, clock::now())
 }
 
 /// The fingerprints of a book alone (spec 4.8 `…/narrative-context/revision`).
@@ -134,21 +167,19 @@ pub async fn book_revision(
     db: &DatabaseConnection,
     account_id: &str,
     book_id: &str,
-) -> MemoryResult<String> {
+) -> MemoryResult<BookRevision> {
     let (memory, series) = whole_book(db, account_id, book_id).await?;
-    let view = book::build(&memory, &series);
-    let chapters = list(view.chapters.iter().map(|c| {
-        Obj::new()
-            .with("id", c.id.as_str())
-            .with("revision", c.revision.as_str())
-    }));
-    let body = Obj::new()
-        .with("schema_version", SCHEMA_VERSION)
-        .with("book_id", memory.volume.id.as_str())
-        .with("revision", view.revision)
-        .with("content_revision", view.content_revision)
-        .with("chapters", chapters);
-    Ok(seal(body, clock::now()))
+    let view = book::build(&memory, &series)?;
+    let revision = BookRevision {
+        book_id: memory.volume.id.clone(),
+        chapters: view.chapters.iter().map(|c| c.fingerprint()).collect(),
+        checksum: String::new(),
+        content_revision: view.content_revision,
+        generated_at: 0,
+        revision: view.revision,
+        schema_version: SCHEMA_VERSION,
+    };
+    seal(revision, clock::now())
 }
 
 /// The series bundle (spec 4.8 `GET /api/v1/series/{id}/narrative-context`).
@@ -156,8 +187,8 @@ pub async fn series_bundle(
     db: &DatabaseConnection,
     account_id: &str,
     series_id: &str,
-) -> MemoryResult<String> {
+) -> MemoryResult<SeriesBundle> {
     let series = tenancy::series(db, Acting::account(account_id), series_id).await?;
-    let body = series::body(db, series).await?;
-    Ok(seal(body, clock::now()))
+    let bundle = series::bundle(db, series).await?;
+    seal(bundle, clock::now())
 }

@@ -101,28 +101,33 @@ fn parse(text: &str) -> Value {
     serde_json::from_str(text).expect("a JSON answer")
 }
 
+/// A document as a client receives it: serialised as it is.
+fn text_of(document: &impl serde::Serialize) -> String {
+    serde_json::to_string(document).expect("JSON")
+}
+
 async fn bundle(fx: &Fixture, book: &str, chapters: &[String], text: bool) -> Value {
-    parse(
+    parse(&text_of(
         &book_bundle(&fx.db, &fx.account, book, chapters, text)
             .await
             .expect("bundle"),
-    )
+    ))
 }
 
 async fn revision(fx: &Fixture, book: &str) -> Value {
-    parse(
+    parse(&text_of(
         &book_revision(&fx.db, &fx.account, book)
             .await
             .expect("revision"),
-    )
+    ))
 }
 
 async fn series_doc(fx: &Fixture, series: &str) -> Value {
-    parse(
+    parse(&text_of(
         &series_bundle(&fx.db, &fx.account, series)
             .await
             .expect("series bundle"),
-    )
+    ))
 }
 
 fn chapter_revisions(doc: &Value) -> Vec<Value> {
@@ -307,18 +312,26 @@ async fn two_reads_with_no_change_are_byte_identical_but_for_generated_at() {
     let chapter_ids = vec![book.chapters[1].0.id.clone()];
     let texts = || async {
         vec![
-            book_bundle(&fx.db, &fx.account, &book.volume.id, &[], true)
-                .await
-                .expect("bundle"),
-            book_bundle(&fx.db, &fx.account, &book.volume.id, &chapter_ids, true)
-                .await
-                .expect("bundle"),
-            book_revision(&fx.db, &fx.account, &book.volume.id)
-                .await
-                .expect("revision"),
-            series_bundle(&fx.db, &fx.account, &book.series.id)
-                .await
-                .expect("series"),
+            text_of(
+                &book_bundle(&fx.db, &fx.account, &book.volume.id, &[], true)
+                    .await
+                    .expect("bundle"),
+            ),
+            text_of(
+                &book_bundle(&fx.db, &fx.account, &book.volume.id, &chapter_ids, true)
+                    .await
+                    .expect("bundle"),
+            ),
+            text_of(
+                &book_revision(&fx.db, &fx.account, &book.volume.id)
+                    .await
+                    .expect("revision"),
+            ),
+            text_of(
+                &series_bundle(&fx.db, &fx.account, &book.series.id)
+                    .await
+                    .expect("series"),
+            ),
         ]
     };
     let first = texts().await;
@@ -332,7 +345,97 @@ async fn two_reads_with_no_change_are_byte_identical_but_for_generated_at() {
         let generated = parse(a)["generated_at"].as_i64().expect("unix seconds");
         assert!(generated > 1_700_000_000);
         assert!(!a.contains('\n') && !a.contains(": "), "canonical text");
+        assert_eq!(
+            a,
+            &super::fingerprint::canonical(&parse(a)),
+            "members sorted at every level"
+        );
     }
+}
+
+/// SHA-256 of the canonical text of a value, as a client computes it.
+fn client_fingerprint(value: &Value) -> Value {
+    let text = super::fingerprint::canonical(value);
+    json!(super::fingerprint::sha256_hex(text.as_bytes()))
+}
+
+/// `value` with only the members named.
+fn only(value: &Value, keys: &[&str]) -> Value {
+    Value::Object(
+        keys.iter()
+            .map(|k| ((*k).to_owned(), value[*k].clone()))
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn a_client_recomputes_the_fingerprints_from_what_it_reads() {
+    let fx = Fixture::new().await;
+    let book = analysed_book(&fx, fx.series("Saga").await, 1).await;
+    fx.translate(&book.chapters[0].1[0], "Ismaël…", "k", true, 3)
+        .await;
+    fx.backend
+        .close_volume(&book.volume.id)
+        .await
+        .expect("close");
+    let whole = bundle(&fx, &book.volume.id, &[], true).await;
+    let chapters = whole["content"]["chapters"].as_array().expect("chapters");
+    for chapter in chapters {
+        let head = [
+            "id",
+            "external_id",
+            "number",
+            "part",
+            "part_count",
+            "kind",
+            "label",
+            "title",
+            "translated_title",
+            "position",
+        ];
+        let passages: Vec<Value> = chapter["passages"]
+            .as_array()
+            .expect("shown")
+            .iter()
+            .map(|p| {
+                only(
+                    p,
+                    &[
+                        "id",
+                        "position",
+                        "source",
+                        "translation",
+                        "status",
+                        "origin",
+                    ],
+                )
+            })
+            .collect();
+        let covered = json!({"chapter": only(chapter, &head), "passages": passages});
+        assert_eq!(chapter["revision"], client_fingerprint(&covered));
+    }
+    let listed: Vec<Value> = chapters
+        .iter()
+        .map(|c| only(c, &["id", "revision"]))
+        .collect();
+    assert_eq!(
+        whole["content_revision"],
+        client_fingerprint(&Value::from(listed))
+    );
+    let series = series_doc(&fx, &book.series.id).await;
+    assert!(
+        !series["identities"]
+            .as_array()
+            .expect("identities")
+            .is_empty()
+    );
+    assert_eq!(
+        series["revision"],
+        client_fingerprint(&only(
+            &series,
+            &["bible", "identities", "relations", "glossary"]
+        ))
+    );
 }
 
 #[tokio::test]

@@ -31,12 +31,20 @@ use super::ExternalSettings;
 use super::embeddings::EmbeddingModel;
 use super::items::SCHEMA_VERSION;
 use crate::error::{MemoryError, MemoryResult};
+use requests::{
+    CollectionConfiguration, CollectionMetadata, CreateCollection, Delete, Get, HnswConfiguration,
+    Include, Query, Space, Upsert,
+};
 use reqwest::{Method, StatusCode, Url};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
+
+mod requests;
+
+pub use requests::{KindIs, Where};
 
 /// The longest one Chroma call may take before it counts as failed.
 pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -190,12 +198,12 @@ impl Http {
     }
 
     /// One call, its answer read as `T`.
-    async fn call<T: DeserializeOwned>(
+    async fn call<T: DeserializeOwned, B: Serialize>(
         &self,
         operation: &str,
         method: Method,
         url: Url,
-        body: Option<&Value>,
+        body: Option<&B>,
     ) -> Result<T, CallError> {
         let mut request = self.client.request(method, url);
         if let Some(token) = &self.token {
@@ -280,13 +288,13 @@ pub fn collection_name(model: &EmbeddingModel) -> String {
 }
 
 /// The metadata a collection of `model` is created with.
-fn collection_metadata(model: &EmbeddingModel) -> Value {
-    json!({
-        "owner": OWNER,
-        "embedding_model": model.name,
-        "dimension": model.dimension,
-        "schema_version": SCHEMA_VERSION,
-    })
+fn collection_metadata(model: &EmbeddingModel) -> CollectionMetadata<'_> {
+    CollectionMetadata {
+        dimension: model.dimension,
+        embedding_model: &model.name,
+        owner: OWNER,
+        schema_version: SCHEMA_VERSION,
+    }
 }
 
 /// Whether a collection is one of Dragoman's (by name and owner).
@@ -372,7 +380,7 @@ impl Store {
     pub async fn heartbeat(&self) -> MemoryResult<()> {
         let url = self.http.url(&["heartbeat"]);
         self.http
-            .call::<Value>("heartbeat", Method::GET, url, None)
+            .call::<Value, ()>("heartbeat", Method::GET, url, None)
             .await?;
         Ok(())
     }
@@ -389,14 +397,18 @@ impl Store {
     /// The collection of `model`, created when missing with the model and
     /// its dimension in its metadata.
     pub async fn collection(&self, model: &EmbeddingModel) -> MemoryResult<Collection> {
-        let body = json!({
-            "name": collection_name(model),
-            "metadata": collection_metadata(model),
+        let body = CreateCollection {
             // Cosine: distances read the same for every model, normalised
             // vectors or not.
-            "configuration": {"hnsw": {"space": "cosine"}},
-            "get_or_create": true,
-        });
+            configuration: CollectionConfiguration {
+                hnsw: HnswConfiguration {
+                    space: Space::Cosine,
+                },
+            },
+            get_or_create: true,
+            metadata: collection_metadata(model),
+            name: collection_name(model),
+        };
         let url = self.http.collections_url(&[]);
         let found: CollectionModel = self
             .http
@@ -411,7 +423,7 @@ impl Store {
         let url = self.http.collections_url(&[name]);
         match self
             .http
-            .call::<CollectionModel>("get collection", Method::GET, url, None)
+            .call::<CollectionModel, ()>("get collection", Method::GET, url, None)
             .await
         {
             Ok(found) if is_ours(&found) => Ok(Some(self.collection_of(found))),
@@ -440,7 +452,7 @@ impl Store {
                 .append_pair("offset", &offset.to_string());
             let page: Vec<CollectionModel> = self
                 .http
-                .call("list collections", Method::GET, url, None)
+                .call::<_, ()>("list collections", Method::GET, url, None)
                 .await?;
             let read = page.len();
             names.extend(page.into_iter().filter(is_ours).map(|c| c.name));
@@ -458,7 +470,7 @@ impl Store {
         let url = self.http.collections_url(&[name]);
         match self
             .http
-            .call::<Value>("delete collection", Method::DELETE, url, None)
+            .call::<Value, ()>("delete collection", Method::DELETE, url, None)
             .await
         {
             Ok(_) | Err(CallError::NotFound) => Ok(()),
@@ -479,12 +491,12 @@ impl Collection {
         Some(EmbeddingModel { name, dimension })
     }
 
-    async fn call<T: DeserializeOwned>(
+    async fn call<T: DeserializeOwned, B: Serialize>(
         &self,
         operation: &str,
         method: Method,
         action: &str,
-        body: Option<&Value>,
+        body: Option<&B>,
     ) -> MemoryResult<T> {
         let url = self.http.collections_url(&[&self.id, action]);
         self.http
@@ -509,21 +521,18 @@ impl Collection {
         let mut documents = Vec::with_capacity(records.len());
         let mut metadatas = Vec::with_capacity(records.len());
         for record in records {
-            metadatas.push(Value::Object(record_metadata(
-                &record.id,
-                &record.metadata,
-            )?));
+            metadatas.push(record_metadata(&record.id, &record.metadata)?);
             ids.push(record.id);
             embeddings.push(record.embedding);
             documents.push(record.document);
         }
-        let body = json!({
-            "ids": ids,
-            "embeddings": embeddings,
-            "documents": documents,
-            "metadatas": metadatas,
-        });
-        self.call::<Value>("upsert", Method::POST, "upsert", Some(&body))
+        let body = Upsert {
+            documents,
+            embeddings,
+            ids,
+            metadatas,
+        };
+        self.call::<Value, _>("upsert", Method::POST, "upsert", Some(&body))
             .await?;
         Ok(())
     }
@@ -532,8 +541,11 @@ impl Collection {
         if ids.is_empty() {
             return Ok(());
         }
-        let body = json!({"ids": ids});
-        self.call::<Value>("delete", Method::POST, "delete", Some(&body))
+        let body = Delete {
+            ids: Some(ids),
+            filter: None,
+        };
+        self.call::<Value, _>("delete", Method::POST, "delete", Some(&body))
             .await?;
         Ok(())
     }
@@ -541,9 +553,12 @@ impl Collection {
     /// Deletes what matches a Chroma `where` filter (Chroma's own JSON
     /// form: `{"project_id": "…"}`, `{"$and": [...]}`, `{"kind": {"$in":
     /// [...]}}`…).
-    pub async fn delete_where(&self, filter: Value) -> MemoryResult<()> {
-        let body = json!({"where": filter});
-        self.call::<Value>("delete", Method::POST, "delete", Some(&body))
+    pub async fn delete_where(&self, filter: &Where) -> MemoryResult<()> {
+        let body = Delete {
+            ids: None,
+            filter: Some(filter),
+        };
+        self.call::<Value, _>("delete", Method::POST, "delete", Some(&body))
             .await?;
         Ok(())
     }
@@ -552,14 +567,17 @@ impl Collection {
     /// page at a time.
     pub async fn list(
         &self,
-        filter: Option<Value>,
+        filter: Option<&Where>,
         limit: usize,
         offset: usize,
     ) -> MemoryResult<Vec<(String, Map<String, Value>)>> {
-        let mut body = json!({"limit": limit, "offset": offset, "include": ["metadatas"]});
-        if let Some(filter) = filter {
-            body["where"] = filter;
-        }
+        let body = Get {
+            ids: None,
+            include: [Include::Metadatas],
+            limit: Some(limit),
+            offset: Some(offset),
+            filter,
+        };
         let answer: GetAnswer = self.call("get", Method::POST, "get", Some(&body)).await?;
         Ok(pairs(answer))
     }
@@ -569,7 +587,13 @@ impl Collection {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let body = json!({"ids": ids, "include": ["metadatas"]});
+        let body = Get {
+            ids: Some(ids),
+            include: [Include::Metadatas],
+            limit: None,
+            offset: None,
+            filter: None,
+        };
         let answer: GetAnswer = self.call("get", Method::POST, "get", Some(&body)).await?;
         Ok(pairs(answer))
     }
@@ -579,7 +603,7 @@ impl Collection {
         &self,
         embeddings: Vec<Vec<f32>>,
         n: usize,
-        filter: Option<Value>,
+        filter: Option<&Where>,
     ) -> MemoryResult<Vec<Vec<Hit>>> {
         if embeddings.is_empty() {
             return Ok(Vec::new());
@@ -588,14 +612,12 @@ impl Collection {
         if n == 0 {
             return Ok(vec![Vec::new(); asked]);
         }
-        let mut body = json!({
-            "query_embeddings": embeddings,
-            "n_results": n,
-            "include": ["documents", "metadatas", "distances"],
-        });
-        if let Some(filter) = filter {
-            body["where"] = filter;
-        }
+        let body = Query {
+            include: [Include::Documents, Include::Metadatas, Include::Distances],
+            n_results: n,
+            query_embeddings: embeddings,
+            filter,
+        };
         let answer: QueryAnswer = self
             .call("query", Method::POST, "query", Some(&body))
             .await?;
@@ -626,7 +648,8 @@ impl Collection {
     }
 
     pub async fn count(&self) -> MemoryResult<usize> {
-        self.call("count", Method::GET, "count", None).await
+        self.call::<_, ()>("count", Method::GET, "count", None)
+            .await
     }
 }
 

@@ -17,7 +17,7 @@
 //! `pending`), `max_attempts` (1 to 100, default 8), `retain_days` (1 to
 //! 3650, default 30: `done` and `retired` records older are deleted).
 
-use super::chroma::Collection;
+use super::chroma::{Collection, Where};
 use super::outbox::{backoff, truncate};
 use super::{ExternalMemory, MirrorScope};
 use crate::error::{MemoryError, MemoryResult};
@@ -36,7 +36,8 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Set,
 };
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 /// The settings row of the cleanup settings.
 pub const SETTINGS_KEY: &str = "memory_cleanup";
@@ -47,8 +48,8 @@ const LIST_LIMIT: u64 = 500;
 /// Remote items listed per call while removing.
 const PAGE: usize = 500;
 
-/// The administrator's cleanup settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The administrator's cleanup settings, as saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct CleanupSettings {
     pub enabled: bool,
     pub max_attempts: i32,
@@ -195,10 +196,10 @@ pub async fn counts(db: &impl ConnectionTrait) -> MemoryResult<CleanupCounts> {
 
 /// The Chroma filter of the remote items of a deleted scope: a volume's
 /// items name it; a series' own items and its volumes' items name it.
-fn owner_filter(kind: ScopeKind, id: &str) -> Value {
+fn owner_filter(kind: ScopeKind, id: &str) -> Where {
     match kind {
-        ScopeKind::Project => json!({"project_id": id}),
-        ScopeKind::Series => json!({"series_id": id}),
+        ScopeKind::Project => Where::project(id),
+        ScopeKind::Series => Where::series(id),
     }
 }
 
@@ -207,11 +208,11 @@ fn owner_filter(kind: ScopeKind, id: &str) -> Value {
 /// large book never makes one huge call.
 pub(crate) async fn delete_matching(
     collection: &Collection,
-    filter: &Value,
+    filter: &Where,
 ) -> MemoryResult<usize> {
     let mut removed = 0;
     loop {
-        let page = collection.list(Some(filter.clone()), PAGE, 0).await?;
+        let page = collection.list(Some(filter), PAGE, 0).await?;
         if page.is_empty() {
             return Ok(removed);
         }
@@ -228,7 +229,7 @@ pub(crate) async fn delete_matching(
 impl ExternalMemory {
     /// Removes, in every Dragoman collection, the items `filter` matches;
     /// answers how many.
-    pub(crate) async fn delete_everywhere(&self, filter: &Value) -> MemoryResult<usize> {
+    pub(crate) async fn delete_everywhere(&self, filter: &Where) -> MemoryResult<usize> {
         let mut removed = 0;
         for name in self.store.collection_names().await? {
             if let Some(collection) = self.store.collection_named(&name).await? {
@@ -349,16 +350,7 @@ impl ExternalMemory {
     ) -> MemoryResult<CleanupSettingsView> {
         let (settings, _) = load_settings(&self.db).await?;
         let next = settings.changed(changes)?;
-        setting::save(
-            &self.db,
-            SETTINGS_KEY,
-            json!({
-                "enabled": next.enabled,
-                "max_attempts": next.max_attempts,
-                "retain_days": next.retain_days,
-            }),
-        )
-        .await?;
+        setting::save(&self.db, SETTINGS_KEY, next).await?;
         super::sync::wake();
         Ok(next.view(true))
     }
@@ -442,6 +434,7 @@ impl ExternalMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn settings_change_field_by_field_and_refuse_bad_values() {
@@ -489,11 +482,11 @@ mod tests {
     #[test]
     fn a_deleted_series_takes_its_volumes_items_too() {
         assert_eq!(
-            owner_filter(ScopeKind::Series, "s"),
+            serde_json::to_value(owner_filter(ScopeKind::Series, "s")).expect("json"),
             json!({"series_id": "s"})
         );
         assert_eq!(
-            owner_filter(ScopeKind::Project, "p"),
+            serde_json::to_value(owner_filter(ScopeKind::Project, "p")).expect("json"),
             json!({"project_id": "p"})
         );
     }

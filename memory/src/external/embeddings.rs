@@ -10,8 +10,7 @@
 
 use super::EmbeddingSettings;
 use crate::error::{MemoryError, MemoryResult};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -41,6 +40,24 @@ pub struct Embedder {
     dimensions: Option<u32>,
     /// The dimension of the model's vectors, once an answer showed it.
     learned: Mutex<Option<usize>>,
+}
+
+/// The body of an OpenAI-style `POST /embeddings`.
+#[derive(Serialize)]
+struct Request<'a> {
+    /// Asked only when configured: not every endpoint accepts it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dimensions: Option<u32>,
+    encoding_format: EncodingFormat,
+    input: &'a [String],
+    model: &'a str,
+}
+
+/// How the vectors are sent back: plain numbers, never base64.
+#[derive(Serialize)]
+#[serde(rename_all = "lowercase")]
+enum EncodingFormat {
+    Float,
 }
 
 #[derive(Deserialize)]
@@ -134,10 +151,12 @@ impl Embedder {
     }
 
     async fn embed_chunk(&self, texts: &[String]) -> MemoryResult<Vec<Vec<f32>>> {
-        let mut body = json!({"model": self.model, "input": texts, "encoding_format": "float"});
-        if let Some(dimensions) = self.dimensions {
-            body["dimensions"] = dimensions.into();
-        }
+        let body = Request {
+            dimensions: self.dimensions,
+            encoding_format: EncodingFormat::Float,
+            input: texts,
+            model: &self.model,
+        };
         let mut request = self.client.post(self.url.clone()).json(&body);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);

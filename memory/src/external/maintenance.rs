@@ -15,7 +15,7 @@
 //!
 //! The actions answer at once; the loop does the writing within a second.
 
-use super::chroma::Collection;
+use super::chroma::{Collection, Where};
 use super::items::{self, Item, SCHEMA_VERSION};
 use super::outbox::{self, kind_of};
 use super::sync::{mirror_rows, plan};
@@ -29,7 +29,7 @@ use dragoman_model::documents::external_memory::{
 use dragoman_model::entities::{memory_mirror, memory_outbox};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
@@ -90,10 +90,10 @@ pub fn compare(desired: &[Item], remote: &[(String, Map<String, Value>)]) -> Dri
 /// The Chroma filter of a scope's own items: a volume's name it; a
 /// series' name it and no volume (its volumes' items name it too). Chroma
 /// takes one condition per object: two are joined by `$and`.
-pub(crate) fn scope_filter(scope: &MirrorScope) -> Value {
+pub(crate) fn scope_filter(scope: &MirrorScope) -> Where {
     match scope {
-        MirrorScope::Project(id) => json!({"project_id": id}),
-        MirrorScope::Series(id) => json!({"$and": [{"series_id": id}, {"project_id": ""}]}),
+        MirrorScope::Project(id) => Where::project(id.as_str()),
+        MirrorScope::Series(id) => Where::and(vec![Where::series(id.as_str()), Where::project("")]),
     }
 }
 
@@ -114,12 +114,12 @@ fn shown_url(url: &str) -> String {
 /// Every remote item of `collection` matching `filter`.
 async fn list_all(
     collection: &Collection,
-    filter: &Value,
+    filter: &Where,
 ) -> MemoryResult<Vec<(String, Map<String, Value>)>> {
     let mut all = Vec::new();
     let mut offset = 0;
     loop {
-        let page = collection.list(Some(filter.clone()), PAGE, offset).await?;
+        let page = collection.list(Some(filter), PAGE, offset).await?;
         let n = page.len();
         all.extend(page);
         if n < PAGE {
@@ -353,6 +353,7 @@ impl ExternalMemory {
 mod tests {
     use super::*;
     use crate::external::items::ItemKind;
+    use serde_json::json;
 
     fn item(id: &str, hash: &str) -> Item {
         Item {
@@ -397,11 +398,11 @@ mod tests {
     #[test]
     fn a_series_filter_leaves_its_volumes_items_out() {
         assert_eq!(
-            scope_filter(&MirrorScope::Series("s".into())),
+            serde_json::to_value(scope_filter(&MirrorScope::Series("s".into()))).expect("json"),
             json!({"$and": [{"series_id": "s"}, {"project_id": ""}]})
         );
         assert_eq!(
-            scope_filter(&MirrorScope::Project("p".into())),
+            serde_json::to_value(scope_filter(&MirrorScope::Project("p".into()))).expect("json"),
             json!({"project_id": "p"})
         );
     }

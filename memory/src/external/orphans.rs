@@ -28,7 +28,8 @@ use dragoman_model::entities::{
     term,
 };
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
 
 /// The settings row of the schedule.
@@ -244,12 +245,19 @@ impl Scan {
     }
 }
 
-/// The administrator's orphan schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The administrator's orphan schedule, as saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct OrphanSchedule {
+    pub clean: bool,
     pub enabled: bool,
     pub interval_hours: i64,
-    pub clean: bool,
+}
+
+/// The last run, as saved for the schedule's answer.
+#[derive(Serialize)]
+struct LastRun<'a> {
+    last_run_at: i64,
+    last_scan: &'a OrphanRun,
 }
 
 impl Default for OrphanSchedule {
@@ -358,7 +366,10 @@ impl ExternalMemory {
         setting::save(
             &self.db,
             LAST_KEY,
-            json!({"last_run_at": clock::now(), "last_scan": result}),
+            LastRun {
+                last_run_at: clock::now(),
+                last_scan: result,
+            },
         )
         .await?;
         Ok(())
@@ -431,16 +442,7 @@ impl ExternalMemory {
         changes: &OrphanScheduleChanges,
     ) -> MemoryResult<OrphanScheduleView> {
         let next = load_schedule(&self.db).await?.changed(changes)?;
-        setting::save(
-            &self.db,
-            SCHEDULE_KEY,
-            json!({
-                "enabled": next.enabled,
-                "interval_hours": next.interval_hours,
-                "clean": next.clean,
-            }),
-        )
-        .await?;
+        setting::save(&self.db, SCHEDULE_KEY, next).await?;
         super::sync::wake();
         self.orphan_schedule().await
     }

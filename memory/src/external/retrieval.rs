@@ -23,13 +23,14 @@
 //! builder's (`crate::backend`); this module only asks.
 
 use super::ExternalMemory;
+use super::chroma::Where;
 use super::items::ItemKind;
 use crate::error::{MemoryError, MemoryResult};
 use crate::normalize::{Haystack, match_key, normalize_text};
 use dragoman_model::entities::{passage, project};
 use dragoman_model::vocab::EntityKind;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
 /// Characters of a batch's text embedded as its query.
@@ -236,11 +237,11 @@ impl ExternalMemory {
             return Ok(answers);
         };
         let embeddings = self.embedder.embed(&queries).await?;
-        let series_filter = |kinds: Vec<&str>| {
-            json!({"$and": [
-                {"series_id": volume.series_id.as_str()},
-                {"kind": {"$in": kinds}},
-            ]})
+        let series_filter = |kinds: Vec<&'static str>| {
+            Where::and(vec![
+                Where::series(volume.series_id.as_str()),
+                Where::kind_in(kinds),
+            ])
         };
         let longest = asked.iter().map(|&i| batches[i].len()).max().unwrap_or(0);
         // Each batch may find its own passages (retranslations): asked for
@@ -249,14 +250,14 @@ impl ExternalMemory {
             .query(
                 embeddings.clone(),
                 SIMILAR_PASSAGES + longest,
-                Some(series_filter(vec![ItemKind::Passage.as_str()])),
+                Some(&series_filter(vec![ItemKind::Passage.as_str()])),
             )
             .await?;
         let entity_hits = collection
             .query(
                 embeddings,
                 ENTITY_CANDIDATES,
-                Some(series_filter(vec![
+                Some(&series_filter(vec![
                     ItemKind::Entity.as_str(),
                     ItemKind::SeriesEntity.as_str(),
                 ])),
@@ -286,6 +287,7 @@ impl ExternalMemory {
 mod tests {
     use super::super::chroma::Hit;
     use super::*;
+    use serde_json::json;
 
     fn hit(id: &str, distance: f32, document: &str, metadata: Value) -> Hit {
         Hit {

@@ -34,7 +34,7 @@ use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QuerySelect, Set,
 };
-use serde_json::json;
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +51,14 @@ const GAUGES_EVERY: Duration = Duration::from_secs(5);
 /// The settings row recording which collection every book was first
 /// written to (see [`ExternalMemory::backfill`]).
 pub const BACKFILL_KEY: &str = "memory_backfill";
+
+/// The backfill done, as saved under [`BACKFILL_KEY`]: the collection it
+/// filled and how many scopes it queued.
+#[derive(Serialize)]
+struct Backfill<'a> {
+    collection: &'a str,
+    scopes: usize,
+}
 
 /// Wakes the sync loop of this process. One process-wide signal: the loop
 /// polls every second anyway, so a wake meant for another instance (tests
@@ -442,7 +450,10 @@ impl ExternalMemory {
         setting::save(
             &self.db,
             BACKFILL_KEY,
-            json!({"collection": collection.name(), "scopes": scopes.len()}),
+            Backfill {
+                collection: collection.name(),
+                scopes: scopes.len(),
+            },
         )
         .await?;
         Ok(scopes.len())

@@ -141,6 +141,15 @@ async fn chapters_come_in_reading_order_with_progress_and_scores() {
     assert_eq!(list[1].average_score, None);
 }
 
+/// A report's `quality` section with `scored` passages.
+fn quality_section(scored: u64) -> serde_json::Value {
+    json!({
+        "average": 67.5, "bands": {"fair": 0, "good": 1, "poor": 1, "weak": 0},
+        "histogram": [0, 0, 0, 1, 0, 0, 0, 0, 0, 1], "minimum": 40, "review_below": 70,
+        "review_first": [], "scored": scored, "to_review": 1, "weakest_chapters": [],
+    })
+}
+
 #[tokio::test]
 async fn quality_counts_scores_signals_and_takes_the_newest_report() {
     let fx = Fixture::new().await;
@@ -162,10 +171,18 @@ async fn quality_counts_scores_signals_and_takes_the_newest_report() {
     .await;
 
     let now = clock::now();
-    finished(&fx, &volume, json!({"quality": {"scored": 1}}), now - 5).await;
-    let newest = finished(&fx, &volume, json!({"quality": {"scored": 2}}), now).await;
-    // A newer report without a quality section is passed over.
+    finished(
+        &fx,
+        &volume,
+        json!({"quality": quality_section(1)}),
+        now - 5,
+    )
+    .await;
+    let newest = finished(&fx, &volume, json!({"quality": quality_section(2)}), now).await;
+    // Newer reports without a quality section (or with the null one the
+    // first builds wrote) are passed over.
     finished(&fx, &volume, json!({"cost": {}}), now + 5).await;
+    finished(&fx, &volume, json!({"quality": null}), now + 6).await;
 
     let read = book_quality(&fx.db, &fx.account, &volume.id)
         .await
@@ -193,7 +210,11 @@ async fn quality_counts_scores_signals_and_takes_the_newest_report() {
 
     let report = read.latest_report.expect("a report");
     assert_eq!(report.request_id, newest);
-    assert_eq!(report.quality, json!({"scored": 2}));
+    assert_eq!(report.quality.scored, 2);
+    assert_eq!(
+        serde_json::to_value(&report.quality).expect("json"),
+        quality_section(2)
+    );
     let value = serde_json::to_value(
         book_quality(&fx.db, &fx.account, &volume.id)
             .await

@@ -9,7 +9,7 @@ use crate::normalize::{match_key, normalize_text};
 use crate::terms;
 use dragoman_model::entities::term;
 use dragoman_model::vocab::{ContextValue, IssueKind, LocPart, TermLayer};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 /// The fields of a term in a file, in the order exports write them.
 pub const FIELDS: [&str; 6] = [
@@ -26,15 +26,16 @@ pub fn field_name(name: &str) -> Option<&'static str> {
     FIELDS.iter().copied().find(|f| *f == name)
 }
 
-/// A term as a file carries it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A term as a file carries it, and the object exports write and the
+/// JSON import reads (keys in alphabetical order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TermFields {
-    pub source: String,
-    pub translation: String,
+    pub accepted: bool,
     pub category: String,
     pub description: String,
     pub locked: bool,
-    pub accepted: bool,
+    pub source: String,
+    pub translation: String,
 }
 
 impl TermFields {
@@ -47,18 +48,6 @@ impl TermFields {
             locked: term.locked,
             accepted: term.accepted,
         }
-    }
-
-    /// The object exports write and the JSON import reads.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "source": self.source,
-            "translation": self.translation,
-            "category": self.category,
-            "description": self.description,
-            "locked": self.locked,
-            "accepted": self.accepted,
-        })
     }
 
     /// The names of the fields that differ, in [`FIELDS`] order.

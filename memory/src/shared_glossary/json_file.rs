@@ -63,9 +63,8 @@ fn fields_of(object: &Map<String, Value>) -> Result<TermFields, String> {
 
 /// The export: the terms as a pretty-printed list.
 pub fn write(terms: &[TermFields]) -> MemoryResult<Vec<u8>> {
-    let list: Vec<Value> = terms.iter().map(TermFields::to_json).collect();
     let mut bytes =
-        serde_json::to_vec_pretty(&list).map_err(|e| MemoryError::Export(e.to_string()))?;
+        serde_json::to_vec_pretty(terms).map_err(|e| MemoryError::Export(e.to_string()))?;
     bytes.push(b'\n');
     Ok(bytes)
 }

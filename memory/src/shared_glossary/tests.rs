@@ -128,7 +128,7 @@ fn term(source: &str, translation: &str) -> TermFields {
 }
 
 fn json_file(terms: &[TermFields]) -> String {
-    Value::Array(terms.iter().map(TermFields::to_json).collect()).to_string()
+    serde_json::to_string(terms).expect("json")
 }
 
 #[tokio::test]
@@ -600,8 +600,14 @@ async fn strategies_decide_conflicts_by_lock() {
             assert_eq!(conflicts[0]["source"], "Locked");
             assert_eq!(conflicts[0]["locked"], true);
             assert_eq!(conflicts[0]["fields"], json!(["translation"]));
-            assert_eq!(conflicts[0]["existing"], held_locked.to_json());
-            assert_eq!(conflicts[0]["incoming"], incoming_locked.to_json());
+            assert_eq!(
+                conflicts[0]["existing"],
+                serde_json::to_value(&held_locked).expect("json")
+            );
+            assert_eq!(
+                conflicts[0]["incoming"],
+                serde_json::to_value(&incoming_locked).expect("json")
+            );
             assert_eq!(conflicts[1]["source"], "Open");
             assert_eq!(conflicts[1]["locked"], false);
             let actions: Vec<&str> = conflicts

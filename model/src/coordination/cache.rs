@@ -30,7 +30,10 @@ use std::future::Future;
 use std::hash::Hash;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// Tokio's clock, which a test can pause and move: the same as std's otherwise.
+use tokio::time::Instant;
 
 use super::{Coordination, Subscription};
 use crate::vocab::Channel;
@@ -271,7 +274,8 @@ mod tests {
         }
     }
 
-    #[tokio::test]
+    /// On a paused clock: time passes only as the test moves it.
+    #[tokio::test(start_paused = true)]
     async fn a_held_value_answers_only_while_the_database_cannot_be_read() {
         let coordination: Arc<dyn Coordination> = Arc::new(LocalCoordination::new());
         let ttl = Duration::from_millis(50);
@@ -284,27 +288,39 @@ mod tests {
             Refused,
         }
         let away = |e: &Failed| *e == Failed::Away;
+        let loads = AtomicUsize::new(0);
         let read = |answer: Result<usize, Failed>| {
-            let cache = &cache;
-            let channel = &channel;
+            let (cache, channel, loads) = (&cache, &channel, &loads);
             async move {
                 cache
-                    .get_or_load_held("r", channel, || async { answer.clone() }, away)
+                    .get_or_load_held(
+                        "r",
+                        channel,
+                        || async {
+                            loads.fetch_add(1, Ordering::SeqCst);
+                            answer.clone()
+                        },
+                        away,
+                    )
                     .await
             }
         };
+        let loaded = || loads.load(Ordering::SeqCst);
         assert_eq!(read(Ok(1)).await, Ok(1));
-        tokio::time::sleep(ttl * 2).await;
+        assert_eq!(read(Err(Failed::Away)).await, Ok(1), "kept");
+        assert_eq!(loaded(), 1, "a value within its time to live is not read");
+        tokio::time::advance(ttl).await;
         // Past its time to live the value is read again; a database away
         // leaves the last value read.
         assert_eq!(read(Err(Failed::Away)).await, Ok(1));
+        assert!(loaded() > 1, "read again past its time to live");
         assert_eq!(
             read(Err(Failed::Away)).await,
             Ok(1),
             "all through the outage"
         );
         assert_eq!(read(Ok(2)).await, Ok(2));
-        tokio::time::sleep(ttl * 2).await;
+        tokio::time::advance(ttl).await;
         // Any other failure is answered as it is.
         assert_eq!(read(Err(Failed::Refused)).await, Err(Failed::Refused));
         // A change announced drops the held value too.
@@ -430,12 +446,15 @@ mod tests {
         assert!(cache.entries.entry_count() <= 10);
     }
 
-    #[tokio::test]
+    /// On a paused clock: time passes only as the test moves it.
+    #[tokio::test(start_paused = true)]
     async fn a_value_ends_with_its_time_to_live() {
-        let c = Counted::new(Duration::from_millis(100));
+        let ttl = Duration::from_secs(60);
+        let c = Counted::new(ttl);
         assert_eq!(c.get("l", &Channel::Licence).await, 1);
-        assert_eq!(c.get("l", &Channel::Licence).await, 1);
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        assert_eq!(c.get("l", &Channel::Licence).await, 2);
+        tokio::time::advance(ttl - Duration::from_millis(1)).await;
+        assert_eq!(c.get("l", &Channel::Licence).await, 1, "kept to the end");
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert_eq!(c.get("l", &Channel::Licence).await, 2, "read again");
     }
 }

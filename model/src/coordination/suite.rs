@@ -26,8 +26,13 @@ type Coord = Arc<dyn Coordination>;
 /// Long enough never to fire on a healthy machine; only bounds a failing test.
 const SOON: Duration = Duration::from_secs(5);
 const LEASE_TTL: Duration = Duration::from_millis(300);
-/// Comfortably past `LEASE_TTL`, still short.
-const PAST_TTL: Duration = Duration::from_millis(450);
+/// Never ends while a test runs.
+const LONG: Duration = Duration::from_secs(30);
+/// How far an expiry may seem early to this process: the backends count TTLs
+/// in whole milliseconds (Redis on its own clock).
+const CLOCK_SLACK: Duration = Duration::from_millis(2);
+/// How often [`eventually`] looks again.
+const POLL: Duration = Duration::from_millis(10);
 
 fn local_pair() -> (Coord, Coord) {
     let a: Coord = Arc::new(LocalCoordination::new());
@@ -143,6 +148,35 @@ async fn settle(c: &Coord) {
     let mut sub = c.subscribe(&barrier);
     c.notify(&barrier).await.expect("notify barrier");
     assert!(sub.wait(SOON).await, "barrier notify never arrived");
+}
+
+/// Returns once `check` holds, asking again every [`POLL`]; panics after
+/// [`SOON`]. Expiry is waited for this way, never slept for: a TTL runs on
+/// the backend's clock (the server's, for Redis), and a fixed margin on this
+/// process's clock is either too short on a loaded machine or needlessly long.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + SOON;
+    while !check().await {
+        assert!(Instant::now() < deadline, "{what}: not within {SOON:?}");
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Returns once the marker lease `key` has expired, which `c` sees by taking
+/// it. A marker is taken with the TTL of the lease under test just after it,
+/// so once the marker has expired the lease's first TTL has ended too,
+/// whatever became of the lease since; the lease itself is left alone.
+async fn until_expired(c: &Coord, key: &str) {
+    eventually(&format!("lease {key:?} expired"), || async {
+        c.lease_acquire(key, "marker", LONG)
+            .await
+            .expect("take marker")
+    })
+    .await;
 }
 
 // ----- general -------------------------------------------------------------------
@@ -265,6 +299,7 @@ async fn lease_keys_may_hold_any_text(a: Coord, b: Coord) {
 }
 
 async fn lease_expires_and_can_be_taken(a: Coord, b: Coord) {
+    let acquired = Instant::now();
     assert!(
         a.lease_acquire("slot", "w1", LEASE_TTL)
             .await
@@ -275,12 +310,15 @@ async fn lease_expires_and_can_be_taken(a: Coord, b: Coord) {
             .await
             .expect("held")
     );
-    tokio::time::sleep(PAST_TTL).await;
-    assert!(
-        b.lease_acquire("slot", "w2", Duration::from_secs(30))
+    eventually("the expired lease taken", || async {
+        b.lease_acquire("slot", "w2", LONG)
             .await
             .expect("take expired")
-    );
+    })
+    .await;
+    // Not before its TTL, counted from a moment after `acquired`.
+    let held = acquired.elapsed();
+    assert!(held + CLOCK_SLACK >= LEASE_TTL, "taken after {held:?}");
     // The old holder has lost it for good: it can neither release nor retake it.
     assert!(!a.lease_release("slot", "w1").await.expect("release lost"));
     assert!(
@@ -296,31 +334,39 @@ async fn lease_acquire_by_holder_extends(a: Coord, b: Coord) {
             .await
             .expect("acquire")
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Taken after the lease, with its TTL: expired, it says the lease's first
+    // TTL has ended.
     assert!(
-        a.lease_acquire("slot", "w1", LEASE_TTL)
+        b.lease_acquire("first-ttl", "w2", LEASE_TTL)
             .await
-            .expect("renew")
+            .expect("marker")
     );
-    // 400 ms after acquiring: past the first TTL, within the renewed one.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Renewing to a longer TTL outlives the first one...
     assert!(
-        !b.lease_acquire("slot", "w2", LEASE_TTL)
-            .await
-            .expect("still held")
-    );
-    // Renewing to a longer TTL outlives the original one.
-    assert!(
-        a.lease_acquire("slot", "w1", Duration::from_secs(30))
+        a.lease_acquire("slot", "w1", LONG)
             .await
             .expect("renew longer")
     );
-    tokio::time::sleep(PAST_TTL).await;
+    until_expired(&b, "first-ttl").await;
     assert!(
         !b.lease_acquire("slot", "w2", LEASE_TTL)
             .await
-            .expect("held on the longer ttl")
+            .expect("held past its first ttl")
     );
+    // ...and a renewal counts its TTL from now, not from the longest given:
+    // renewed to a short one, the lease ends with it.
+    assert!(
+        a.lease_acquire("slot", "w1", LEASE_TTL)
+            .await
+            .expect("renew shorter")
+    );
+    eventually("the lease renewed shorter taken", || async {
+        b.lease_acquire("slot", "w2", LONG)
+            .await
+            .expect("take expired")
+    })
+    .await;
+    assert!(!a.lease_release("slot", "w1").await.expect("release lost"));
 }
 
 async fn lease_release_after_expiry_is_refused(a: Coord, b: Coord) {
@@ -329,7 +375,18 @@ async fn lease_release_after_expiry_is_refused(a: Coord, b: Coord) {
             .await
             .expect("acquire")
     );
-    tokio::time::sleep(PAST_TTL).await;
+    assert!(
+        b.lease_acquire("ttl", "w2", LEASE_TTL)
+            .await
+            .expect("marker")
+    );
+    assert!(
+        !b.lease_acquire("slot", "w2", LEASE_TTL)
+            .await
+            .expect("held")
+    );
+    // Waited for on the marker, so that nobody takes the lease meanwhile.
+    until_expired(&b, "ttl").await;
     // Expired means lost, even if nobody took it meanwhile.
     assert!(
         !a.lease_release("slot", "w1")
@@ -609,8 +666,6 @@ async fn rate_zero_limit_or_cost_is_an_error(a: Coord, _b: Coord) {
 
 // ----- reservations --------------------------------------------------------------
 
-const LONG: Duration = Duration::from_secs(30);
-
 async fn reservation_room_is_respected(a: Coord, b: Coord) {
     assert!(
         a.reserve("p", "r1", 3.0, 10.0, LONG)
@@ -713,6 +768,7 @@ async fn reservation_release_frees(a: Coord, b: Coord) {
 }
 
 async fn reservation_expiry_frees(a: Coord, b: Coord) {
+    let reserved = Instant::now();
     assert!(
         a.reserve("p", "dies", 10.0, 10.0, LEASE_TTL)
             .await
@@ -725,24 +781,50 @@ async fn reservation_expiry_frees(a: Coord, b: Coord) {
     );
     assert_eq!(b.reserved("p").await.expect("sum"), 10.0);
     assert!(!b.reserve("p", "r2", 1.0, 10.0, LONG).await.expect("full"));
-    tokio::time::sleep(PAST_TTL).await;
-    // The holder never released it; its share frees itself.
-    assert_eq!(b.reserved("p").await.expect("sum"), 0.0);
+    // The holder never releases it; its share frees itself.
+    eventually("the expired reservation freed", || async {
+        b.reserved("p").await.expect("sum") == 0.0
+    })
+    .await;
+    // Not before its TTL, counted from a moment after `reserved`.
+    let held = reserved.elapsed();
+    assert!(held + CLOCK_SLACK >= LEASE_TTL, "freed after {held:?}");
     assert!(b.reserve("p", "r2", 10.0, 10.0, LONG).await.expect("freed"));
-    // Reserving again renews: a reservation kept alive outlives its first ttl.
+
+    // Reserving again renews: renewed to a longer TTL, a reservation outlives
+    // its first one (which a marker taken just after it with the same TTL
+    // tells the end of)...
     assert!(
         a.reserve("q", "kept", 1.0, 1.0, LEASE_TTL)
             .await
             .expect("reserve")
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        a.reserve("ttl", "marker", 1.0, 1.0, LEASE_TTL)
+            .await
+            .expect("marker")
+    );
+    assert!(
+        a.reserve("q", "kept", 1.0, 1.0, LONG)
+            .await
+            .expect("renew longer")
+    );
+    eventually("the marker reservation freed", || async {
+        b.reserved("ttl").await.expect("sum") == 0.0
+    })
+    .await;
+    assert_eq!(b.reserved("q").await.expect("sum"), 1.0);
+    // ...and a renewal counts its TTL from now: renewed to a short one, it
+    // ends with it.
     assert!(
         a.reserve("q", "kept", 1.0, 1.0, LEASE_TTL)
             .await
-            .expect("renew")
+            .expect("renew shorter")
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(b.reserved("q").await.expect("sum"), 1.0);
+    eventually("the reservation renewed shorter freed", || async {
+        b.reserved("q").await.expect("sum") == 0.0
+    })
+    .await;
 }
 
 async fn reservation_concurrent_reservers_never_exceed_room(a: Coord, b: Coord) {

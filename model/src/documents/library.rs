@@ -3,9 +3,9 @@
 //! and scores (`list_chapters`), and what the quality checks found in it
 //! (`book_quality`). The memory service builds them.
 
+use crate::documents::report::QualityReport;
 use crate::vocab::{AnalysisMode, InputKind, ProjectKind, RequestStatus, VolumeStatus};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
@@ -153,8 +153,7 @@ pub struct ReportQuality {
     pub status: RequestStatus,
     #[schema(required = true)]
     pub finished_at: Option<i64>,
-    /// Passed on as the request stored it: a report written by an older
-    /// build has the shape that build wrote.
-    #[schema(value_type = Object)]
-    pub quality: Value,
+    /// The report's `quality` section (reports of every build since the
+    /// section exists have this shape).
+    pub quality: QualityReport,
 }

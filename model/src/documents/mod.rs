@@ -5,13 +5,21 @@
 //! the conversions in `dragoman_proto::documents`.
 
 pub mod admin_settings;
+pub mod book_settings;
 pub mod consistency;
+pub mod deletion;
 pub mod external_memory;
 pub mod glossary_import;
+pub mod health;
+pub mod job_list;
 pub mod library;
 pub mod licence_status;
+pub mod narrative;
 pub mod propagation;
+pub mod provider;
 pub mod report;
 pub mod request;
 pub mod result;
+pub mod settings_change;
+pub mod token;
 pub mod webhook;

@@ -96,13 +96,18 @@ pub struct Usage {
     /// The same figures for each stage of the pipeline the calls were
     /// made for; every stage is present (zeros and a null cost without
     /// calls) and the stages add up to the totals. An addition to the
-    /// fields of spec 2.7.
-    pub by_stage: UsageByStage,
+    /// fields of spec 2.7; absent from reports of builds that did not
+    /// count by stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub by_stage: Option<UsageByStage>,
     /// Translations recalled from the translation memory, never sent.
     pub cached_calls: u64,
     /// Prompt tokens the providers answered from their own prompt cache
     /// (priced at the provider's cached-input price); an addition to the
-    /// fields of spec 2.7.
+    /// fields of spec 2.7 (0 in reports of builds that did not count them).
+    #[serde(default)]
+    #[schema(required = true)]
     pub cached_prompt_tokens: i64,
     pub calls: u64,
     pub completion_tokens: i64,
@@ -141,7 +146,9 @@ pub struct ReportCost {
     /// `usage.cost`.
     #[schema(required = true)]
     pub actual: Option<f64>,
-    /// The book's cap; null without one.
+    /// The book's cap; null without one (and in reports of builds before
+    /// book caps).
+    #[serde(default)]
     #[schema(required = true)]
     pub book_budget: Option<f64>,
     /// What the book has cost so far.
@@ -391,3 +398,7 @@ pub struct ReviewFirst {
     pub signals: Vec<Signal>,
     pub status: PassageStatus,
 }
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod tests;

@@ -8,6 +8,7 @@
 //! level ([`RequestDocument::to_json`]): the order clients have always
 //! read.
 
+use crate::documents::report::CompletionReport;
 use crate::estimate::Estimate;
 use crate::vocab::{
     AnalysisMode, CallbackEvent, ContextBackend, InputKind, Priority, RequestStatus,
@@ -93,10 +94,10 @@ pub struct RequestDocument {
     /// The stored result; null before it is built.
     #[schema(required = true)]
     pub result: Option<StoredResult>,
-    // The completion report as the scheduler stored it (the
-    // `CompletionReport` schema); null before the end.
+    // The completion report (the `CompletionReport` schema); null before
+    // the end. Described by hand so the schema keeps its own description.
     #[schema(required = true, schema_with = completion_report)]
-    pub report: Option<serde_json::Value>,
+    pub report: Option<CompletionReport>,
     /// The final webhook.
     pub webhook: WebhookStatus,
     /// The `chapters.translated` webhooks.

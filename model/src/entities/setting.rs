@@ -19,8 +19,14 @@ pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
 
-/// Saves `value` under `key`, replacing what was there.
-pub async fn save(db: &impl ConnectionTrait, key: &str, value: Json) -> Result<i64, DbErr> {
+/// Saves `value` (a typed setting, or JSON as it is) under `key`,
+/// replacing what was there.
+pub async fn save(
+    db: &impl ConnectionTrait,
+    key: &str,
+    value: impl Serialize,
+) -> Result<i64, DbErr> {
+    let value = serde_json::to_value(value).map_err(|e| DbErr::Json(e.to_string()))?;
     let now = crate::clock::now();
     Entity::insert(ActiveModel {
         key: sea_orm::Set(key.to_owned()),

@@ -32,7 +32,7 @@ use sea_orm::{
     QuerySelect, QueryTrait, Set,
 };
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{Map, Value};
 
 /// The settings row whose lock serializes chargers on PostgreSQL.
 pub const LOCK_KEY: &str = "licence_lock";
@@ -314,7 +314,8 @@ async fn lock(txn: &impl ConnectionTrait, now: i64) -> Result<(), DbErr> {
     }
     setting::Entity::insert(setting::ActiveModel {
         key: Set(LOCK_KEY.to_owned()),
-        value: Set(json!({})),
+        // The row is only a lock: it holds nothing.
+        value: Set(Value::Object(Map::new())),
         updated_at: Set(now),
     })
     .on_conflict_do_nothing_on([setting::Column::Key])

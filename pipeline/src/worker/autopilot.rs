@@ -28,6 +28,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use dragoman_model::entities::{autopilot_decision, autopilot_run, passage};
+use dragoman_model::passages::{self, AutopilotAttempt, AutopilotVerdict, Retranslation};
 use dragoman_model::vocab::{
     AutopilotAction, AutopilotOutcome, PassageStatus, Quality, SignalCode,
 };
@@ -38,10 +39,18 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrde
 use tokio::sync::watch;
 
 use super::budget_guard::{CallSize, Purse};
-use super::scoring::{Scorer, apply, db_error, stored_assessment};
+use super::scoring::{Scorer, db_error, scored, stored_assessment};
 use super::{Engine, Stop, Worker};
 use crate::quality::Assessment;
 use crate::translate::{self, CallRecord, PassageIn, TranslateJob};
+
+/// What a round stores for one passage: the passage as read, the round's
+/// attempt at it, and the decision logged.
+type RoundWrite = (
+    passage::Model,
+    AutopilotAttempt,
+    autopilot_decision::ActiveModel,
+);
 
 /// How a round translates a passage again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -494,19 +503,14 @@ impl Worker {
                 .as_deref()
                 .map(|t| (t, scorer.assess(&p, Some(t), &[])));
             let better = after.as_ref().filter(|(_, a)| improves(&before, a));
-            let mut model: passage::ActiveModel = p.clone().into();
-            model.autopilot_round = Set(number);
-            model.attempts = Set(p.attempts + 1);
-            let score_after = match better {
-                Some((t, a)) => {
-                    model.translation = Set(Some((*t).to_owned()));
-                    model.last_error = Set(None);
-                    model.reviewed = Set(false);
-                    apply(&mut model, &p, a);
-                    a.score
-                }
-                None => before.score,
+            let attempt = AutopilotAttempt {
+                round: number,
+                better: better.map(|(t, a)| Retranslation {
+                    translation: (*t).to_owned(),
+                    scored: scored(a),
+                }),
             };
+            let score_after = better.map_or(before.score, |(_, a)| a.score);
             let decision = decision(
                 ticket,
                 &p,
@@ -516,21 +520,21 @@ impl Worker {
                 before.score,
                 Some(score_after),
             );
-            writes.push((model, decision));
+            writes.push((p, attempt, decision));
         }
+        let now = clock::now();
         // Paid for: kept until the database takes it.
-        self.database.ride(|| self.store_round(&writes)).await?;
+        self.database
+            .ride(|| self.store_round(&writes, now))
+            .await?;
         Ok(())
     }
 
     /// Stores a round's passages with their decisions, in one transaction.
     /// A repeat after a broken connection that finds the first decision
     /// already stored was preceded by an attempt that committed.
-    async fn store_round(
-        &self,
-        writes: &[(passage::ActiveModel, autopilot_decision::ActiveModel)],
-    ) -> Result<(), sea_orm::DbErr> {
-        let Some((_, first)) = writes.first() else {
+    async fn store_round(&self, writes: &[RoundWrite], now: i64) -> Result<(), sea_orm::DbErr> {
+        let Some((_, _, first)) = writes.first() else {
             return Ok(());
         };
         if let sea_orm::ActiveValue::Set(id) = &first.id
@@ -547,8 +551,8 @@ impl Worker {
                 dragoman_model::ModelError::Db(e) => e,
                 other => sea_orm::DbErr::Custom(other.to_string()),
             })?;
-        for (model, decision) in writes {
-            model.clone().update(&txn).await?;
+        for (p, attempt, decision) in writes {
+            passages::record_autopilot_attempt(&txn, p, attempt, now).await?;
             decision.clone().insert(&txn).await?;
         }
         txn.commit().await
@@ -574,23 +578,24 @@ impl Worker {
                     p.status,
                     PassageStatus::Error | PassageStatus::Refused | PassageStatus::SourceRetained
                 );
-            let mut model: passage::ActiveModel = p.clone().into();
-            let (action, reason) = if unusable {
+            let (verdict, action, reason) = if unusable {
                 retained += 1;
-                let code = fault(&assessment);
-                model.status = Set(PassageStatus::SourceRetained);
-                model.last_error = Set(Some(code.as_str().to_owned()));
-                (AutopilotAction::Retain, code.as_str().to_owned())
+                let code = fault(&assessment).as_str().to_owned();
+                let verdict = AutopilotVerdict::Retain {
+                    reason: code.clone(),
+                };
+                (verdict, AutopilotAction::Retain, code)
             } else {
                 accepted += 1;
-                model.status = Set(PassageStatus::Check);
                 (
+                    AutopilotVerdict::Accept,
                     AutopilotAction::Accept,
                     describe(&assessment, scorer.review_below),
                 )
             };
-            model.updated_at = Set(clock::now());
-            model.update(&txn).await.map_err(db_error)?;
+            passages::record_autopilot_verdict(&txn, p, &verdict, clock::now())
+                .await
+                .map_err(db_error)?;
             decision(ticket, p, round, action, reason, assessment.score, None)
                 .insert(&txn)
                 .await

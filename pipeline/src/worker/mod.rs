@@ -66,6 +66,7 @@ use budget_guard::{CallSize, Purse};
 use dragoman_model::coordination::Coordination;
 use dragoman_model::db_watch::{DatabaseWatch, Outage, RideError};
 use dragoman_model::entities::{passage, provider, provider_call};
+use dragoman_model::passages;
 use dragoman_model::vocab::{
     AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality, UsageStage,
 };
@@ -79,9 +80,7 @@ use dragoman_proto::v1::{
 use dragoman_proto::wire::WireEnum;
 use dragoman_proto::{Delivery, Memory, Scheduler};
 use futures::StreamExt;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -775,22 +774,16 @@ impl Worker {
             else {
                 continue;
             };
-            let mut model: passage::ActiveModel = found.into();
             match &outcome.result {
                 Ok(text) => {
-                    model.translation = Set(Some(text.clone()));
-                    model.status = Set(PassageStatus::Ok);
-                    model.last_error = Set(None);
-                    model.memory_key = Set(keys.get(&outcome.id).cloned());
+                    let key = keys.get(&outcome.id).cloned();
+                    passages::record_translation(&self.db, &found, text.clone(), key, now).await?;
                 }
                 Err(residual) => {
-                    model.status = Set(PassageStatus::SourceRetained);
-                    model.last_error = Set(Some(residual.reason.clone()));
+                    let reason = residual.reason.clone();
+                    passages::record_untranslated(&self.db, &found, reason, now).await?;
                 }
             }
-            model.attempts = Set(1);
-            model.updated_at = Set(now);
-            model.update(&self.db).await?;
         }
         Ok(())
     }

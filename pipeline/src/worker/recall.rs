@@ -12,9 +12,9 @@ use std::collections::{HashMap, HashSet};
 
 use dragoman_model::clock;
 use dragoman_model::entities::{passage, provider};
-use dragoman_model::vocab::{PassageStatus, UsageStage};
+use dragoman_model::passages;
+use dragoman_model::vocab::UsageStage;
 use dragoman_proto::v1::{JobTicket, PrepareTranslationRequest};
-use sea_orm::{ActiveModelTrait, Set};
 
 use super::analysis_stage::memory_unavailable;
 use super::{Stop, Worker};
@@ -82,17 +82,8 @@ impl Worker {
                     .recalled
                     .filter(|text| check_placeholders(&found.source, text).is_ok());
                 if let Some(text) = usable {
-                    let mut model: passage::ActiveModel = (*found).clone().into();
-                    model.translation = Set(Some(text));
-                    model.status = Set(PassageStatus::Ok);
-                    model.last_error = Set(None);
-                    model.memory_key = Set(Some(item.memory_key.clone()));
-                    // The owner's kept translation went through its own
-                    // book's review: reviewing it again would pay twice.
-                    model.reviewed = Set(true);
-                    model.updated_at = Set(clock::now());
-                    model
-                        .update(&self.db)
+                    let key = item.memory_key.clone();
+                    passages::record_recall(&self.db, found, text, key, clock::now())
                         .await
                         .map_err(super::scoring::db_error)?;
                     recall.recalled.insert(item.passage_id.clone());

@@ -9,15 +9,17 @@
 //! marked reviewed as soon as its answer is stored, so a job resumed after
 //! a crash reviews (and pays for) no passage twice.
 
+use dragoman_model::clock;
 use dragoman_model::entities::passage;
+use dragoman_model::passages::{self, ReviewOutcome};
 use dragoman_model::vocab::{PassageStatus, Quality, UsageStage};
 use dragoman_proto::v1::JobTicket;
 use futures::StreamExt;
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use tokio::sync::watch;
 
 use super::budget_guard::{CallSize, Purse};
-use super::scoring::{Scorer, apply, db_error};
+use super::scoring::{Scorer, db_error, scored};
 use super::{Stop, Worker};
 use crate::analysis::Languages;
 use crate::quality::{Flag, Sheet};
@@ -173,42 +175,40 @@ impl Worker {
         p: &passage::Model,
         item: Option<ReviewItem>,
     ) -> Result<(), Stop> {
-        let mut model: passage::ActiveModel = p.clone().into();
-        model.reviewed = Set(true);
-        if let Some(item) = item {
-            let flags: Vec<Flag> = item
-                .flags
-                .iter()
-                .map(|f| Flag {
-                    severity: f.severity,
-                    code: f.code.clone(),
-                    message: f.message.clone(),
-                })
-                .collect();
-            let reviewed = scorer.assess(p, p.translation.as_deref(), &flags);
-            let corrected = item
-                .correction
-                .filter(|c| Some(c.as_str()) != p.translation.as_deref())
-                .map(|c| {
-                    let assessment = scorer.assess(p, Some(&c), &[]);
-                    (c, assessment)
-                })
-                .filter(|(_, a)| !a.hard() && a.score >= reviewed.score);
-            match corrected {
-                Some((text, assessment)) => {
-                    model.translation = Set(Some(text));
-                    model.last_error = Set(None);
-                    apply(&mut model, p, &assessment);
+        let outcome = match item {
+            None => ReviewOutcome::Unanswered,
+            Some(item) => {
+                let flags: Vec<Flag> = item
+                    .flags
+                    .iter()
+                    .map(|f| Flag {
+                        severity: f.severity,
+                        code: f.code.clone(),
+                        message: f.message.clone(),
+                    })
+                    .collect();
+                let reviewed = scorer.assess(p, p.translation.as_deref(), &flags);
+                let corrected = item
+                    .correction
+                    .filter(|c| Some(c.as_str()) != p.translation.as_deref())
+                    .map(|c| {
+                        let assessment = scorer.assess(p, Some(&c), &[]);
+                        (c, assessment)
+                    })
+                    .filter(|(_, a)| !a.hard() && a.score >= reviewed.score);
+                match corrected {
+                    Some((translation, assessment)) => ReviewOutcome::Corrected {
+                        translation,
+                        scored: scored(&assessment),
+                    },
+                    None => ReviewOutcome::Kept(scored(&reviewed)),
                 }
-                None => apply(&mut model, p, &reviewed),
             }
-        }
+        };
+        let now = clock::now();
         // Paid for: kept until the database takes it.
         self.database
-            .ride(|| {
-                let model = model.clone();
-                async move { model.update(&self.db).await }
-            })
+            .ride(|| passages::record_review(&self.db, p, &outcome, now))
             .await?;
         Ok(())
     }

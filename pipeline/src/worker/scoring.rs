@@ -8,9 +8,10 @@
 
 use dragoman_model::clock;
 use dragoman_model::entities::passage;
+use dragoman_model::passages::{self, Scored};
 use dragoman_model::vocab::{PassageStatus, SignalCode};
 use dragoman_proto::v1::{JobTicket, ProjectRef};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
 use super::analysis_stage::memory_unavailable;
 use super::{Stop, Worker};
@@ -104,21 +105,14 @@ fn without_translation(p: &passage::Model) -> Assessment {
     }
 }
 
-/// Writes an assessment onto a passage: score and signals always, the
-/// status unless a person edited or validated the passage.
-pub(super) fn apply(
-    model: &mut passage::ActiveModel,
-    stored: &passage::Model,
-    assessment: &Assessment,
-) {
-    model.score = Set(Some(assessment.score));
-    model.signals = Set(Some(
-        serde_json::to_value(&assessment.signals).unwrap_or_default(),
-    ));
-    if !(stored.human || stored.validated) {
-        model.status = Set(assessment.status);
+/// An assessment as a passage stores it (the status is written unless a
+/// person edited or validated the passage: see [`passages::record_score`]).
+pub(super) fn scored(assessment: &Assessment) -> Scored {
+    Scored {
+        score: assessment.score,
+        signals: serde_json::to_value(&assessment.signals).unwrap_or_default(),
+        status: assessment.status,
     }
-    model.updated_at = Set(clock::now());
 }
 
 impl Worker {
@@ -185,9 +179,9 @@ impl Worker {
                 .await
                 .map_err(model_error)?;
             for (p, assessment) in chunk.iter().zip(&assessed) {
-                let mut model: passage::ActiveModel = p.clone().into();
-                apply(&mut model, p, assessment);
-                model.update(&txn).await.map_err(db_error)?;
+                passages::record_score(&txn, p, &scored(assessment), clock::now())
+                    .await
+                    .map_err(db_error)?;
             }
             txn.commit().await.map_err(db_error)?;
         }

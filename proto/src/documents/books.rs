@@ -237,7 +237,7 @@ impl From<BookQuality> for v1::BookQualityReport {
                 request_id: r.request_id,
                 status: r.status.to_wire(),
                 finished_at: r.finished_at,
-                quality_json: r.quality.to_string(),
+                quality: Some(r.quality.into()),
             }),
         }
     }
@@ -266,9 +266,7 @@ impl TryFrom<v1::BookQualityReport> for BookQuality {
             .map(|r| {
                 Ok::<_, WireError>(ReportQuality {
                     status: WireEnum::from_wire(r.status, "latest_report.status")?,
-                    quality: serde_json::from_str(&r.quality_json).map_err(|_| WireError {
-                        field: "latest_report.quality_json",
-                    })?,
+                    quality: required(r.quality, "latest_report.quality")?.try_into()?,
                     request_id: r.request_id,
                     finished_at: r.finished_at,
                 })

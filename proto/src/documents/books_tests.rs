@@ -145,9 +145,16 @@ fn quality() -> BookQuality {
             request_id: "r1".into(),
             status: RequestStatus::CompletedWithResiduals,
             finished_at: Some(20),
-            quality: json!({"scored": 2, "average": 67.5}),
+            quality: report_quality(),
         }),
     }
+}
+
+/// The quality section of the report tests' full report.
+fn report_quality() -> dragoman_model::documents::report::QualityReport {
+    crate::documents::report::tests::full_report()
+        .quality
+        .expect("the full report has a quality section")
 }
 
 #[test]
@@ -178,7 +185,8 @@ fn a_book_quality_crosses_the_wire_and_reads_as_before() {
             "totals": counts(3),
             "chapters": [chapter],
             "latest_report": {"request_id": "r1", "status": "completed_with_residuals",
-                              "finished_at": 20, "quality": {"scored": 2, "average": 67.5}}
+                              "finished_at": 20,
+                              "quality": serde_json::to_value(report_quality()).expect("json")}
         })
     );
 }

@@ -8,15 +8,19 @@
 
 use crate::wire::WireError;
 
+pub mod book_settings;
 pub mod books;
 pub mod external_memory;
 pub mod glossary_import;
+pub mod job_list;
+pub mod narrative;
 pub mod propagation;
 
 pub mod admin_settings;
 pub mod licence_status;
 pub mod report;
 pub mod request;
+pub mod settings_change;
 
 /// A nested message that must be there.
 pub(crate) fn required<T>(value: Option<T>, field: &'static str) -> Result<T, WireError> {

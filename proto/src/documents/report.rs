@@ -171,7 +171,7 @@ impl TryFrom<v1::Residual> for Residual {
 impl From<Usage> for v1::Usage {
     fn from(u: Usage) -> Self {
         Self {
-            by_stage: Some(u.by_stage.into()),
+            by_stage: u.by_stage.map(Into::into),
             cached_calls: u.cached_calls,
             cached_prompt_tokens: u.cached_prompt_tokens,
             calls: u.calls,
@@ -187,7 +187,7 @@ impl TryFrom<v1::Usage> for Usage {
 
     fn try_from(m: v1::Usage) -> Result<Self, WireError> {
         Ok(Self {
-            by_stage: required(m.by_stage, "usage.by_stage")?.try_into()?,
+            by_stage: m.by_stage.map(TryInto::try_into).transpose()?,
             cached_calls: m.cached_calls,
             cached_prompt_tokens: m.cached_prompt_tokens,
             calls: m.calls,
@@ -662,4 +662,4 @@ impl TryFrom<v1::QualitySignal> for Signal {
 
 #[cfg(test)]
 #[path = "report_tests.rs"]
-mod tests;
+pub(crate) mod tests;

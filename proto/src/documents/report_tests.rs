@@ -175,12 +175,12 @@ pub fn full_report() -> CompletionReport {
         }],
         residuals_truncated: false,
         usage: Usage {
-            by_stage: UsageByStage {
+            by_stage: Some(UsageByStage {
                 analysis: stage(1),
                 autopilot: stage(2),
                 review: stage(3),
                 translation: stage(4),
-            },
+            }),
             cached_calls: 4,
             cached_prompt_tokens: 80,
             calls: 10,

@@ -52,20 +52,6 @@ impl TryFrom<v1::RequestSummary> for RequestSummary {
     }
 }
 
-/// The report field while the report travels as JSON text.
-fn report_json(report: Option<serde_json::Value>) -> Option<String> {
-    report.map(|r| r.to_string())
-}
-
-fn report_of(text: Option<String>) -> Result<Option<serde_json::Value>, WireError> {
-    text.map(|t| {
-        serde_json::from_str(&t).map_err(|_| WireError {
-            field: "report_json",
-        })
-    })
-    .transpose()
-}
-
 impl From<RequestDocument> for v1::StatusDocument {
     fn from(d: RequestDocument) -> Self {
         let s = d.summary;
@@ -96,7 +82,7 @@ impl From<RequestDocument> for v1::StatusDocument {
             priority: d.priority.to_wire(),
             queue: d.queue.map(Into::into),
             result: d.result.map(Into::into),
-            report_json: report_json(d.report),
+            report: d.report.map(Into::into),
             webhook: Some(d.webhook.into()),
             chapter_events: Some(d.chapter_events.into()),
         }
@@ -136,7 +122,7 @@ impl TryFrom<v1::StatusDocument> for RequestDocument {
             priority: Priority::from_wire(m.priority, "priority")?,
             queue: m.queue.map(TryInto::try_into).transpose()?,
             result: m.result.map(TryInto::try_into).transpose()?,
-            report: report_of(m.report_json)?,
+            report: m.report.map(TryInto::try_into).transpose()?,
             webhook: required(m.webhook, "webhook")?.try_into()?,
             chapter_events: required(m.chapter_events, "chapter_events")?.try_into()?,
         })

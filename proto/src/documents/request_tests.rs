@@ -138,7 +138,7 @@ pub fn full_document() -> RequestDocument {
             sha256: "ab".repeat(32),
             created_at: 1_700_000_250,
         }),
-        report: Some(serde_json::json!({"version": 1, "outcome": "completed"})),
+        report: Some(crate::documents::report::tests::full_report()),
         webhook: WebhookStatus {
             state: RequestWebhookState::Failed,
             attempts: 3,
@@ -156,7 +156,9 @@ pub fn full_document() -> RequestDocument {
     }
 }
 
-/// The document's JSON text, written out once: what clients read.
+/// The document's JSON text, written out once: what clients read, with
+/// `REPORT` where the report's own JSON goes (its bytes are the report
+/// tests' business).
 const FULL_JSON: &str = concat!(
     r#"{"chapter_events":{"batches":2,"delivered":1,"error":"timeout","event":"chapters.translated","failed":1,"pending":0,"waiting_chapters":1},"#,
     r#""chapters":{"created":1,"items":[{"chapter_id":"ch_1","complete":false,"display_label":"Chapitre 1","external_id":"c1","flagged":1,"kind":"chapter","label":"Chapter 1","mapping":{"confidence":0.85,"detected":true,"reason":"heading"},"number":1,"part":1,"part_count":2,"position":0,"segments":4,"title":"The Start","translated":3,"validated":1}],"new":["ch_1"],"replaced":3,"unchanged":2},"#,
@@ -170,7 +172,7 @@ const FULL_JSON: &str = concat!(
     r#""progress":{"analysis":{"done":4,"entities":7,"failed":1,"mode":"strict","percent":100,"terms":12,"total":4},"percent":75,"segments":4,"#,
     r#""stages":[{"done":1,"key":"import","percent":100,"skipped":false,"total":1},{"done":4,"key":"analysis","percent":100,"skipped":false,"total":4},{"done":4,"key":"translation","percent":100,"skipped":false,"total":4},{"done":1,"key":"review","percent":50,"skipped":false,"total":2},{"done":0,"key":"export","percent":0,"skipped":true,"total":0}],"translated":3},"#,
     r#""project_id":"prj_1","queue":{"reason":"account_limit"},"#,
-    r#""report":{"outcome":"completed","version":1},"request_id":"req_1","#,
+    r#""report":REPORT,"request_id":"req_1","#,
     r#""result":{"created_at":1700000250,"filename":"book.json","format":"json","media_type":"application/json","sha256":"abababababababababababababababababababababababababababababababab","size":1234},"#,
     r#""result_url":"/api/v1/translation-requests/req_1/result","series_id":"ser_1","stage":"review","status":"completed_with_residuals","#,
     r#""status_url":"/api/v1/translation-requests/req_1","step":"autopilot round 2","stop_reason":"budget_exceeded","updated_at":1700000100,"#,
@@ -180,12 +182,15 @@ const FULL_JSON: &str = concat!(
 #[test]
 fn a_full_document_survives_the_wire_and_keeps_its_json() {
     let doc = full_document();
-    assert_eq!(doc.to_json().expect("json"), FULL_JSON);
+    let report = serde_json::to_string(&crate::documents::report::tests::full_report());
+    let full_json = FULL_JSON.replace("REPORT", &report.expect("json"));
+    let full_json = full_json.as_str();
+    assert_eq!(doc.to_json().expect("json"), full_json);
     let message = v1::StatusDocument::from(doc.clone());
     let back = RequestDocument::try_from(message).expect("a known document");
     assert_eq!(back, doc);
-    assert_eq!(back.to_json().expect("json"), FULL_JSON);
-    let read: RequestDocument = serde_json::from_str(FULL_JSON).expect("the document reads");
+    assert_eq!(back.to_json().expect("json"), full_json);
+    let read: RequestDocument = serde_json::from_str(full_json).expect("the document reads");
     assert_eq!(read, doc);
 }
 

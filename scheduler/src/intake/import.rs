@@ -12,16 +12,13 @@ use crate::chapters::{IncomingChapter, IncomingPassage};
 use crate::error::SchedulerError;
 use dragoman_model::entities::{chapter, passage, project};
 use dragoman_model::ids;
+use dragoman_model::passages::{self, NewPassage, PassageWork};
 use dragoman_model::payload::TranslationPayload;
-use dragoman_model::vocab::PassageStatus;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-
-/// Passages written per insert statement.
-const INSERT_BATCH: usize = 200;
 
 /// What an import did to one chapter (report `chapter_map.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,7 +47,7 @@ pub struct Imported {
     pub translated_at_import: Option<Vec<String>>,
     /// `report.decisions.intake`: the choices made reading an upload.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub intake: Vec<serde_json::Value>,
+    pub intake: Vec<dragoman_model::documents::report::IntakeDecision>,
     /// Source words of the chapters created or replaced: what the request
     /// adds to the licence's ledger.
     #[serde(skip)]
@@ -290,11 +287,9 @@ async fn follow_new_original(
         .order_by_asc(passage::Column::Position)
         .all(db)
         .await?;
-    for (row, incoming) in stored.into_iter().zip(&chapter_in.passages) {
+    for (row, incoming) in stored.iter().zip(&chapter_in.passages) {
         if row.markup != incoming.markup {
-            let mut model: passage::ActiveModel = row.into();
-            model.markup = Set(incoming.markup.clone());
-            model.update(db).await?;
+            passages::adopt_new_markup(db, row, incoming.markup.clone()).await?;
         }
     }
     if old.mapping.as_ref() != Some(&chapter_in.mapping) {
@@ -344,57 +339,9 @@ async fn insert_chapter(
     .await
 }
 
-/// Translation and review state of an old passage, carried to a new
-/// passage with the same source text.
-#[derive(Debug, Clone)]
-struct Work {
-    translation: Option<String>,
-    status: PassageStatus,
-    human: bool,
-    validated: bool,
-    /// The translation memory key the translation was stored under.
-    memory_key: Option<String>,
-    score: Option<i32>,
-    signals: Option<serde_json::Value>,
-    reviewed: bool,
-}
-
-impl Work {
-    fn none() -> Work {
-        Work {
-            translation: None,
-            status: PassageStatus::Pending,
-            human: false,
-            validated: false,
-            memory_key: None,
-            score: None,
-            signals: None,
-            reviewed: false,
-        }
-    }
-
-    fn of(p: &passage::Model) -> Work {
-        Work {
-            translation: p.translation.clone(),
-            status: p.status,
-            human: p.human,
-            validated: p.validated,
-            memory_key: p.memory_key.clone(),
-            score: p.score,
-            signals: p.signals.clone(),
-            reviewed: p.reviewed,
-        }
-    }
-
-    /// A person edited or validated it.
-    fn is_human(&self) -> bool {
-        self.human || self.validated
-    }
-}
-
 /// Old work by source text; each list is popped in the old order, so
 /// repeated texts keep their work in turn.
-type KeptWork = HashMap<String, Vec<Work>>;
+type KeptWork = HashMap<String, Vec<PassageWork>>;
 
 async fn insert_passages(
     db: &impl ConnectionTrait,
@@ -404,42 +351,18 @@ async fn insert_passages(
     kept: &mut KeptWork,
     now: i64,
 ) -> Result<(), SchedulerError> {
-    let rows: Vec<passage::ActiveModel> = passages
+    let rows: Vec<NewPassage> = passages
         .iter()
-        .enumerate()
-        .map(|(index, incoming)| {
-            let work = kept
+        .map(|incoming| NewPassage {
+            work: kept
                 .get_mut(&incoming.text)
                 .and_then(Vec::pop)
-                .unwrap_or_else(Work::none);
-            passage::ActiveModel {
-                id: Set(ids::new_id()),
-                chapter_id: Set(chapter_id.to_owned()),
-                project_id: Set(volume.id.clone()),
-                position: Set(i32::try_from(index + 1).unwrap_or(i32::MAX)),
-                source: Set(incoming.text.clone()),
-                markup: Set(incoming.markup.clone()),
-                translation: Set(work.translation),
-                status: Set(work.status),
-                last_error: Set(None),
-                human: Set(work.human),
-                validated: Set(work.validated),
-                attempts: Set(0),
-                memory_key: Set(work.memory_key),
-                score: Set(work.score),
-                signals: Set(work.signals),
-                reviewed: Set(work.reviewed),
-                autopilot_round: Set(0),
-                created_at: Set(now),
-                updated_at: Set(now),
-            }
+                .unwrap_or_else(PassageWork::none),
+            source: incoming.text.clone(),
+            markup: incoming.markup.clone(),
         })
         .collect();
-    for batch in rows.chunks(INSERT_BATCH) {
-        passage::Entity::insert_many(batch.to_vec())
-            .exec(db)
-            .await?;
-    }
+    passages::insert_chapter_passages(db, &volume.id, chapter_id, rows, now).await?;
     Ok(())
 }
 
@@ -468,7 +391,9 @@ async fn replace_passages(
         .await?;
     let mut kept: KeptWork = HashMap::new();
     for p in old_passages.iter().rev() {
-        kept.entry(p.source.clone()).or_default().push(Work::of(p));
+        kept.entry(p.source.clone())
+            .or_default()
+            .push(PassageWork::of(p));
     }
     let mut dropped = kept.clone();
     for incoming in &chapter_in.passages {
@@ -476,13 +401,10 @@ async fn replace_passages(
             list.pop();
         }
     }
-    if !discard_human && dropped.values().flatten().any(Work::is_human) {
+    if !discard_human && dropped.values().flatten().any(PassageWork::is_human) {
         return Ok(Replacement::WouldDropHumanWork);
     }
-    passage::Entity::delete_many()
-        .filter(passage::Column::ChapterId.eq(old.id.clone()))
-        .exec(db)
-        .await?;
+    passages::delete_chapter_passages(db, &old.id).await?;
     insert_passages(db, volume, &old.id, &chapter_in.passages, &mut kept, now).await?;
     let mut model: chapter::ActiveModel = old.clone().into();
     model.source_sha256 = Set(chapter_in.source_sha256.clone());

@@ -11,6 +11,7 @@ use dragoman_model::entities::licence_word;
 use dragoman_model::licence::{self, Licence, Plan};
 use dragoman_model::vocab::{ErrorCode, PassageStatus, SeriesAction};
 use sea_orm::{ActiveModelTrait, IntoActiveModel, QueryOrder};
+use serde_json::json;
 
 /// `n` distinct words.
 fn words(n: usize) -> String {

@@ -31,6 +31,7 @@ use crate::chapters::{self, IncomingChapter};
 use crate::error::SchedulerError;
 use crate::lifecycle::queue::QueueSettings;
 use crate::{lifecycle, steps};
+use dragoman_model::documents::report::IntakeDecision;
 use dragoman_model::entities::{passage, project, request, series};
 use dragoman_model::licence::LicenceSettings;
 use dragoman_model::payload::{PipelineOptions, TranslationPayload};
@@ -51,7 +52,8 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
     PaginatorTrait, QueryFilter, Set,
 };
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 /// Limits (spec 8) and installation defaults of intake.
 #[derive(Debug, Clone)]
@@ -111,7 +113,7 @@ pub struct Submitted {
     /// The chapters to import, from the payload or the uploaded files.
     pub chapters: Vec<IncomingChapter>,
     /// `report.decisions.intake`: the choices made reading the upload.
-    pub intake: Vec<Value>,
+    pub intake: Vec<IntakeDecision>,
     /// An EPUB: where its original is kept, and where the gateway put it.
     pub original: Option<Original>,
     /// An EPUB sent with no volume: the number its file name gives.
@@ -397,7 +399,7 @@ async fn store(
         languages: (&payload.source_language, &payload.target_language),
         callback_url: payload.callback_url.clone(),
         callback_events: &payload.callback_events,
-        chapters: json!(imported),
+        chapters: column(&imported)?,
         original: admitted.submitted.original.as_ref(),
     };
     let book = volume.clone();
@@ -518,7 +520,7 @@ pub async fn store_request(
         priority: Set(new.priority),
         options: Set(options),
         callback_url: Set(new.callback_url),
-        callback_events: Set(json!(new.callback_events)),
+        callback_events: Set(column(new.callback_events)?),
         chapters: Set(new.chapters),
         result: Set(None),
         report: Set(None),
@@ -552,6 +554,12 @@ pub async fn store_request(
     }
 }
 
+/// `value` as the JSON a column of the request holds.
+fn column<T: Serialize + ?Sized>(value: &T) -> Result<Value, SchedulerError> {
+    serde_json::to_value(value)
+        .map_err(|e| SchedulerError::Db(sea_orm::DbErr::Json(format!("request column: {e}"))))
+}
+
 /// The `chapters` bookkeeping of a request that covers the volume's
 /// chapters as they are, none of them new (`ids` in reading order).
 pub fn unchanged_chapters(ids: Vec<String>) -> Value {
@@ -564,7 +572,8 @@ pub fn unchanged_chapters(ids: Vec<String>) -> Value {
         ids,
         ..import::Imported::default()
     };
-    json!(imported)
+    // Counts, ids and a map of them: plain fields, which always serialise.
+    serde_json::to_value(imported).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

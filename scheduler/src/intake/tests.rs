@@ -11,7 +11,7 @@ use dragoman_model::vocab::{
 use dragoman_model::webhook::Refusal;
 use dragoman_proto::api_status::ServiceError;
 use sea_orm::{ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn request_id(answer: &SubmitResponse) -> String {
     answer.summary.as_ref().expect("summary").request_id.clone()

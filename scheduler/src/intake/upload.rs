@@ -11,12 +11,12 @@ use crate::chapters::{self, IncomingChapter};
 use crate::error::SchedulerError;
 use dragoman_book::BookError;
 use dragoman_book::model::{Book, IntakeDecision};
+use dragoman_model::documents::report::IntakeDecision as ReportedDecision;
 use dragoman_model::payload::TranslationPayload;
 use dragoman_model::upload::UploadedFile;
 use dragoman_model::vocab::{InputKind, Issue, IssueContext, IssueKind, Split};
 use object_store::ObjectStore;
 use object_store::path::Path;
-use serde_json::{Value, json};
 use std::collections::HashSet;
 
 /// Longest series name, volume title and author (spec 2.4, 2.5).
@@ -26,7 +26,7 @@ const MAX_TEXT: usize = 500;
 pub struct ReadUpload {
     pub chapters: Vec<IncomingChapter>,
     /// `report.decisions.intake`: every choice made reading the files.
-    pub intake: Vec<Value>,
+    pub intake: Vec<ReportedDecision>,
     /// An EPUB's title, authors and language, and the number its file name
     /// gives for its volume.
     pub book: Option<BookFacts>,
@@ -145,19 +145,34 @@ fn unreadable(input: InputKind, upload: &str, error: &BookError) -> SchedulerErr
 
 /// A decision as the report lists it; `upload` is the file sent, and the
 /// document inside it is named when it is another (an EPUB's chapter).
-fn decision_json(upload: &str, decision: &IntakeDecision) -> Value {
-    let document = (decision.file != upload).then_some(decision.file.as_str());
-    json!({
-        "file": upload,
-        "document": document,
-        "name": decision.name,
-        "chapter_number": decision.chapter_number,
-        "kind": decision.kind,
-        "part": decision.part,
-        "part_count": decision.part_count,
-        "confidence": (f64::from(decision.confidence) * 100.0).round() / 100.0,
-        "reason": decision.reason,
-    })
+fn decision_json(upload: &str, decision: &IntakeDecision) -> ReportedDecision {
+    let document = (decision.file != upload).then(|| decision.file.clone());
+    ReportedDecision {
+        chapter_number: decision.chapter_number.map(i64::from),
+        confidence: (f64::from(decision.confidence) * 100.0).round() / 100.0,
+        document: Some(document),
+        file: upload.to_owned(),
+        kind: Some(Some(decision.kind.key().to_owned())),
+        name: decision.name.clone(),
+        part: Some(decision.part.map(i64::from)),
+        part_count: Some(decision.part_count.map(i64::from)),
+        reason: decision.reason.clone(),
+    }
+}
+
+/// A choice about the book as a whole, which names no chapter.
+fn book_decision(file: &str, name: &str, reason: &str) -> ReportedDecision {
+    ReportedDecision {
+        chapter_number: None,
+        confidence: 1.0,
+        document: None,
+        file: file.to_owned(),
+        kind: None,
+        name: name.to_owned(),
+        part: None,
+        part_count: None,
+        reason: reason.to_owned(),
+    }
 }
 
 fn stem(name: &str) -> &str {
@@ -195,7 +210,7 @@ fn cut(text: &str) -> String {
 pub fn fill_from_book(
     payload: &mut TranslationPayload,
     facts: &BookFacts,
-    intake: &mut Vec<Value>,
+    intake: &mut Vec<ReportedDecision>,
 ) {
     let file = format!("{}.epub", facts.file_stem);
     let title = facts
@@ -207,18 +222,20 @@ pub fn fill_from_book(
         && let Some(language) = &facts.language
     {
         payload.source_language = language.trim().to_owned();
-        intake.push(
-            json!({"file": file, "name": "source_language", "chapter_number": null,
-            "confidence": 1.0, "reason": "the book's dc:language"}),
-        );
+        intake.push(book_decision(
+            &file,
+            "source_language",
+            "the book's dc:language",
+        ));
     }
     if payload.series.id.is_none() && payload.series.name.is_none() {
         payload.series.name = Some(title.clone());
         payload.series.create_if_missing = true;
-        intake.push(
-            json!({"file": file, "name": "series", "chapter_number": null,
-            "confidence": 1.0, "reason": "no series given: a series named after the book"}),
-        );
+        intake.push(book_decision(
+            &file,
+            "series",
+            "no series given: a series named after the book",
+        ));
     }
     if payload.volume.title.is_none() {
         payload.volume.title = Some(title);

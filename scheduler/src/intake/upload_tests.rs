@@ -7,6 +7,7 @@ use super::*;
 use crate::testing::Fixture;
 use dragoman_model::entities::series;
 use sea_orm::EntityTrait;
+use serde_json::json;
 
 /// A corpus book, or `None` (after a note) when the corpus is absent on a
 /// developer's machine; under CI (`CI=true`) its absence fails the test.

@@ -28,8 +28,9 @@ use crate::lifecycle::control::{check_resumer, is_paid};
 use crate::lifecycle::job_start::{StartSettings, estimate_chapters};
 use crate::lifecycle::series_control::{Skip, Started, Starter};
 use dragoman_model::clock;
+use dragoman_model::documents::job_list::{JobList, JobListItem, JobProgress, StartedBy};
 use dragoman_model::documents::licence_status::{AccountAllowance, LicenceStatus};
-use dragoman_model::documents::request::JobEstimate;
+use dragoman_model::documents::request::{JobEstimate, RequestSummary};
 use dragoman_model::entities::{account, api_token, chapter, job, passage, project, provider};
 use dragoman_model::entities::{request, series};
 use dragoman_model::licence::{self, LicenceSettings, LicenceSource};
@@ -41,7 +42,6 @@ use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect,
 };
-use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// Largest page of `list_jobs`.
@@ -123,7 +123,7 @@ pub async fn list_jobs(
     db: &DatabaseConnection,
     who: &Principal,
     filter: &JobFilter,
-) -> Result<Value, SchedulerError> {
+) -> Result<JobList, SchedulerError> {
     let mut query = request::Entity::find().filter(request::Column::AccountId.eq(&who.account_id));
     if let Some(project_id) = &filter.project_id {
         tenancy::book(db, who.acting(), project_id).await?;
@@ -166,39 +166,39 @@ pub async fn list_jobs(
             None => None,
         };
         let token_name = row.token_id.as_ref().and_then(|id| tokens.get(id));
-        items.push(json!({
-            "request_id": row.id,
-            "book_id": row.project_id,
-            "book_title": books.get(&row.project_id),
-            "series_id": row.series_id,
-            "status": row.status,
-            "stage": row.stage,
-            "step": row.step,
-            "paused": paused,
-            "progress": {
-                "segments": segments,
-                "translated": translated,
-                "percent": (translated * 100).checked_div(segments).unwrap_or(100),
+        items.push(JobListItem {
+            book_id: row.project_id.clone(),
+            book_title: books.get(&row.project_id).cloned(),
+            created_at: row.created_at,
+            finished_at: row.finished_at,
+            may_resume,
+            paid,
+            paused,
+            priority: row.priority,
+            progress: JobProgress {
+                percent: (translated * 100).checked_div(segments).unwrap_or(100),
+                segments,
+                translated,
             },
-            "priority": row.priority,
-            "created_at": row.created_at,
-            "finished_at": row.finished_at,
-            "started_by": {
-                "token_id": row.token_id,
-                "token_name": token_name,
-                "this_token": who.token_id.is_some() && row.token_id == who.token_id,
+            request_id: row.id.clone(),
+            series_id: row.series_id.clone(),
+            stage: row.stage,
+            started_by: StartedBy {
+                this_token: who.token_id.is_some() && row.token_id == who.token_id,
+                token_id: row.token_id.clone(),
+                token_name: token_name.cloned(),
             },
-            "paid": paid,
-            "may_resume": may_resume,
-            "status_url": format!("/api/v1/translation-requests/{}", row.id),
-        }));
+            status: row.status,
+            status_url: RequestSummary::status_url(&row.id),
+            step: row.step.clone(),
+        });
     }
-    Ok(json!({
-        "items": items,
-        "total": total,
-        "limit": limit,
-        "offset": filter.offset,
-    }))
+    Ok(JobList {
+        items,
+        limit,
+        offset: filter.offset,
+        total,
+    })
 }
 
 /// The titles of the books of `rows`.

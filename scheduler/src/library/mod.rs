@@ -1,6 +1,7 @@
 //! The library as the tool protocol changes it (spec 4.10): books, series
 //! and the work on them, each a module of its own.
 
+pub mod book_settings;
 pub mod books;
 pub mod jobs;
 pub mod series;

@@ -11,12 +11,19 @@ use super::*;
 use crate::document;
 use crate::error::{QueueScope, SchedulerError};
 use crate::testing::{Fixture, chapter, on_both};
+use dragoman_model::documents::settings_change::QueueSettingsChange;
 use dragoman_model::entities::{account, api_token, job, request};
 use dragoman_model::vocab::{ControlAction, JobStatus, Priority, RequestStatus, SeriesAction};
 use dragoman_model::{clock, ids};
 use dragoman_proto::principal::Principal;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, Set};
 use serde_json::{Value, json};
+
+/// The change of the queue settings a `PUT /api/settings/queue` body gives.
+fn queue_change(body: &str) -> QueueSettingsChange {
+    let body: Value = serde_json::from_str(body).expect("json");
+    QueueSettingsChange::from_body(body.as_object().expect("an object"))
+}
 
 const LEASE: i64 = 60;
 
@@ -340,7 +347,7 @@ async fn the_administrator_setting_wins_over_the_environment() {
     let view = queue::update(
         &f.db,
         &environment,
-        r#"{"max_running_per_account": 2}"#,
+        &queue_change(r#"{"max_running_per_account": 2}"#),
         false,
     )
     .await
@@ -356,7 +363,7 @@ async fn the_administrator_setting_wins_over_the_environment() {
     queue::update(
         &f.db,
         &environment,
-        r#"{"max_queued_per_account": 1}"#,
+        &queue_change(r#"{"max_queued_per_account": 1}"#),
         false,
     )
     .await
@@ -377,7 +384,7 @@ async fn the_administrator_setting_wins_over_the_environment() {
     queue::update(
         &f.db,
         &environment,
-        r#"{"max_queued_per_account": null}"#,
+        &queue_change(r#"{"max_queued_per_account": null}"#),
         false,
     )
     .await
@@ -389,14 +396,14 @@ async fn the_administrator_setting_wins_over_the_environment() {
     let wrong = queue::update(
         &f.db,
         &environment,
-        r#"{"max_running_per_account": 0}"#,
+        &queue_change(r#"{"max_running_per_account": 0}"#),
         false,
     )
     .await;
     assert!(matches!(wrong, Err(SchedulerError::InvalidPayload(_))));
     let view = queue::view(&f.db, &environment).await.expect("view");
     assert_eq!(view.max_running_per_account, 2);
-    let view = queue::update(&f.db, &environment, "", true)
+    let view = queue::update(&f.db, &environment, &QueueSettingsChange::default(), true)
         .await
         .expect("reset");
     assert_eq!(view.max_running_per_account, 1);
@@ -505,7 +512,7 @@ async fn queue_settings_are_for_administrators() {
         dragoman_model::vocab::ErrorCode::AdminRequired
     );
     let change = UpdateQueueSettingsRequest {
-        changes_json: r#"{"max_running_per_account": 7}"#.into(),
+        changes: Some(queue_change(r#"{"max_running_per_account": 7}"#).into()),
         reset: false,
     };
     let view = service
@@ -515,7 +522,7 @@ async fn queue_settings_are_for_administrators() {
         .into_inner();
     assert_eq!(view.max_running_per_account, 7);
     let wrong = UpdateQueueSettingsRequest {
-        changes_json: r#"{"max_running_per_account": 1001}"#.into(),
+        changes: Some(queue_change(r#"{"max_running_per_account": 1001}"#).into()),
         reset: false,
     };
     let refused = service

@@ -18,11 +18,12 @@ use super::lease::MAX_JOB_LEASES;
 use crate::error::SchedulerError;
 use dragoman_model::clock;
 use dragoman_model::documents::admin_settings::{QueueLimits, QueueSettingsDocument};
+use dragoman_model::documents::settings_change::{Given, QueueSettingsChange};
 use dragoman_model::entities::{account, api_token, job, setting};
 use dragoman_model::vocab::{Issue, IssueContext, IssueKind, JobStatus};
 use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Row of the `settings` table holding the administrator's queue settings.
 pub const SETTINGS_KEY: &str = "queue";
@@ -168,30 +169,36 @@ fn out_of_range(field: &str, (min, max): (u32, u32)) -> Issue {
 
 /// Applies a change (`PUT /api/settings/queue`) to the settings in force:
 /// a field left out keeps its value, `max_queued_per_account: null` means
-/// no account-wide quota. Nothing changes when any field is wrong.
-pub fn apply(settings: &mut QueueSettings, changes: &Map<String, Value>) -> Result<(), Vec<Issue>> {
+/// no account-wide quota. Nothing changes when any field is wrong; problems
+/// are reported field by field in the order of the field names.
+pub fn apply(
+    settings: &mut QueueSettings,
+    changes: &QueueSettingsChange,
+) -> Result<(), Vec<Issue>> {
     let mut issues = Vec::new();
     // A whole number out of the range (negative included) is out of
-    // range; anything else is of the wrong type.
-    let number = |value: &Value| {
+    // range; anything else (null included) is of the wrong type.
+    let number = |value: Option<&Given<i64>>| {
         value
-            .as_i64()
-            .map(|n| u32::try_from(n).unwrap_or(if n < 0 { 0 } else { u32::MAX }))
+            .and_then(Given::value)
+            .map(|&n| u32::try_from(n).unwrap_or(if n < 0 { 0 } else { u32::MAX }))
     };
-    for (field, value) in changes {
-        match field.as_str() {
-            "max_running_per_account" => match number(value) {
+    for field in changes.fields() {
+        match field {
+            "max_running_per_account" => match number(changes.max_running_per_account.as_ref()) {
                 Some(n) if in_range(n, MAX_RUNNING_RANGE) => settings.max_running_per_account = n,
                 Some(_) => issues.push(out_of_range(field, MAX_RUNNING_RANGE)),
                 None => issues.push(issue(field, IssueKind::TypeError)),
             },
-            "max_queued_per_account" if value.is_null() => settings.max_queued_per_account = None,
-            "max_queued_per_account" => match number(value) {
-                Some(n) if in_range(n, MAX_QUEUED_RANGE) => {
-                    settings.max_queued_per_account = Some(n);
-                }
-                Some(_) => issues.push(out_of_range(field, MAX_QUEUED_RANGE)),
-                None => issues.push(issue(field, IssueKind::TypeError)),
+            "max_queued_per_account" => match &changes.max_queued_per_account {
+                Some(Given::Null) => settings.max_queued_per_account = None,
+                given => match number(given.as_ref()) {
+                    Some(n) if in_range(n, MAX_QUEUED_RANGE) => {
+                        settings.max_queued_per_account = Some(n);
+                    }
+                    Some(_) => issues.push(out_of_range(field, MAX_QUEUED_RANGE)),
+                    None => issues.push(issue(field, IssueKind::TypeError)),
+                },
             },
             _ => issues.push(issue(field, IssueKind::ExtraForbidden)),
         }
@@ -208,7 +215,7 @@ pub fn apply(settings: &mut QueueSettings, changes: &Map<String, Value>) -> Resu
 pub async fn update(
     db: &impl ConnectionTrait,
     environment: &QueueSettings,
-    changes_json: &str,
+    changes: &QueueSettingsChange,
     reset: bool,
 ) -> Result<QueueSettingsDocument, SchedulerError> {
     if reset {
@@ -217,10 +224,8 @@ pub async fn update(
             .await?;
         return Ok(view_of(environment, None));
     }
-    let changes: Map<String, Value> = serde_json::from_str(changes_json)
-        .map_err(|_| SchedulerError::InvalidPayload(vec![issue("", IssueKind::JsonInvalid)]))?;
     let mut settings = environment.in_force(db).await?;
-    apply(&mut settings, &changes).map_err(SchedulerError::InvalidPayload)?;
+    apply(&mut settings, changes).map_err(SchedulerError::InvalidPayload)?;
     let value = serde_json::to_value(settings).unwrap_or(Value::Null);
     let now = setting::save(db, SETTINGS_KEY, value).await?;
     Ok(view_of(environment, Some((settings, now))))
@@ -326,17 +331,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The change a body gives.
+    fn change(body: &Value) -> QueueSettingsChange {
+        QueueSettingsChange::from_body(body.as_object().expect("object"))
+    }
+
     #[test]
     fn a_change_keeps_what_it_leaves_out_and_refuses_whole() {
         let mut settings = QueueSettings::default();
         let changes = json!({"max_queued_per_account": 50});
-        apply(&mut settings, changes.as_object().expect("object")).expect("valid");
+        apply(&mut settings, &change(&changes)).expect("valid");
         assert_eq!(settings.max_running_per_account, 4);
         assert_eq!(settings.max_queued_per_account, Some(50));
 
         let wrong =
             json!({"max_running_per_account": 0, "max_queued_per_account": "x", "other": 1});
-        let issues = apply(&mut settings, wrong.as_object().expect("object")).expect_err("wrong");
+        let issues = apply(&mut settings, &change(&wrong)).expect_err("wrong");
         let kinds: Vec<IssueKind> = issues.iter().map(|i| i.kind).collect();
         assert_eq!(
             kinds,
@@ -350,7 +360,7 @@ mod tests {
         assert_eq!(settings.max_queued_per_account, Some(50));
 
         let none = json!({"max_queued_per_account": null, "max_running_per_account": 1000});
-        apply(&mut settings, none.as_object().expect("object")).expect("valid");
+        apply(&mut settings, &change(&none)).expect("valid");
         assert_eq!(settings.max_queued_per_account, None);
         assert_eq!(settings.max_running_per_account, 1000);
     }

@@ -21,7 +21,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, Set,
 };
-use serde_json::json;
+use serde_json::{Map, Value};
 
 /// A series is busy while one of its requests has a job that is under way
 /// (waiting for a worker or running); a paused job does not count.
@@ -78,7 +78,8 @@ pub async fn create_job(
         lease_holder: Set(None),
         lease_expires_at: Set(None),
         attempts: Set(0),
-        progress: Set(json!({})),
+        // No progress yet: the empty object the job fills as it runs.
+        progress: Set(Value::Object(Map::new())),
         estimate: Set(None),
         paused_at: Set(None),
         pause_reason: Set(None),

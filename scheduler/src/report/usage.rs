@@ -35,12 +35,12 @@ fn of_stage(calls: &[provider_call::Model], stage: UsageStage) -> StageUsage {
 pub fn section(calls: &[provider_call::Model]) -> Usage {
     let total = figures(calls.iter());
     Usage {
-        by_stage: UsageByStage {
+        by_stage: Some(UsageByStage {
             analysis: of_stage(calls, UsageStage::Analysis),
             autopilot: of_stage(calls, UsageStage::Autopilot),
             review: of_stage(calls, UsageStage::Review),
             translation: of_stage(calls, UsageStage::Translation),
-        },
+        }),
         cached_calls: total.cached_calls,
         cached_prompt_tokens: total.cached_prompt_tokens,
         calls: total.calls,

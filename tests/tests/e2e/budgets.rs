@@ -9,7 +9,7 @@
 //! reached refuses new work at intake.
 
 use dragoman_e2e::translation::chapter;
-use dragoman_e2e::{Api, Backend, on_both_backends};
+use dragoman_e2e::{Api, Backend, eventually, on_both_backends};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, Value as SqlValue};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -168,6 +168,81 @@ async fn calls_by_provider(db: &DatabaseConnection, request_id: &str) -> Vec<(St
     .collect()
 }
 
+/// The calls recorded for `column = value`.
+async fn calls_by(db: &DatabaseConnection, column: &str, value: &str) -> u64 {
+    let sql = format!(
+        "SELECT COUNT(*) FROM provider_calls WHERE {column} = {}",
+        placeholder(db, 1)
+    );
+    let row = db
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            sql,
+            [SqlValue::from(value)],
+        ))
+        .await
+        .expect("count of calls")
+        .expect("one row");
+    let count: i64 = row.try_get_by_index(0).expect("count");
+    u64::try_from(count).expect("a count")
+}
+
+/// The outcomes of the simulator's `/stats`, each request counting in
+/// exactly one once answered.
+const OUTCOMES: [&str; 10] = [
+    "bad_requests",
+    "ok",
+    "cut_at_max_tokens",
+    "rate_limited",
+    "server_errors",
+    "hangs",
+    "malformed",
+    "truncated",
+    "refusals",
+    "dropped_placeholders",
+];
+
+/// Returns once every call the simulator received was answered and
+/// recorded as a call of `column = value` (each call, retries included, is
+/// one row): no call is in flight any more, and what was spent is final.
+/// The simulator serves this one test, and every call it receives is made
+/// for `column = value`.
+async fn calls_settled(api: &Api, db: &DatabaseConnection, column: &str, value: &str) {
+    eventually(MINUTE, "every call answered and recorded", || async {
+        let stats = api.simulator.stats().await;
+        let received = stats["requests"].as_u64().expect("stats.requests");
+        let answered: u64 = OUTCOMES
+            .iter()
+            .map(|k| stats[*k].as_u64().unwrap_or(0))
+            .sum();
+        let recorded = calls_by(db, column, value).await;
+        (answered == received && recorded == received).then_some(())
+    })
+    .await;
+}
+
+/// The job's (status, updated_at): every move of its lifecycle stamps the
+/// second it happened.
+async fn job_lifecycle(db: &DatabaseConnection, job_id: &str) -> (String, i64) {
+    let sql = format!(
+        "SELECT status, updated_at FROM jobs WHERE id = {}",
+        placeholder(db, 1)
+    );
+    let row = db
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            sql,
+            [SqlValue::from(job_id)],
+        ))
+        .await
+        .expect("job")
+        .expect("one job");
+    (
+        row.try_get_by_index(0).expect("status"),
+        row.try_get_by_index(1).expect("updated_at"),
+    )
+}
+
 /// The job's (provider_id, provider_switches, pause_reason).
 async fn job_row(db: &DatabaseConnection, job_id: &str) -> (String, i32, Option<String>) {
     let sql = format!(
@@ -235,9 +310,9 @@ async fn racing_requests_stay_within_the_cap(backend: Backend) {
             .await;
         docs.push(doc);
     }
-    // A pause lets go of the job at once; calls it had in flight are not
-    // waited for. Give them the time to come back.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Calls of the other requests may still be in flight when the last
+    // request ended or paused: what was spent is read once they came back.
+    calls_settled(&api, &db, "token_id", &token).await;
 
     let stopped = docs
         .iter()
@@ -329,10 +404,27 @@ async fn a_request_moves_then_pauses_then_resumes(backend: Backend) {
         "no call on the cheaper provider: {calls:?}"
     );
 
-    // Nothing resumes it on its own, and a resume is refused while the cap
-    // holds.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert!(paused_for_budget(&api.status(&id).await));
+    // Nothing resumes it on its own: once a request submitted after the
+    // pause went through the queue and a worker to its end, the paused one
+    // still is, and its job was not taken, released or resumed since (each
+    // of which stamps it).
+    let paused_job = job_lifecycle(&db, &job_id).await;
+    assert_eq!(paused_job.0, "paused");
+    let after = api
+        .submit_with(&calibration.token, &book(&api, "After the pause", 1, 2))
+        .await
+        .expect(202);
+    let after = api.wait_final(&id_of(&after), 2 * MINUTE).await;
+    assert!(
+        matches!(
+            after["status"].as_str(),
+            Some("completed" | "completed_with_residuals")
+        ),
+        "{after}"
+    );
+    let still = api.status(&id).await;
+    assert!(paused_for_budget(&still), "{still}");
+    assert_eq!(job_lifecycle(&db, &job_id).await, paused_job, "the job");
     // The cap is reached; the last calls, on the cheaper provider, may
     // cross it.
     let (spent, _) = spent_by(&db, "token_id", &token).await;
@@ -342,6 +434,7 @@ async fn a_request_moves_then_pauses_then_resumes(backend: Backend) {
         spent <= cap + 2.0 * largest + 1e-9,
         "spent {spent} over the cap {cap} by more than two calls of {largest}"
     );
+    // A resume is refused while the cap holds.
     api.act(&id, "resume")
         .await
         .expect_error(409, "budget_exceeded", "resume under the cap");
@@ -410,11 +503,11 @@ async fn spend_up_to(api: &Api, token: &dragoman_e2e::CreatedToken, cap: f64) ->
         .as_f64()
         .unwrap_or_else(|| panic!("estimate: {paused}"));
     assert!(estimated > 3.0 * cap, "the book costs {estimated}");
-    // The job pauses once none of its calls is in flight; give the
-    // recording a moment all the same.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let spent = shown_spent(api, &token.id).await;
+    // The job pauses once none of its calls is in flight, each recorded
+    // before it stops counting in flight; checked all the same.
     let db = api.server.installation.sql().await;
+    calls_settled(api, &db, "request_id", &id).await;
+    let spent = shown_spent(api, &token.id).await;
     let (recorded, largest) = spent_by(&db, "request_id", &id).await;
     assert!(
         (recorded - spent).abs() < 1e-6,

@@ -460,15 +460,38 @@ async fn a_long_poll_answers_at_sigterm_and_a_second_sigterm_cuts_a_hanging_call
     })
     .await;
 
-    // A long poll, waiting when the process is told to stop.
+    // A long poll, waiting when the process is told to stop. It is made
+    // with a token of its own, never used before: a token's first use is
+    // stamped before its call goes on, so once the token shows as used the
+    // poll is in the server, past authentication, on its way to waiting.
+    let session = api.session().await;
+    let poller = session.token("long poll", &SCOPES).await;
     let poll = tokio::spawn(
-        api.request(
-            reqwest::Method::GET,
-            &format!("/api/v1/translation-requests/{id}?wait=60"),
-        )
-        .send(),
+        api.server
+            .client()
+            .get(
+                api.server
+                    .url(&format!("/api/v1/translation-requests/{id}?wait=60")),
+            )
+            .bearer_auth(&poller.token)
+            .send(),
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    eventually(
+        Duration::from_secs(30),
+        "the long poll in the server",
+        || async {
+            let (_, tokens) = session.list_tokens().await;
+            tokens
+                .iter()
+                .any(|t| t["id"] == poller.id.as_str() && !t["last_used_at"].is_null())
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(
+        !poll.is_finished(),
+        "the long poll answered before the stop"
+    );
     let pid = api.server.pid().to_string();
     let sent = std::process::Command::new("kill")
         .args(["-TERM", &pid])

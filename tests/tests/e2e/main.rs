@@ -5,6 +5,7 @@
 //! `TEST_DATABASE_URL` is set, on Postgres (+ Redis with `TEST_REDIS_URL`):
 //! their tests are named `<scenario>::sqlite` and `<scenario>::postgres`.
 
+mod book_settings;
 mod books;
 mod budgets;
 mod cluster;

@@ -1,9 +1,7 @@
-//! Schemas of the documents the gateway passes through from the services
-//! that write them (narrative bundles; the completion report and the JSON
-//! result are typed in `dragoman_model::documents`), and of the upload
-//! forms. The shapes the gateway builds itself derive their schemas where
-//! they are built ([`crate::operations`]); these describe what other
-//! services write, field by field, as the spec and their code give them.
+//! Schemas of the upload forms. The documents the services write (the
+//! narrative bundles, the completion report, the JSON result…) are typed
+//! in `dragoman_model::documents` and derive theirs, and the shapes the
+//! gateway builds itself derive their schemas where they are built
+//! ([`crate::operations`]).
 
-pub mod narrative;
 pub mod uploads;

@@ -1,6 +1,7 @@
 //! Unit tests of the Chroma client against a stand-in server.
 
 use super::*;
+use serde_json::json;
 
 fn model(name: &str, dimension: usize) -> EmbeddingModel {
     EmbeddingModel {
@@ -159,18 +160,14 @@ async fn records_round_trip_through_a_real_chroma() {
     assert_eq!(hits[0][0].metadata["project_id"], "p1");
     assert_eq!(hits[1][0].id, "entity:c");
     let filtered = collection
-        .query(
-            vec![vec![1.0, 0.0, 0.0]],
-            5,
-            Some(json!({"project_id": "p2"})),
-        )
+        .query(vec![vec![1.0, 0.0, 0.0]], 5, Some(&Where::project("p2")))
         .await
         .expect("filtered query");
     assert_eq!(filtered[0].len(), 1);
     assert_eq!(filtered[0][0].id, "entity:c");
 
     let passages = collection
-        .list(Some(json!({"kind": "passage"})), 10, 0)
+        .list(Some(&Where::kind("passage")), 10, 0)
         .await
         .expect("list");
     assert_eq!(ids(&passages), ["passage:a", "passage:b"]);
@@ -199,7 +196,7 @@ async fn records_round_trip_through_a_real_chroma() {
         .await
         .expect("delete ids");
     collection
-        .delete_where(json!({"project_id": "p2"}))
+        .delete_where(&Where::project("p2"))
         .await
         .expect("delete where");
     let left = collection.list(None, 10, 0).await.expect("list");

@@ -5,7 +5,8 @@
 use std::collections::HashSet;
 
 /// The words for 0 to 12 (cardinals, and ordinals where a translation
-/// writes `1st` as a word), lower-case.
+/// writes `1st` as a word), lower-case. (Long by design: one table of
+/// words per language.)
 pub(super) fn number_words(language: &str) -> Option<[&'static [&'static str]; 13]> {
     Some(match language {
         "en" => [

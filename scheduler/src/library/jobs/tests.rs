@@ -261,8 +261,8 @@ async fn a_token_resumes_only_the_paid_jobs_it_started() {
     )
     .await
     .expect("list");
-    assert_eq!(page["items"][0]["may_resume"], false, "{page}");
-    assert_eq!(page["items"][0]["paid"], true, "{page}");
+    assert!(!page.items[0].may_resume, "{page:?}");
+    assert_eq!(page.items[0].paid, Some(true), "{page:?}");
     let page = list_jobs(
         &f.db,
         &f.principal(),
@@ -273,7 +273,7 @@ async fn a_token_resumes_only_the_paid_jobs_it_started() {
     )
     .await
     .expect("list");
-    assert_eq!(page["items"][0]["may_resume"], true, "{page}");
+    assert!(page.items[0].may_resume, "{page:?}");
 
     // The token that started it resumes it.
     let resumed = act(&f, &f.principal(), &started.id, ControlAction::Resume)
@@ -315,14 +315,14 @@ async fn list_jobs_shows_only_the_callers_account_newest_first() {
         ..JobFilter::default()
     };
     let page = list_jobs(&f.db, &f.principal(), &all).await.expect("list");
-    assert_eq!(page["total"], 3, "{page}");
-    let items = page["items"].as_array().expect("items");
-    assert_eq!(items[0]["request_id"], json!(started.id), "newest first");
-    assert_eq!(items[0]["started_by"]["token_name"], "ci");
-    assert_eq!(items[0]["started_by"]["this_token"], true);
-    assert_eq!(items[0]["progress"]["segments"], 2, "{}", items[0]);
-    assert_eq!(items[0]["progress"]["percent"], 0);
-    assert!(items[0]["book_title"].is_string());
+    assert_eq!(page.total, 3, "{page:?}");
+    let items = &page.items;
+    assert_eq!(items[0].request_id, started.id, "newest first");
+    assert_eq!(items[0].started_by.token_name.as_deref(), Some("ci"));
+    assert!(items[0].started_by.this_token);
+    assert_eq!(items[0].progress.segments, 2, "{:?}", items[0]);
+    assert_eq!(items[0].progress.percent, 0);
+    assert!(items[0].book_title.is_some());
 
     // Filters and pages.
     let book = JobFilter {
@@ -331,7 +331,7 @@ async fn list_jobs_shows_only_the_callers_account_newest_first() {
         ..JobFilter::default()
     };
     let page = list_jobs(&f.db, &f.principal(), &book).await.expect("book");
-    assert_eq!(page["total"], 1);
+    assert_eq!(page.total, 1);
     let imported = JobFilter {
         status: Some(RequestStatus::Imported),
         limit: 1,
@@ -341,13 +341,7 @@ async fn list_jobs_shows_only_the_callers_account_newest_first() {
     let page = list_jobs(&f.db, &f.principal(), &imported)
         .await
         .expect("status");
-    assert_eq!(
-        (
-            page["total"].clone(),
-            page["items"].as_array().map(Vec::len)
-        ),
-        (json!(2), Some(1))
-    );
+    assert_eq!((page.total, page.items.len()), (2, 1));
     let beyond = JobFilter {
         limit: 10,
         offset: 100,
@@ -356,13 +350,13 @@ async fn list_jobs_shows_only_the_callers_account_newest_first() {
     let page = list_jobs(&f.db, &f.principal(), &beyond)
         .await
         .expect("beyond");
-    assert_eq!(page["items"], json!([]));
-    assert_eq!(page["total"], 3);
+    assert!(page.items.is_empty());
+    assert_eq!(page.total, 3);
 
     // Another account sees none of them, and not the book.
     let outsider = stranger(&f).await;
     let page = list_jobs(&f.db, &outsider, &all).await.expect("list");
-    assert_eq!(page["total"], 0);
+    assert_eq!(page.total, 0);
     assert!(matches!(
         list_jobs(&f.db, &outsider, &book).await,
         Err(SchedulerError::VolumeNotFound)
