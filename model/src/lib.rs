@@ -22,8 +22,6 @@
 //! * [`tenancy`]: who may see or change a thing, one rule for every kind.
 //! * [`telemetry`]: metric points and the trace context carried between processes.
 //! * [`batching`]: how the translation stage packs passages into provider calls.
-//! * [`test_env`]: the CI rule for a missing precondition, left for the
-//!   provider simulator's tests; every other test reads `dragoman_testing`.
 
 pub mod analysis;
 pub mod batching;
@@ -54,7 +52,6 @@ pub mod server_key;
 pub mod steps;
 pub mod telemetry;
 pub mod tenancy;
-pub mod test_env;
 pub mod tokens;
 pub mod upload;
 pub mod vocab;

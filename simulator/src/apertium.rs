@@ -654,21 +654,21 @@ impl Apertium {
 }
 
 /// Apertium with the `eng-spa` mode, for the tests that run it; `None`
-/// (after [`dragoman_model::test_env::missing`]: a failure under CI) when
+/// (after [`dragoman_testing::env::missing`]: a failure under CI) when
 /// it is not installed.
 #[cfg(test)]
 pub(super) async fn for_tests() -> Option<Apertium> {
     match Apertium::open(None).await {
         Ok(apertium) if apertium.mode("en", "es").is_ok() => Some(apertium),
         Ok(apertium) => {
-            dragoman_model::test_env::missing(
+            dragoman_testing::env::missing(
                 "the Apertium pair eng-spa",
                 &format!("apertium -l lists {}", apertium.modes.join(", ")),
             );
             None
         }
         Err(e) => {
-            dragoman_model::test_env::missing("apertium", &e.to_string());
+            dragoman_testing::env::missing("apertium", &e.to_string());
             None
         }
     }

@@ -15,19 +15,18 @@ use dragoman_proto::v1::{
 };
 use dragoman_proto::wire::WireEnum;
 use serde::Serialize;
-use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 pub const READ: Needs = Needs::read(Scope::NarrativeRead);
 
 /// The caller's books.
-pub async fn books(state: &AppState, caller: &Caller) -> ApiResult<Vec<Value>> {
+pub async fn books(state: &AppState, caller: &Caller) -> ApiResult<Vec<BookView>> {
     let answer = caller
         .call(state, READ, ListBooksRequest {}, |request| {
             state.memory.handle.list_books(request)
         })
         .await?;
-    answer.books.iter().map(book_json).collect()
+    answer.books.iter().map(book_view).collect()
 }
 
 /// A book's bundle; `chapter_ids` limits the text, `with_text` false
@@ -88,35 +87,36 @@ pub async fn series_context(
 
 /// One of the caller's books (a volume of a series it owns), with its
 /// counts.
+// Fields in alphabetical order: the order clients have always seen.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Book)]
 pub struct BookView {
+    pub chapters: i64,
+    pub created_at: i64,
     pub id: String,
-    pub title: String,
+    pub passages: i64,
+    pub project_kind: ProjectKind,
     pub series_id: String,
     pub series_name: String,
-    #[schema(required = true)]
-    pub volume_number: Option<i32>,
-    #[schema(required = true)]
-    pub volume_label: Option<String>,
-    pub source_language: String,
-    pub target_language: String,
     /// What the book was sent as; null before anything was imported.
     #[schema(required = true)]
     pub source_format: Option<InputKind>,
-    pub project_kind: ProjectKind,
+    pub source_language: String,
     pub status: VolumeStatus,
-    pub chapters: i64,
-    pub passages: i64,
+    pub target_language: String,
+    pub title: String,
     /// Passages with a usable translation.
     pub translated: i64,
-    pub created_at: i64,
     pub updated_at: i64,
+    #[schema(required = true)]
+    pub volume_label: Option<String>,
+    #[schema(required = true)]
+    pub volume_number: Option<i32>,
 }
 
 /// One item of the books list.
-pub fn book_json(b: &BookItem) -> ApiResult<Value> {
-    let view = BookView {
+pub fn book_view(b: &BookItem) -> ApiResult<BookView> {
+    Ok(BookView {
         id: b.id.clone(),
         title: b.title.clone(),
         series_id: b.series_id.clone(),
@@ -133,6 +133,5 @@ pub fn book_json(b: &BookItem) -> ApiResult<Value> {
         translated: b.translated,
         created_at: b.created_at,
         updated_at: b.updated_at,
-    };
-    Ok(json!(view))
+    })
 }

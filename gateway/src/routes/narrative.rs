@@ -15,7 +15,7 @@ use axum::extract::{Path, RawQuery, State};
 use dragoman_model::documents::narrative::{BookBundle, BookRevision, SeriesBundle};
 use dragoman_model::vocab::{ErrorCode, Issue, IssueContext, IssueKind, LocPart};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 refusals!(
@@ -38,9 +38,12 @@ refusals!(
     ),
     extensions(("x-required-scopes" = json!([narrative::READ.rest]))),
 )]
-pub async fn books(State(state): State<AppState>, token: TokenCaller) -> ApiResult<Json<Value>> {
+pub async fn books(
+    State(state): State<AppState>,
+    token: TokenCaller,
+) -> ApiResult<Json<Vec<BookView>>> {
     let listed = narrative::books(&state, &Caller::rest(token)).await?;
-    Ok(Json(Value::Array(listed)))
+    Ok(Json(listed))
 }
 
 fn query_issue(field: &str, kind: IssueKind) -> ApiError {
@@ -69,7 +72,8 @@ fn context_query(raw: Option<&str>) -> ApiResult<(Vec<String>, bool)> {
             "chapter_id" if !value.is_empty() => chapter_ids.push(value.into_owned()),
             "chapter_id" => {}
             "text" if value.is_empty() => with_text = true,
-            "text" => match serde_json::from_value::<BundleText>(json!(value)) {
+            "text" => match serde_json::from_value::<BundleText>(Value::String(value.into_owned()))
+            {
                 Ok(text) => with_text = text == BundleText::Full,
                 Err(_) => {
                     return Err(ApiError::new(ErrorCode::InvalidRequest).with_issues(vec![

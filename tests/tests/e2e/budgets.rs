@@ -10,7 +10,7 @@
 
 use dragoman_e2e::translation::chapter;
 use dragoman_e2e::{Api, Backend, eventually, on_both_backends};
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, Value as SqlValue};
+use sea_orm::{ConnectionTrait, DatabaseConnection, QueryResult, Statement, Value as SqlValue};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -221,22 +221,26 @@ async fn calls_settled(api: &Api, db: &DatabaseConnection, column: &str, value: 
     .await;
 }
 
+/// The `columns` of the job `job_id`'s row.
+async fn job_columns(db: &DatabaseConnection, columns: &str, job_id: &str) -> QueryResult {
+    let sql = format!(
+        "SELECT {columns} FROM jobs WHERE id = {}",
+        placeholder(db, 1)
+    );
+    db.query_one_raw(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [SqlValue::from(job_id)],
+    ))
+    .await
+    .expect("job")
+    .expect("one job")
+}
+
 /// The job's (status, updated_at): every move of its lifecycle stamps the
 /// second it happened.
 async fn job_lifecycle(db: &DatabaseConnection, job_id: &str) -> (String, i64) {
-    let sql = format!(
-        "SELECT status, updated_at FROM jobs WHERE id = {}",
-        placeholder(db, 1)
-    );
-    let row = db
-        .query_one_raw(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            sql,
-            [SqlValue::from(job_id)],
-        ))
-        .await
-        .expect("job")
-        .expect("one job");
+    let row = job_columns(db, "status, updated_at", job_id).await;
     (
         row.try_get_by_index(0).expect("status"),
         row.try_get_by_index(1).expect("updated_at"),
@@ -245,19 +249,7 @@ async fn job_lifecycle(db: &DatabaseConnection, job_id: &str) -> (String, i64) {
 
 /// The job's (provider_id, provider_switches, pause_reason).
 async fn job_row(db: &DatabaseConnection, job_id: &str) -> (String, i32, Option<String>) {
-    let sql = format!(
-        "SELECT provider_id, provider_switches, pause_reason FROM jobs WHERE id = {}",
-        placeholder(db, 1)
-    );
-    let row = db
-        .query_one_raw(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            sql,
-            [SqlValue::from(job_id)],
-        ))
-        .await
-        .expect("job")
-        .expect("one job");
+    let row = job_columns(db, "provider_id, provider_switches, pause_reason", job_id).await;
     (
         row.try_get_by_index(0).expect("provider_id"),
         row.try_get_by_index(1).expect("provider_switches"),
