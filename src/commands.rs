@@ -1,5 +1,7 @@
 //! One-shot commands: migrations, accounts and providers. They open the
-//! database themselves and call the owning crate's domain functions.
+//! database themselves and call the owning crate's domain functions. Also
+//! the command line of the clients of a running server (`translate`,
+//! `status`, `result`), which `crate::client` runs.
 
 use crate::config::Config;
 use crate::error::Error;
@@ -95,6 +97,92 @@ pub enum ProviderCommand {
     },
     /// List providers (never their keys).
     List,
+}
+
+/// The clients of a running server's public gRPC services: they need no
+/// configuration of their own, only its address and an API token.
+#[derive(Subcommand)]
+pub enum ClientCommand {
+    /// Translate a book on a running server: upload it, follow its progress,
+    /// download the result.
+    Translate(TranslateArgs),
+    /// Show a translation request's status.
+    Status(StatusArgs),
+    /// Download a translation request's result.
+    Result(ResultArgs),
+}
+
+/// Where the server is and how to speak to it.
+#[derive(clap::Args)]
+pub struct ServerArgs {
+    /// The server's HTTP address (its public gRPC services answer there).
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    /// Name of the environment variable holding the API token (the token
+    /// itself is never an argument).
+    #[arg(long, default_value = "DRAGOMAN_TOKEN")]
+    pub token_env: String,
+    /// Language of the server's messages, `en` or `fr` (default: from
+    /// LC_ALL, LC_MESSAGES or LANG; the server answers in French otherwise).
+    #[arg(long, value_parser = ["en", "fr"])]
+    pub lang: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub struct TranslateArgs {
+    /// An EPUB, TXT or DOCX file, or a JSON translation payload (spec 2.4).
+    pub file: PathBuf,
+    /// Target language (BCP 47 tag).
+    #[arg(long)]
+    pub to: String,
+    /// Source language (default: what the book states, or the payload's).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Where to write the result (default: next to FILE, named after it with
+    /// the target language and the result's extension).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Result format: json, txt, txt-zip, epub or epub-bilingual (default:
+    /// the request's own).
+    #[arg(long)]
+    pub format: Option<dragoman_model::vocab::ResultFormat>,
+    /// Provider id (default: the volume's, the series' or the installation's).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// fast, normal, high or maximum.
+    #[arg(long)]
+    pub quality: Option<dragoman_model::vocab::Quality>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(clap::Args)]
+pub struct StatusArgs {
+    /// The request id.
+    pub id: String,
+    /// Print the whole status document as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(clap::Args)]
+pub struct ResultArgs {
+    /// The request id.
+    pub id: String,
+    /// json, txt, txt-zip, epub or epub-bilingual (default: the request's own).
+    #[arg(long)]
+    pub format: Option<dragoman_model::vocab::ResultFormat>,
+    /// Where to write it (default: the server's file name, in the current
+    /// folder).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Accept a result of a request that is not complete.
+    #[arg(long)]
+    pub partial: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 pub async fn open(config: &Config) -> Result<DatabaseConnection, Error> {

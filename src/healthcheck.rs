@@ -28,7 +28,7 @@ pub struct HealthcheckArgs {
     /// health service answers SERVING.
     #[arg(long)]
     pub grpc: Option<String>,
-    /// gRPC service to ask about (e.g. `dragoman.v1.Pipeline`); default: the server as a whole.
+    /// gRPC service to ask about (e.g. `dragoman.internal.v1.Pipeline`); default: the server as a whole.
     #[arg(long, default_value = "", requires = "grpc")]
     pub service: String,
     /// Seconds to wait for the answer.
@@ -329,14 +329,14 @@ mod tests {
     fn the_command_line_wins_over_the_configuration() {
         let args = HealthcheckArgs {
             grpc: Some("http://pipeline:8081".into()),
-            service: "dragoman.v1.Pipeline".into(),
+            service: "dragoman.internal.v1.Pipeline".into(),
             ..HealthcheckArgs::default()
         };
         assert_eq!(
             Target::resolve(&args, &config("gateway", "0.0.0.0:8080", "off")).ok(),
             Some(Target::Grpc {
                 url: "http://pipeline:8081".into(),
-                service: "dragoman.v1.Pipeline".into()
+                service: "dragoman.internal.v1.Pipeline".into()
             })
         );
     }

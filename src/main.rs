@@ -1,5 +1,6 @@
 //! The `dragoman` binary: command line, configuration and role wiring.
 mod check_config;
+mod client;
 mod commands;
 mod config;
 mod demo;
@@ -79,6 +80,8 @@ enum Command {
     Healthcheck(healthcheck::HealthcheckArgs),
     /// Validate the configuration from the environment without connecting to anything.
     CheckConfig(check_config::CheckConfigArgs),
+    #[command(flatten)]
+    Client(commands::ClientCommand),
 }
 
 fn inspect(args: &InspectArgs) -> Result<(), Error> {
@@ -140,6 +143,15 @@ fn traced_service(cli: &Cli) -> Option<String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The clients of a running server read no configuration: a broken
+    // `DRAGOMAN_*` variable of the machine must not stop them.
+    let cli = match cli.command {
+        Command::Client(command) => return client::main(command),
+        command => Cli {
+            config: cli.config,
+            command,
+        },
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -170,6 +182,8 @@ fn main() -> ExitCode {
             Command::Term(command) => term_commands::term(&config, command).await,
             Command::Healthcheck(args) => healthcheck::run(&config, &args).await,
             Command::CheckConfig(args) => check_config::run(&config, &args),
+            // Answered before the configuration is read.
+            Command::Client(_) => Ok(()),
         }
     });
     tracing.shutdown();

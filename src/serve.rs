@@ -733,7 +733,13 @@ async fn serve_gateway(
         blobs: shared.blobs.clone(),
         stopping: stop.clone(),
     };
-    let mut app = dragoman_gateway::metrics::observe(dragoman_gateway::router(Arc::new(gateway)));
+    let state = Arc::new(gateway);
+    // The public gRPC services answer beside REST, on the same listener.
+    let public_grpc = dragoman_gateway::grpc::router(state.clone())
+        .await
+        .map_err(Error::Reflection)?;
+    let mut app =
+        dragoman_gateway::metrics::observe(dragoman_gateway::router(state).merge(public_grpc));
     if let Some(metrics) = metrics {
         app = app.merge(metrics);
     }

@@ -205,7 +205,7 @@ job "dragoman" {
       port     = "grpc"
 
       # Nomad's own checks speak HTTP and TCP; with Consul as the provider,
-      # `type = "grpc"` and `grpc_service = "dragoman.v1.<Role>"` ask the
+      # `type = "grpc"` and `grpc_service = "dragoman.internal.v1.<Role>"` ask the
       # standard gRPC health service instead.
       check {
         name     = "grpc-port"
@@ -309,7 +309,7 @@ job "dragoman" {
       port     = "grpc"
 
       # Nomad's own checks speak HTTP and TCP; with Consul as the provider,
-      # `type = "grpc"` and `grpc_service = "dragoman.v1.<Role>"` ask the
+      # `type = "grpc"` and `grpc_service = "dragoman.internal.v1.<Role>"` ask the
       # standard gRPC health service instead.
       check {
         name     = "grpc-port"
@@ -440,7 +440,7 @@ job "dragoman" {
       port     = "grpc"
 
       # Nomad's own checks speak HTTP and TCP; with Consul as the provider,
-      # `type = "grpc"` and `grpc_service = "dragoman.v1.<Role>"` ask the
+      # `type = "grpc"` and `grpc_service = "dragoman.internal.v1.<Role>"` ask the
       # standard gRPC health service instead.
       check {
         name     = "grpc-port"
@@ -536,7 +536,7 @@ job "dragoman" {
       port     = "grpc"
 
       # Nomad's own checks speak HTTP and TCP; with Consul as the provider,
-      # `type = "grpc"` and `grpc_service = "dragoman.v1.<Role>"` ask the
+      # `type = "grpc"` and `grpc_service = "dragoman.internal.v1.<Role>"` ask the
       # standard gRPC health service instead.
       check {
         name     = "grpc-port"

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod grpc;
 pub mod http_trace;
 pub mod identity;
 pub mod mcp;

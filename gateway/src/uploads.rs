@@ -77,11 +77,11 @@ fn body_issue(field: &str, kind: IssueKind) -> Issue {
     Issue::at("body", field, kind)
 }
 
-fn refused(issue: Issue) -> ApiError {
+pub(crate) fn refused(issue: Issue) -> ApiError {
     ApiError::new(ErrorCode::InvalidPayload).with_issues(vec![issue])
 }
 
-fn too_large() -> ApiError {
+pub(crate) fn too_large() -> ApiError {
     ApiError::new(ErrorCode::PayloadTooLarge)
 }
 
@@ -107,7 +107,7 @@ fn refused_write(error: object_store::Error) -> ApiError {
 
 /// Streams `chunks` into the blob store at a fresh `uploads/` key, hashing
 /// as it goes.
-async fn store_stream<S, E>(
+pub(crate) async fn store_stream<S, E>(
     blobs: &Arc<dyn ObjectStore>,
     name: &str,
     mut chunks: S,
@@ -288,7 +288,7 @@ pub async fn receive_multipart(
 /// Whether one more file may join the upload: `file` holds one EPUB, JSON,
 /// TXT or DOCX file; `files` holds TXT or DOCX chapters; one kind per
 /// request.
-fn accept_file(
+pub(crate) fn accept_file(
     field: &str,
     file_name: &str,
     kind: Option<InputKind>,
@@ -340,14 +340,20 @@ async fn store_field(
     file_name: &str,
     field: Field<'_>,
 ) -> ApiResult<UploadedFile> {
-    // The client's path is not ours to keep: only its last component names
-    // the file (and its chapter number).
-    let name = file_name
+    store_stream(blobs, &base_name(file_name), field, |e: MultipartError| {
+        multipart_error(&e)
+    })
+    .await
+}
+
+/// The client's path is not ours to keep: only its last component names
+/// the file (and its chapter number).
+pub(crate) fn base_name(file_name: &str) -> String {
+    file_name
         .rsplit(['/', '\\'])
         .next()
         .unwrap_or(file_name)
-        .to_owned();
-    store_stream(blobs, &name, field, |e: MultipartError| multipart_error(&e)).await
+        .to_owned()
 }
 
 /// The option fields read into their types; an error is located at the

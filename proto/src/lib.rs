@@ -11,13 +11,44 @@ pub mod remote_trace;
 pub mod wire;
 
 pub mod v1 {
-    //! Code generated from `proto/dragoman.proto`.
+    //! The documents of the spec and the messages of the internal services
+    //! (`dragoman/v1/*.proto`); the internal services' modules are named
+    //! here too, so a caller names one module.
     #![allow(clippy::all)]
     tonic::include_proto!("dragoman.v1");
 
-    /// Encoded descriptor set, served by gRPC reflection.
+    pub use crate::internal::v1::{
+        delivery_client, delivery_server, memory_client, memory_server, pipeline_client,
+        pipeline_server, scheduler_client, scheduler_server,
+    };
+
+    /// Encoded descriptor set of every file, served by the internal
+    /// listener's reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         tonic::include_file_descriptor_set!("dragoman_descriptor");
+}
+
+pub mod internal {
+    //! The services between the roles of one installation.
+    pub mod v1 {
+        //! Code generated from `dragoman/internal/v1/services.proto`.
+        #![allow(clippy::all)]
+        tonic::include_proto!("dragoman.internal.v1");
+    }
+}
+
+pub mod api {
+    //! The public services for internal teams, behind API tokens.
+    pub mod v1 {
+        //! Code generated from `dragoman/api/v1/*.proto`.
+        #![allow(clippy::all)]
+        tonic::include_proto!("dragoman.api.v1");
+
+        /// Encoded descriptor set of the public services and the documents
+        /// they use, served by the public listener's reflection.
+        pub const FILE_DESCRIPTOR_SET: &[u8] =
+            tonic::include_file_descriptor_set!("dragoman_public_descriptor");
+    }
 }
 
 pub use v1::delivery_server::Delivery;

@@ -27,7 +27,7 @@ fn grpc_method(rust_name: &str) -> String {
 }
 
 /// The span of one call of `method` (its Rust name) of `service` (its gRPC
-/// name, `dragoman.v1.Scheduler`) made to another process; a disabled span
+/// name, `dragoman.internal.v1.Scheduler`) made to another process; a disabled span
 /// while trace export is off.
 pub fn client_span(service: &'static str, method: &'static str) -> Span {
     if !trace_context::enabled() {

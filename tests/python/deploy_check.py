@@ -56,7 +56,7 @@ except ImportError as missing:  # pragma: no cover - reported to the test
 
 ROLES = ["gateway", "scheduler", "pipeline", "delivery", "memory"]
 SERVICE_ROLES = [r for r in ROLES if r != "gateway"]
-GRPC_SERVICE = {r: f"dragoman.v1.{r.capitalize()}" for r in SERVICE_ROLES}
+GRPC_SERVICE = {r: f"dragoman.internal.v1.{r.capitalize()}" for r in SERVICE_ROLES}
 # The roles a process of each role calls over gRPC (src/serve.rs).
 CALLS = {
     "gateway": SERVICE_ROLES,

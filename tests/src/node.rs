@@ -1,4 +1,4 @@
-//! The Node.js tools that tests run (Redocly CLI): installed from the npm
+//! The Node.js tools that tests run (Redocly CLI, buf): installed from the npm
 //! registry into `tests/node/node_modules` by `.ci/run` (`npm ci`, the
 //! versions pinned by `tests/node/package-lock.json`).
 

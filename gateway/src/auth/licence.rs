@@ -44,7 +44,7 @@ pub fn licence_cache(coordination: Arc<dyn Coordination>) -> LicenceCache {
 
 /// Bounded as [`crate::outage::bounded`] says: the tool protocol reads it
 /// before any call is bounded.
-async fn features(state: &AppState) -> Result<Features, ApiError> {
+pub(crate) async fn features(state: &AppState) -> Result<Features, ApiError> {
     let load = state.caches.licence.get_or_load_held(
         &(),
         &Channel::Licence,

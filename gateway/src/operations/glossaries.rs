@@ -9,9 +9,9 @@ use crate::state::AppState;
 use dragoman_model::documents::glossary_import::ImportReport;
 use dragoman_model::vocab::{CsvDelimiter, GlossaryFormat, ImportStrategy, Scope};
 use dragoman_proto::v1::{
-    AttachGlossaryRequest, CreateGlossaryRequest, ExportGlossaryRequest, GlossaryFile, GlossaryRef,
-    ImportGlossaryRequest, ListGlossariesRequest, SeriesGlossary, SeriesGlossaryRequest,
-    SharedGlossary,
+    self as proto, AttachGlossaryRequest, CreateGlossaryRequest, ExportGlossaryRequest,
+    GlossaryFile, GlossaryRef, ImportGlossaryRequest, ListGlossariesRequest, SeriesGlossary,
+    SeriesGlossaryRequest, SharedGlossary,
 };
 use dragoman_proto::wire::WireEnum;
 use serde::{Deserialize, Serialize};
@@ -82,13 +82,20 @@ pub struct Download {
     pub filename: String,
 }
 
-pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<GlossaryView>> {
+/// The caller's shared glossaries as the memory service answers them (by
+/// name): what the typed surfaces answer as it is.
+pub async fn list_answer(state: &AppState, caller: &Caller) -> ApiResult<Vec<SharedGlossary>> {
     let answer = caller
         .call(state, READ, ListGlossariesRequest {}, |request| {
             state.memory.handle.list_glossaries(request)
         })
         .await?;
-    Ok(answer.glossaries.iter().map(glossary_view).collect())
+    Ok(answer.glossaries)
+}
+
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<GlossaryView>> {
+    let listed = list_answer(state, caller).await?;
+    Ok(listed.iter().map(glossary_view).collect())
 }
 
 pub async fn create(
@@ -96,18 +103,26 @@ pub async fn create(
     caller: &Caller,
     body: NewGlossary,
 ) -> ApiResult<GlossaryDetailView> {
+    Ok(detail_view(&create_answer(state, caller, body).await?))
+}
+
+/// [`create`], answered as the memory service's glossary.
+pub async fn create_answer(
+    state: &AppState,
+    caller: &Caller,
+    body: NewGlossary,
+) -> ApiResult<SharedGlossary> {
     let message = CreateGlossaryRequest {
         name: body.name,
         description: body.description.unwrap_or_default(),
         source_language: body.source_language,
         target_language: body.target_language,
     };
-    let answer = caller
+    caller
         .call(state, WRITE, message, |request| {
             state.memory.handle.create_glossary(request)
         })
-        .await?;
-    Ok(detail_view(&answer))
+        .await
 }
 
 pub async fn detail(
@@ -115,12 +130,22 @@ pub async fn detail(
     caller: &Caller,
     glossary_id: String,
 ) -> ApiResult<GlossaryDetailView> {
-    let answer = caller
+    Ok(detail_view(
+        &detail_answer(state, caller, glossary_id).await?,
+    ))
+}
+
+/// [`detail`], answered as the memory service's glossary.
+pub async fn detail_answer(
+    state: &AppState,
+    caller: &Caller,
+    glossary_id: String,
+) -> ApiResult<SharedGlossary> {
+    caller
         .call(state, READ, GlossaryRef { glossary_id }, |request| {
             state.memory.handle.get_glossary(request)
         })
-        .await?;
-    Ok(detail_view(&answer))
+        .await
 }
 
 pub async fn export(
@@ -156,6 +181,17 @@ pub async fn import(
     glossary_id: String,
     form: ImportForm,
 ) -> ApiResult<ImportReport> {
+    let answer = import_answer(state, caller, glossary_id, form).await?;
+    ImportReport::try_from(answer).map_err(|e| ApiError::server(format!("import report: {e}")))
+}
+
+/// [`import`], answered as the memory service's typed report.
+pub async fn import_answer(
+    state: &AppState,
+    caller: &Caller,
+    glossary_id: String,
+    form: ImportForm,
+) -> ApiResult<proto::ImportReport> {
     let message = ImportGlossaryRequest {
         glossary_id,
         content: form.content,
@@ -167,12 +203,11 @@ pub async fn import(
         skip_invalid: form.skip_invalid,
         dry_run: form.dry_run,
     };
-    let answer = caller
+    caller
         .call(state, WRITE, message, |request| {
             state.memory.handle.import_glossary(request)
         })
-        .await?;
-    ImportReport::try_from(answer).map_err(|e| ApiError::server(format!("import report: {e}")))
+        .await
 }
 
 /// The glossary a series follows.
@@ -181,15 +216,25 @@ pub async fn followed(
     caller: &Caller,
     series_id: String,
 ) -> ApiResult<SeriesGlossaryView> {
-    let answer = caller
+    Ok(series_glossary_view(
+        &followed_answer(state, caller, series_id).await?,
+    ))
+}
+
+/// [`followed`], answered as the memory service's message.
+pub async fn followed_answer(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+) -> ApiResult<SeriesGlossary> {
+    caller
         .call(
             state,
             READ,
             SeriesGlossaryRequest { series_id },
             |request| state.memory.handle.get_series_glossary(request),
         )
-        .await?;
-    Ok(series_glossary_view(&answer))
+        .await
 }
 
 /// Attaches a glossary to a series, or detaches it.
@@ -199,16 +244,27 @@ pub async fn attach(
     series_id: String,
     body: Attachment,
 ) -> ApiResult<SeriesGlossaryView> {
+    Ok(series_glossary_view(
+        &attach_answer(state, caller, series_id, body).await?,
+    ))
+}
+
+/// [`attach`], answered as the memory service's message.
+pub async fn attach_answer(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+    body: Attachment,
+) -> ApiResult<SeriesGlossary> {
     let message = AttachGlossaryRequest {
         series_id,
         glossary_id: body.glossary_id,
     };
-    let answer = caller
+    caller
         .call(state, WRITE, message, |request| {
             state.memory.handle.attach_glossary(request)
         })
-        .await?;
-    Ok(series_glossary_view(&answer))
+        .await
 }
 
 /// A shared glossary (spec 2.9), as the listing shows it.

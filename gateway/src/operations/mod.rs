@@ -33,6 +33,8 @@ pub enum Surface {
     Rest,
     /// The tool protocol at `/mcp`.
     Tools,
+    /// The public gRPC services (`dragoman.api.v1`): the REST scopes.
+    Grpc,
 }
 
 /// The scope an operation needs on each surface.
@@ -82,10 +84,17 @@ impl Caller {
         }
     }
 
+    pub fn grpc(token: TokenCaller) -> Caller {
+        Caller {
+            token,
+            surface: Surface::Grpc,
+        }
+    }
+
     /// 403 `insufficient_scope` naming the scope this surface needs.
     pub fn require(&self, needs: Needs) -> ApiResult<()> {
         self.token.require(match self.surface {
-            Surface::Rest => needs.rest,
+            Surface::Rest | Surface::Grpc => needs.rest,
             Surface::Tools => needs.tools,
         })
     }
@@ -155,7 +164,9 @@ mod tests {
             moved.issues[0].loc,
             vec![json!("arguments"), json!("threads")]
         );
-        let kept = Caller::rest(token).located(error);
+        let kept = Caller::rest(token.clone()).located(error.clone());
+        assert_eq!(kept.issues[0].loc, vec![json!("body"), json!("threads")]);
+        let kept = Caller::grpc(token).located(error);
         assert_eq!(kept.issues[0].loc, vec![json!("body"), json!("threads")]);
     }
 
@@ -170,7 +181,9 @@ mod tests {
 
         let tools_only = crate::auth::bearer::test_caller("t", &[Scope::LibraryRead]);
         assert!(Caller::tools(tools_only.clone()).require(needs).is_ok());
-        let refused = Caller::rest(tools_only).require(needs).unwrap_err();
+        let refused = Caller::rest(tools_only.clone()).require(needs).unwrap_err();
+        assert_eq!(refused.extra.get("scope"), Some(&json!("series:read")));
+        let refused = Caller::grpc(tools_only).require(needs).unwrap_err();
         assert_eq!(refused.extra.get("scope"), Some(&json!("series:read")));
     }
 }

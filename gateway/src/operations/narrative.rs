@@ -11,7 +11,8 @@ use crate::state::AppState;
 use dragoman_model::documents::narrative::{BookBundle, BookRevision, SeriesBundle};
 use dragoman_model::vocab::{InputKind, ProjectKind, Scope, VolumeStatus};
 use dragoman_proto::v1::{
-    BookContextRequest, BookItem, ListBooksRequest, ProjectRef, SeriesGlossaryRequest,
+    self as proto, BookContextRequest, BookItem, ListBooksRequest, ProjectRef,
+    SeriesGlossaryRequest,
 };
 use dragoman_proto::wire::WireEnum;
 use serde::Serialize;
@@ -19,14 +20,24 @@ use utoipa::ToSchema;
 
 pub const READ: Needs = Needs::read(Scope::NarrativeRead);
 
-/// The caller's books.
-pub async fn books(state: &AppState, caller: &Caller) -> ApiResult<Vec<BookView>> {
+/// The caller's books as the memory service answers them: what the typed
+/// surfaces answer as it is.
+pub async fn books_answer(state: &AppState, caller: &Caller) -> ApiResult<Vec<BookItem>> {
     let answer = caller
         .call(state, READ, ListBooksRequest {}, |request| {
             state.memory.handle.list_books(request)
         })
         .await?;
-    answer.books.iter().map(book_view).collect()
+    Ok(answer.books)
+}
+
+/// The caller's books.
+pub async fn books(state: &AppState, caller: &Caller) -> ApiResult<Vec<BookView>> {
+    books_answer(state, caller)
+        .await?
+        .iter()
+        .map(book_view)
+        .collect()
 }
 
 /// A book's bundle; `chapter_ids` limits the text, `with_text` false
@@ -38,17 +49,28 @@ pub async fn book_context(
     chapter_ids: Vec<String>,
     with_text: bool,
 ) -> ApiResult<BookBundle> {
+    let answer = book_context_answer(state, caller, book_id, chapter_ids, with_text).await?;
+    BookBundle::try_from(answer).map_err(|e| ApiError::server(format!("book bundle: {e}")))
+}
+
+/// [`book_context`], answered as the memory service's typed bundle.
+pub async fn book_context_answer(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+    chapter_ids: Vec<String>,
+    with_text: bool,
+) -> ApiResult<proto::BookBundle> {
     let message = BookContextRequest {
         book_id,
         chapter_ids,
         with_text,
     };
-    let answer = caller
+    caller
         .call(state, READ, message, |request| {
             state.memory.handle.book_context(request)
         })
-        .await?;
-    BookBundle::try_from(answer).map_err(|e| ApiError::server(format!("book bundle: {e}")))
+        .await
 }
 
 /// A book's fingerprints alone.
@@ -57,15 +79,25 @@ pub async fn book_revision(
     caller: &Caller,
     book_id: String,
 ) -> ApiResult<BookRevision> {
+    Ok(BookRevision::from(
+        book_revision_answer(state, caller, book_id).await?,
+    ))
+}
+
+/// [`book_revision`], answered as the memory service's message.
+pub async fn book_revision_answer(
+    state: &AppState,
+    caller: &Caller,
+    book_id: String,
+) -> ApiResult<proto::BookRevision> {
     let message = ProjectRef {
         project_id: book_id,
     };
-    let answer = caller
+    caller
         .call(state, READ, message, |request| {
             state.memory.handle.book_revision(request)
         })
-        .await?;
-    Ok(BookRevision::from(answer))
+        .await
 }
 
 /// A series' bundle.
@@ -74,15 +106,24 @@ pub async fn series_context(
     caller: &Caller,
     series_id: String,
 ) -> ApiResult<SeriesBundle> {
-    let answer = caller
+    let answer = series_context_answer(state, caller, series_id).await?;
+    SeriesBundle::try_from(answer).map_err(|e| ApiError::server(format!("series bundle: {e}")))
+}
+
+/// [`series_context`], answered as the memory service's typed bundle.
+pub async fn series_context_answer(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+) -> ApiResult<proto::SeriesBundle> {
+    caller
         .call(
             state,
             READ,
             SeriesGlossaryRequest { series_id },
             |request| state.memory.handle.series_context(request),
         )
-        .await?;
-    SeriesBundle::try_from(answer).map_err(|e| ApiError::server(format!("series bundle: {e}")))
+        .await
 }
 
 /// One of the caller's books (a volume of a series it owns), with its

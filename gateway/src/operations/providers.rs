@@ -19,14 +19,24 @@ pub use dragoman_model::documents::provider::{ProviderAdminView, ProviderView};
 
 pub const LIST: Needs = Needs::read(Scope::ContentWrite);
 
-/// The providers of this installation (name order).
-pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<ProviderView>> {
+/// The providers of this installation (name order), as the pipeline
+/// answers them: what the typed surfaces answer as it is.
+pub async fn list_answer(state: &AppState, caller: &Caller) -> ApiResult<Vec<Provider>> {
     let answer = caller
         .call(state, LIST, ListProvidersRequest {}, |request| {
             state.pipeline.handle.list_providers(request)
         })
         .await?;
-    answer.providers.iter().map(provider_view).collect()
+    Ok(answer.providers)
+}
+
+/// The providers of this installation (name order).
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<ProviderView>> {
+    list_answer(state, caller)
+        .await?
+        .iter()
+        .map(provider_view)
+        .collect()
 }
 
 /// Every provider with its administration fields.

@@ -23,8 +23,8 @@ use dragoman_model::vocab::{
     ResultScope,
 };
 use dragoman_proto::v1::{
-    ControlRequest, GetResultRequest, RequestDocument, RequestRef, RequestSummary, SubmitRequest,
-    SubmitResponse,
+    ControlRequest, GetResultRequest, RequestDocument, RequestRef, RequestSummary, StatusDocument,
+    SubmitRequest, SubmitResponse,
 };
 use dragoman_proto::wire::{self, WireEnum};
 use serde_json::Value;
@@ -51,11 +51,13 @@ pub fn location(request_id: &str) -> String {
     format!("/api/v1/translation-requests/{request_id}")
 }
 
-/// The intake's answer: the summary of spec 2.1 and whether it is the
-/// original answer to the same content sent again.
+/// The intake's answer: the summary of spec 2.1 (as JSON and as the
+/// scheduler's message) and whether it is the original answer to the same
+/// content sent again.
 #[derive(Debug, Clone)]
 pub struct Submitted {
     pub summary: Value,
+    pub message: RequestSummary,
     pub location: String,
     pub replayed: bool,
 }
@@ -125,11 +127,24 @@ pub async fn submit(
 ) -> ApiResult<Submitted> {
     caller.require(SUBMIT)?;
     let payload: TranslationPayload = parse_json(body)?;
+    submit_payload(state, caller, &payload, idempotency_key).await
+}
+
+/// Hands a payload already read into its types to the scheduler, which
+/// applies every rule of meaning. `pipeline:start` is needed only when the
+/// request starts the pipeline.
+pub async fn submit_payload(
+    state: &AppState,
+    caller: &Caller,
+    payload: &TranslationPayload,
+    idempotency_key: Option<String>,
+) -> ApiResult<Submitted> {
+    caller.require(SUBMIT)?;
     let needs = if payload.start() { START } else { SUBMIT };
     let message = SubmitRequest {
         input: InputKind::Json.to_wire(),
         idempotency_key,
-        submission: Some(wire::submission(&payload)),
+        submission: Some(wire::submission(payload)),
         files: Vec::new(),
         split: 0,
     };
@@ -148,6 +163,7 @@ fn submitted(answer: SubmitResponse) -> ApiResult<Submitted> {
     Ok(Submitted {
         location: location(&summary.request_id),
         summary: summary_json(&summary)?,
+        message: summary,
         replayed: answer.replayed,
     })
 }
@@ -201,9 +217,18 @@ pub async fn status(
     request_id: &str,
     wait: u64,
 ) -> ApiResult<DocumentText> {
-    Ok(document(state, caller, STATUS, request_id, wait)
-        .await?
-        .text)
+    Ok(read(state, caller, request_id, wait).await?.text)
+}
+
+/// The status document in both its forms, read as [`status`] reads it
+/// (the same cache, the same long poll).
+pub async fn read(
+    state: &AppState,
+    caller: &Caller,
+    request_id: &str,
+    wait: u64,
+) -> ApiResult<Document> {
+    document(state, caller, STATUS, request_id, wait).await
 }
 
 /// Pauses, resumes or cancels a request; answers its status document.
@@ -213,6 +238,18 @@ pub async fn control(
     request_id: String,
     action: ControlAction,
 ) -> ApiResult<DocumentText> {
+    Ok(control_document(state, caller, request_id, action)
+        .await?
+        .text)
+}
+
+/// As [`control`], answering the document in both its forms.
+pub async fn control_document(
+    state: &AppState,
+    caller: &Caller,
+    request_id: String,
+    action: ControlAction,
+) -> ApiResult<Document> {
     let message = ControlRequest {
         request_id,
         action: action.to_wire(),
@@ -225,7 +262,7 @@ pub async fn control(
         .await;
     // Even a refusal may follow a change (a cancel that raced an end).
     state.caches.documents.forget(&key).await;
-    DocumentText::of(answer?)
+    Document::of(answer?)
 }
 
 /// What a result is asked for in (spec 4.5).
@@ -300,11 +337,41 @@ pub async fn result(
     })
 }
 
-/// A status document and whether its request has ended.
+/// A status document as REST answers it (its JSON text) and as gRPC does
+/// (the scheduler's message), and whether its request has ended. Both
+/// forms are made once, when the document is read from the scheduler.
 #[derive(Debug, Clone)]
 pub struct Document {
     text: DocumentText,
+    message: Arc<StatusDocument>,
     finished: bool,
+}
+
+impl Document {
+    fn of(answer: RequestDocument) -> ApiResult<Document> {
+        let message = answer.document.clone().unwrap_or_default();
+        Ok(Document {
+            finished: answer.finished,
+            // Refuses an answer without its document.
+            text: DocumentText::of(answer)?,
+            message: Arc::new(message),
+        })
+    }
+
+    /// The JSON text REST answers.
+    pub fn text(&self) -> &DocumentText {
+        &self.text
+    }
+
+    /// The message gRPC answers.
+    pub fn message(&self) -> &StatusDocument {
+        &self.message
+    }
+
+    /// Whether the request has ended (its status is final).
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
 }
 
 /// Status documents by the caller's account and the request, answered
@@ -331,7 +398,8 @@ pub fn document_cache(coordination: Arc<dyn Coordination>) -> DocumentCache {
         DOCUMENT_CACHE_BYTES,
         DOCUMENT_CACHE_TTL,
         crate::outage::HELD_FOR,
-        |doc: &Document| u32::try_from(doc.text.0.len()).unwrap_or(u32::MAX),
+        // The message takes about as much room as its text.
+        |doc: &Document| u32::try_from(doc.text.0.len().saturating_mul(2)).unwrap_or(u32::MAX),
     )
 }
 
@@ -380,10 +448,7 @@ async fn document(
                                 state.scheduler.handle.get_request(request)
                             })
                             .await?;
-                        Ok::<_, ApiError>(Document {
-                            finished: answer.finished,
-                            text: DocumentText::of(answer)?,
-                        })
+                        Document::of(answer)
                     })
                 },
                 crate::outage::is_unavailable,

@@ -63,24 +63,43 @@ pub enum VolumePlace {
     Label(String),
 }
 
-/// The caller's series, in the scheduler's order (by name).
-pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<SummaryView>> {
+/// The caller's series as the scheduler answers them (by name): what the
+/// typed surfaces answer as it is.
+pub async fn list_answer(state: &AppState, caller: &Caller) -> ApiResult<Vec<SeriesSummary>> {
     let answer = caller
         .call(state, READ, ListSeriesRequest {}, |request| {
             state.scheduler.handle.list_series(request)
         })
         .await?;
-    answer.series.iter().map(summary_view).collect()
+    Ok(answer.series)
+}
+
+/// The caller's series, in the scheduler's order (by name).
+pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<Vec<SummaryView>> {
+    list_answer(state, caller)
+        .await?
+        .iter()
+        .map(summary_view)
+        .collect()
+}
+
+/// One of the caller's series with its volumes in reading order, as the
+/// scheduler answers it.
+pub async fn detail_answer(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+) -> ApiResult<SeriesDetail> {
+    caller
+        .call(state, READ, GetSeriesRequest { series_id }, |request| {
+            state.scheduler.handle.get_series(request)
+        })
+        .await
 }
 
 /// One of the caller's series with its volumes in reading order.
 pub async fn detail(state: &AppState, caller: &Caller, series_id: String) -> ApiResult<DetailView> {
-    let answer = caller
-        .call(state, READ, GetSeriesRequest { series_id }, |request| {
-            state.scheduler.handle.get_series(request)
-        })
-        .await?;
-    detail_view(&answer)
+    detail_view(&detail_answer(state, caller, series_id).await?)
 }
 
 /// Starts, pauses (and suspends), resumes or cancels every volume of one
@@ -92,6 +111,17 @@ pub async fn control(
     action: SeriesAction,
     resume_if_paused: bool,
 ) -> ApiResult<ControlView> {
+    control_view(&control_answer(state, caller, series_id, action, resume_if_paused).await?)
+}
+
+/// [`control`], answered as the scheduler's report.
+pub async fn control_answer(
+    state: &AppState,
+    caller: &Caller,
+    series_id: String,
+    action: SeriesAction,
+    resume_if_paused: bool,
+) -> ApiResult<SeriesControlReport> {
     caller.require(CONTROL)?;
     if action == SeriesAction::Start {
         // A start launches paid work: the same rule as a request that
@@ -109,7 +139,7 @@ pub async fn control(
         })
         .await;
     super::requests::documents_changed(state);
-    control_view(&answer?)
+    answer
 }
 
 /// Creates a series of the caller; answers its detail.

@@ -1,4 +1,4 @@
-//! The memory's views as the messages of `dragoman.proto`, and the
+//! The memory's views as the messages of `dragoman/v1/internal.proto`, and the
 //! vocabulary fields of the requests.
 
 use crate::bundle::BookSummary;

@@ -75,10 +75,10 @@ async fn gateway_reaches_services_over_grpc() {
     // The services process answers the standard gRPC health check.
     for service in [
         "",
-        "dragoman.v1.Scheduler",
-        "dragoman.v1.Pipeline",
-        "dragoman.v1.Delivery",
-        "dragoman.v1.Memory",
+        "dragoman.internal.v1.Scheduler",
+        "dragoman.internal.v1.Pipeline",
+        "dragoman.internal.v1.Delivery",
+        "dragoman.internal.v1.Memory",
     ] {
         let status = grpc_health(&services, service)
             .await

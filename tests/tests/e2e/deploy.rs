@@ -107,7 +107,11 @@ async fn healthcheck_answers_for_a_serving_process_and_fails_once_it_stops() {
     assert!(output.status.success(), "{}", text(&output));
     assert!(text(&output).contains("200"), "{}", text(&output));
 
-    for service in ["", "dragoman.v1.Scheduler", "dragoman.v1.Pipeline"] {
+    for service in [
+        "",
+        "dragoman.internal.v1.Scheduler",
+        "dragoman.internal.v1.Pipeline",
+    ] {
         let output =
             dragoman_with(&[], &["healthcheck", "--grpc", &grpc, "--service", service]).await;
         assert!(output.status.success(), "`{service}`: {}", text(&output));

@@ -202,7 +202,7 @@ async fn a_call_through_two_processes_is_one_trace() {
     let call = find(
         &spans,
         GATEWAY,
-        "dragoman.v1.Scheduler/ListSeries",
+        "dragoman.internal.v1.Scheduler/ListSeries",
         Some(CLIENT_TRACE),
     );
     assert_eq!(call.parent, request.id, "{call:?}");
@@ -210,7 +210,7 @@ async fn a_call_through_two_processes_is_one_trace() {
     let served = find(
         &spans,
         SERVICES,
-        "dragoman.v1.Scheduler/ListSeries",
+        "dragoman.internal.v1.Scheduler/ListSeries",
         Some(CLIENT_TRACE),
     );
     assert_eq!(served.parent, call.id, "{served:?}");
@@ -224,7 +224,7 @@ async fn a_call_through_two_processes_is_one_trace() {
     let served = find(
         &spans,
         SERVICES,
-        "dragoman.v1.Pipeline/ListProviders",
+        "dragoman.internal.v1.Pipeline/ListProviders",
         Some(&request.trace),
     );
     assert!(!served.parent.is_empty(), "{served:?}");
