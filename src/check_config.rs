@@ -184,4 +184,21 @@ mod tests {
                 .contains("DRAGOMAN_REDIS_URL")
         );
     }
+
+    #[test]
+    fn a_blob_store_url_must_name_a_known_store() {
+        let s3 = Config {
+            blob_url: Some("s3://books/dragoman".into()),
+            ..cluster("pipeline")
+        };
+        assert!(check(&s3, &[]).is_ok());
+        for refused in ["gs://books/dragoman", "s3:///dragoman"] {
+            let config = Config {
+                blob_url: Some(refused.into()),
+                ..cluster("pipeline")
+            };
+            let error = check(&config, &[]).unwrap_err().to_string();
+            assert!(error.contains("DRAGOMAN_BLOB_URL"), "{refused}: {error}");
+        }
+    }
 }

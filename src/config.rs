@@ -61,7 +61,8 @@ pub struct Config {
     pub redis_url: Option<String>,
     /// Prefix of every Redis key, so installations can share one Redis.
     pub redis_namespace: String,
-    /// Blob store: a folder path or `file://…`; default `data_dir/blobs`.
+    /// Blob store: a folder path, `file://…` or `s3://bucket/prefix`;
+    /// default `data_dir/blobs`.
     pub blob_url: Option<String>,
     /// HTTP address of the gateway.
     pub listen: String,
@@ -592,6 +593,8 @@ impl Config {
                     .into(),
             );
         }
+        dragoman_model::blob::check_url(&self.blob_url())
+            .map_err(|e| format!("DRAGOMAN_BLOB_URL: {e}"))?;
         if !all {
             let names: Vec<&str> = roles.iter().map(|r| r.name()).collect();
             let running = names.join(",");

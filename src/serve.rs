@@ -654,6 +654,7 @@ fn start_worker(
         memory: memory.handle,
         credential: shared.credential.clone(),
         config: worker_config(config),
+        slots: Default::default(),
     });
     let stop = stop.clone();
     tasks.spawn(async move {

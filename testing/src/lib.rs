@@ -9,6 +9,9 @@
 //!   `TEST_REDIS_URL`, its keys deleted with its handle.
 //! * [`chroma`]: a real Chroma server (`chroma run` from the test Python's
 //!   environment), stoppable and restartable for fault tests.
+//! * [`s3`]: a real S3-compatible server (`moto_server` from the test
+//!   Python's environment), stoppable, for the blob store and clusters
+//!   that share no folder.
 //! * [`scratch_postgres`]: a PostgreSQL server of one test's own
 //!   (`initdb`/`pg_ctl`), for drills that stop the database.
 //! * [`python`]: the Python interpreter the tests drive real tools with.
@@ -23,9 +26,11 @@ pub mod env;
 pub mod ports;
 pub mod python;
 pub mod redis_namespace;
+pub mod s3;
 pub mod scratch_postgres;
 
 pub use chroma::Chroma;
 pub use database::TestDatabase;
 pub use redis_namespace::RedisNamespace;
+pub use s3::S3Server;
 pub use scratch_postgres::ScratchPostgres;

@@ -81,7 +81,7 @@ impl Worker {
                 }
             }
             AnalysisMode::Parallel => {
-                let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
+                let threads = self.calls_at_once(ticket, run.purse, None).await?;
                 let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
                     let lost = lost.clone();
                     async move {

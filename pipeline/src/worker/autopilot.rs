@@ -342,8 +342,8 @@ impl Worker {
             .map(|batch| batch.iter().map(passage_in).collect())
             .collect();
         let contexts = self.contexts(ticket, &asked).await?;
-        let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
         let own = own.as_ref();
+        let threads = self.calls_at_once(ticket, purse, own).await?;
         let around = &around;
         let mut runs =
             futures::stream::iter(batches.into_iter().zip(contexts).map(|(batch, context)| {

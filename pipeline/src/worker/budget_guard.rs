@@ -62,7 +62,7 @@ use sea_orm::DatabaseConnection;
 use tokio::sync::futures::Notified;
 use tokio::sync::{Mutex, Notify, RwLock, watch};
 
-use super::slots::Slot;
+use super::slots::{self, JobSlots, Slot};
 use super::{Engine, Stop, Worker, scoring};
 use crate::analysis::{ANALYSIS_SYSTEM_PROMPT, Languages, analysis_message};
 use crate::review::{REVIEW_SYSTEM_PROMPT, ReviewName, ReviewPassage, ReviewTerm, review_message};
@@ -323,6 +323,8 @@ pub(super) struct Purse {
     calls: Arc<Calls>,
     /// True once the process drains.
     draining: watch::Receiver<bool>,
+    /// What the job holds of its provider's capacity.
+    slots: JobSlots,
 }
 
 impl Purse {
@@ -340,6 +342,7 @@ impl Purse {
             refusals: Mutex::new(()),
             calls: Arc::default(),
             draining: watch::channel(false).1,
+            slots: JobSlots::new(ticket),
         }
     }
 
@@ -347,6 +350,11 @@ impl Purse {
     pub fn drained_by(mut self, draining: watch::Receiver<bool>) -> Purse {
         self.draining = draining;
         self
+    }
+
+    /// What the job holds of its provider's capacity.
+    pub(super) fn slots(&self) -> &JobSlots {
+        &self.slots
     }
 
     /// Whether the process drains: no provider call starts any more.
@@ -626,6 +634,22 @@ impl Worker {
     }
 
     /// The provider the job's calls go to now.
+    /// How many calls of `ticket`'s job a stage runs side by side, on
+    /// `own` (a provider the stage chose) or the job's current provider
+    /// ([`slots::parallel_calls`]).
+    pub(super) async fn calls_at_once(
+        &self,
+        ticket: &JobTicket,
+        purse: &Purse,
+        own: Option<&Arc<Engine>>,
+    ) -> Result<usize, Stop> {
+        let capacity = match own {
+            Some(own) => own.capacity,
+            None => self.current_engine(purse).await?.capacity,
+        };
+        Ok(slots::parallel_calls(ticket, capacity))
+    }
+
     pub(super) async fn current_engine(&self, purse: &Purse) -> Result<Arc<Engine>, Stop> {
         if let Some(engine) = purse.current.read().await.as_ref() {
             return Ok(engine.clone());

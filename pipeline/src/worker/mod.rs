@@ -56,6 +56,7 @@ mod scoring;
 mod slots;
 
 pub use provider_wait::ProviderReach;
+pub use slots::ProviderSlots;
 pub use recall::MEMORY_OUTCOME;
 
 use crate::llm::{LlmClient, ProviderConfig};
@@ -137,6 +138,8 @@ pub struct Worker {
     pub memory: Arc<dyn Memory>,
     pub credential: InternalCredential,
     pub config: WorkerConfig,
+    /// The providers' capacity slots as this process takes them.
+    pub slots: ProviderSlots,
 }
 
 /// Batches whose contexts one call to the memory service builds.
@@ -583,7 +586,7 @@ impl Worker {
             &ticket.target_language,
         );
         let contexts = self.contexts(ticket, &batches).await?;
-        let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
+        let threads = slots::parallel_calls(ticket, engine.capacity);
         let mut runs =
             futures::stream::iter(batches.into_iter().zip(contexts).map(|(batch, context)| {
                 let lost = lost.clone();

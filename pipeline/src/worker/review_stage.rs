@@ -110,7 +110,7 @@ impl Worker {
         let batches = plan_batches(&sized, self.config.batch_tokens);
         let terms = review_terms(&scorer.sheet);
         let names = review_names(&scorer.sheet);
-        let threads = usize::try_from(ticket.threads).unwrap_or(1).clamp(1, 64);
+        let threads = self.calls_at_once(ticket, purse, None).await?;
         let by_id: std::collections::HashMap<&str, &passage::Model> =
             candidates.iter().map(|p| (p.id.as_str(), p)).collect();
         let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {

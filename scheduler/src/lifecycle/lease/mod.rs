@@ -107,7 +107,9 @@ pub use abandoned::fail_abandoned;
 pub use dispatcher::Dispatcher;
 pub use release::release;
 pub use renewal::{extend_after_outage, heartbeat};
-pub use ticket::{DEFAULT_REVIEW_BELOW, analysis_mode, review_below, ticket_threads};
+pub use ticket::{
+    DEFAULT_REVIEW_BELOW, analysis_mode, review_below, ticket_max_threads, ticket_threads,
+};
 
 use self::choice::Load;
 use self::reads::running_jobs;
@@ -127,7 +129,8 @@ use std::time::Duration;
 pub const MAX_JOB_LEASES: i32 = 5;
 
 /// A volume's share of its provider's capacity (parallel batches) when the
-/// volume sets none.
+/// volume sets none: what a job is sure to get while other jobs wait for
+/// the same provider; alone, it may use more (`ticket_max_threads`).
 pub const DEFAULT_VOLUME_THREADS: i64 = 4;
 
 /// The stop reason of a request whose job was abandoned by its workers.

@@ -5,7 +5,7 @@ use super::choice::{Group, Limits, Load, choose};
 use super::dispatcher::Dispatcher;
 use super::reads::{JobRow, NewLimits};
 use super::summary::{FullRead, Summary};
-use super::ticket::ticket_threads;
+use super::ticket::{ticket_max_threads, ticket_threads};
 use super::{REREAD_AFTER, REREAD_GAP};
 use crate::lifecycle::queue::QueueSettings;
 use dragoman_model::vocab::{JobStatus, Priority};
@@ -219,5 +219,14 @@ fn threads_only_lower_the_volume_share() {
     assert_eq!(ticket_threads(Some(10), None), 4);
     assert_eq!(ticket_threads(Some(10), Some(8)), 8);
     assert_eq!(ticket_threads(Some(3), Some(8)), 3);
+}
+
+#[test]
+fn only_threads_a_client_set_cap_a_job() {
+    assert_eq!(ticket_max_threads(None, None), None);
+    assert_eq!(ticket_max_threads(None, Some(0)), None);
+    assert_eq!(ticket_max_threads(Some(2), None), Some(2));
+    assert_eq!(ticket_max_threads(Some(10), None), Some(4));
+    assert_eq!(ticket_max_threads(None, Some(6)), Some(6));
     assert_eq!(ticket_threads(None, Some(6)), 6);
 }

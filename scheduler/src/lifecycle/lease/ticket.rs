@@ -22,6 +22,15 @@ pub fn ticket_threads(requested: Option<i64>, volume: Option<i32>) -> i32 {
     i32::try_from(threads).unwrap_or(1)
 }
 
+/// The ceiling of a job's calls at once: its share itself when the request
+/// or the volume set `threads`, since a client that set it asked for at
+/// most that many; none when neither did, so the job may use more than its
+/// share while no other job waits for its own.
+pub fn ticket_max_threads(requested: Option<i64>, volume: Option<i32>) -> Option<i32> {
+    let set = requested.is_some() || volume.is_some_and(|t| t > 0);
+    set.then(|| ticket_threads(requested, volume))
+}
+
 /// The quality the request asked for (`normal` when it did not).
 pub(super) fn quality(row: &request::Model) -> Quality {
     row.options.quality()
@@ -92,6 +101,7 @@ pub(super) fn ticket(job_row: &job::Model, row: &request::Model, book: Book) -> 
         source_language: book.source_language,
         target_language: book.target_language,
         threads: ticket_threads(requested, book.threads),
+        max_threads: ticket_max_threads(requested, book.threads),
         account_id: job_row.account_id.clone(),
         token_id: job_row.token_id.clone(),
         chapter_ids: row.chapter_ids(),
