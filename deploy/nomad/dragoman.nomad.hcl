@@ -1,18 +1,20 @@
 # Dragoman on Nomad: one group per role, the same binary in each.
 #
 #   nomad var put nomad/jobs/dragoman database_url=postgres://… redis_url=redis://… \
-#     secret_key="$(openssl rand -base64 32)"
+#     secret_key="$(openssl rand -base64 32)" \
+#     s3_access_key_id=… s3_secret_access_key=…
 #   nomad var put nomad/jobs/dragoman/pipeline OPENAI_API_KEY=sk-…
 #   nomad var put nomad/jobs/dragoman-migrate database_url=postgres://…
 #   nomad job run deploy/nomad/dragoman-migrate.nomad.hcl   # first, and on every upgrade
-#   nomad job run -var image=REGISTRY/dragoman:TAG deploy/nomad/dragoman.nomad.hcl
+#   nomad job run -var image=REGISTRY/dragoman:TAG -var s3_endpoint=https://… \
+#     deploy/nomad/dragoman.nomad.hcl
 #
 # Service discovery is Nomad's own (no Consul needed): a role reaches
 # another through a template that picks one healthy instance per
 # allocation (rendezvous hashing, so allocations spread over instances and
 # keep their pick while it lives). Secrets come from Nomad Variables. The
-# blob store is a folder: every allocation mounts the same
-# multi-node-multi-writer CSI volume `dragoman-blobs`. A stopping task
+# blobs are in S3-compatible object storage (a bucket created beforehand);
+# allocations share no volume, each has only a scratch tmpfs. A stopping task
 # drains (`dragoman check-config` prints how long it takes: 25 s with the
 # default lease), within its 30 s kill timeout; raising
 # DRAGOMAN_DRAIN_SECONDS means raising kill_timeout, and the clients'
@@ -22,6 +24,30 @@ variable "image" {
   type        = string
   description = "The dragoman image, e.g. registry.example.com/dragoman:0.1.0"
   default     = "dragoman:0.1.0"
+}
+
+variable "blob_url" {
+  type        = string
+  description = "Where the blobs go: s3://BUCKET/PREFIX, the bucket created beforehand"
+  default     = "s3://dragoman/blobs"
+}
+
+variable "s3_endpoint" {
+  type        = string
+  description = "The S3 API's endpoint (MinIO, Ceph RGW, https://storage.googleapis.com…); empty for AWS S3 itself"
+  default     = "https://s3.example.internal"
+}
+
+variable "s3_region" {
+  type        = string
+  description = "The bucket's region (auto for Google Cloud Storage; any for MinIO unless it sets one)"
+  default     = "us-east-1"
+}
+
+variable "s3_allow_http" {
+  type        = string
+  description = "\"true\" when s3_endpoint is a plain-http URL"
+  default     = "false"
 }
 
 variable "public_host" {
@@ -37,11 +63,21 @@ locals {
   DRAGOMAN_DATABASE_URL={{ .database_url }}
   DRAGOMAN_REDIS_URL={{ .redis_url }}
   DRAGOMAN_SECRET_KEY={{ .secret_key }}
+  AWS_ACCESS_KEY_ID={{ .s3_access_key_id }}
+  AWS_SECRET_ACCESS_KEY={{ .s3_secret_access_key }}
   {{- end }}
   EOT
 
+  # Where the blobs are, from the variables above. With no endpoint, the
+  # object store is AWS S3 itself, found from the region.
+  object_store_env = <<-EOT
+  DRAGOMAN_BLOB_URL=${var.blob_url}
+  AWS_REGION=${var.s3_region}
+  AWS_ALLOW_HTTP=${var.s3_allow_http}
+  {{ with "${var.s3_endpoint}" }}AWS_ENDPOINT_URL={{ . }}{{ end }}
+  EOT
+
   # Settings shared by every role (README.md, "Configuration").
-  blob_url      = "/var/lib/dragoman/blobs"
   lease_seconds = "30"
 }
 
@@ -102,13 +138,6 @@ job "dragoman" {
       tags     = ["dragoman"]
     }
 
-    volume "blobs" {
-      type            = "csi"
-      source          = "dragoman-blobs"
-      access_mode     = "multi-node-multi-writer"
-      attachment_mode = "file-system"
-    }
-
     task "dragoman" {
       driver         = "docker"
       user           = "10001"
@@ -130,16 +159,19 @@ job "dragoman" {
             size = 536870912
           }
         }
-      }
 
-      volume_mount {
-        volume      = "blobs"
-        destination = "/var/lib/dragoman/blobs"
+        # The working folder (DRAGOMAN_DATA_DIR), scratch of this task.
+        mount {
+          type   = "tmpfs"
+          target = "/var/lib/dragoman"
+          tmpfs_options {
+            size = 67108864
+          }
+        }
       }
 
       env {
         DRAGOMAN_ROLES          = "gateway"
-        DRAGOMAN_BLOB_URL       = local.blob_url
         DRAGOMAN_LEASE_SECONDS  = local.lease_seconds
         DRAGOMAN_METRICS_LISTEN = "0.0.0.0:9464"
         DRAGOMAN_LISTEN         = "0.0.0.0:8080"
@@ -152,6 +184,13 @@ job "dragoman" {
         env         = true
         change_mode = "restart"
         data        = local.secrets_env
+      }
+
+      template {
+        destination = "local/object-store.env"
+        env         = true
+        change_mode = "restart"
+        data        = local.object_store_env
       }
 
       # Where the roles it calls are: one instance each, picked per
@@ -223,13 +262,6 @@ job "dragoman" {
       tags     = ["dragoman"]
     }
 
-    volume "blobs" {
-      type            = "csi"
-      source          = "dragoman-blobs"
-      access_mode     = "multi-node-multi-writer"
-      attachment_mode = "file-system"
-    }
-
     task "dragoman" {
       driver       = "docker"
       user         = "10001"
@@ -250,16 +282,19 @@ job "dragoman" {
             size = 536870912
           }
         }
-      }
 
-      volume_mount {
-        volume      = "blobs"
-        destination = "/var/lib/dragoman/blobs"
+        # The working folder (DRAGOMAN_DATA_DIR), scratch of this task.
+        mount {
+          type   = "tmpfs"
+          target = "/var/lib/dragoman"
+          tmpfs_options {
+            size = 67108864
+          }
+        }
       }
 
       env {
         DRAGOMAN_ROLES          = "scheduler"
-        DRAGOMAN_BLOB_URL       = local.blob_url
         DRAGOMAN_LEASE_SECONDS  = local.lease_seconds
         DRAGOMAN_METRICS_LISTEN = "0.0.0.0:9464"
         DRAGOMAN_GRPC_LISTEN    = "0.0.0.0:8081"
@@ -271,6 +306,13 @@ job "dragoman" {
         env         = true
         change_mode = "restart"
         data        = local.secrets_env
+      }
+
+      template {
+        destination = "local/object-store.env"
+        env         = true
+        change_mode = "restart"
+        data        = local.object_store_env
       }
 
       resources {
@@ -327,13 +369,6 @@ job "dragoman" {
       tags     = ["dragoman"]
     }
 
-    volume "blobs" {
-      type            = "csi"
-      source          = "dragoman-blobs"
-      access_mode     = "multi-node-multi-writer"
-      attachment_mode = "file-system"
-    }
-
     task "dragoman" {
       driver       = "docker"
       user         = "10001"
@@ -354,16 +389,19 @@ job "dragoman" {
             size = 536870912
           }
         }
-      }
 
-      volume_mount {
-        volume      = "blobs"
-        destination = "/var/lib/dragoman/blobs"
+        # The working folder (DRAGOMAN_DATA_DIR), scratch of this task.
+        mount {
+          type   = "tmpfs"
+          target = "/var/lib/dragoman"
+          tmpfs_options {
+            size = 67108864
+          }
+        }
       }
 
       env {
         DRAGOMAN_ROLES          = "pipeline"
-        DRAGOMAN_BLOB_URL       = local.blob_url
         DRAGOMAN_LEASE_SECONDS  = local.lease_seconds
         DRAGOMAN_METRICS_LISTEN = "0.0.0.0:9464"
         DRAGOMAN_GRPC_LISTEN    = "0.0.0.0:8081"
@@ -375,6 +413,13 @@ job "dragoman" {
         env         = true
         change_mode = "restart"
         data        = local.secrets_env
+      }
+
+      template {
+        destination = "local/object-store.env"
+        env         = true
+        change_mode = "restart"
+        data        = local.object_store_env
       }
 
       # Provider API keys, one item per variable, named as given to
@@ -458,13 +503,6 @@ job "dragoman" {
       tags     = ["dragoman"]
     }
 
-    volume "blobs" {
-      type            = "csi"
-      source          = "dragoman-blobs"
-      access_mode     = "multi-node-multi-writer"
-      attachment_mode = "file-system"
-    }
-
     task "dragoman" {
       driver       = "docker"
       user         = "10001"
@@ -485,16 +523,19 @@ job "dragoman" {
             size = 536870912
           }
         }
-      }
 
-      volume_mount {
-        volume      = "blobs"
-        destination = "/var/lib/dragoman/blobs"
+        # The working folder (DRAGOMAN_DATA_DIR), scratch of this task.
+        mount {
+          type   = "tmpfs"
+          target = "/var/lib/dragoman"
+          tmpfs_options {
+            size = 67108864
+          }
+        }
       }
 
       env {
         DRAGOMAN_ROLES          = "delivery"
-        DRAGOMAN_BLOB_URL       = local.blob_url
         DRAGOMAN_LEASE_SECONDS  = local.lease_seconds
         DRAGOMAN_METRICS_LISTEN = "0.0.0.0:9464"
         DRAGOMAN_GRPC_LISTEN    = "0.0.0.0:8081"
@@ -506,6 +547,13 @@ job "dragoman" {
         env         = true
         change_mode = "restart"
         data        = local.secrets_env
+      }
+
+      template {
+        destination = "local/object-store.env"
+        env         = true
+        change_mode = "restart"
+        data        = local.object_store_env
       }
 
       resources {
@@ -554,13 +602,6 @@ job "dragoman" {
       tags     = ["dragoman"]
     }
 
-    volume "blobs" {
-      type            = "csi"
-      source          = "dragoman-blobs"
-      access_mode     = "multi-node-multi-writer"
-      attachment_mode = "file-system"
-    }
-
     task "dragoman" {
       driver       = "docker"
       user         = "10001"
@@ -581,16 +622,19 @@ job "dragoman" {
             size = 536870912
           }
         }
-      }
 
-      volume_mount {
-        volume      = "blobs"
-        destination = "/var/lib/dragoman/blobs"
+        # The working folder (DRAGOMAN_DATA_DIR), scratch of this task.
+        mount {
+          type   = "tmpfs"
+          target = "/var/lib/dragoman"
+          tmpfs_options {
+            size = 67108864
+          }
+        }
       }
 
       env {
         DRAGOMAN_ROLES          = "memory"
-        DRAGOMAN_BLOB_URL       = local.blob_url
         DRAGOMAN_LEASE_SECONDS  = local.lease_seconds
         DRAGOMAN_METRICS_LISTEN = "0.0.0.0:9464"
         DRAGOMAN_GRPC_LISTEN    = "0.0.0.0:8081"
@@ -602,6 +646,13 @@ job "dragoman" {
         env         = true
         change_mode = "restart"
         data        = local.secrets_env
+      }
+
+      template {
+        destination = "local/object-store.env"
+        env         = true
+        change_mode = "restart"
+        data        = local.object_store_env
       }
 
       resources {

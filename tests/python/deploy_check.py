@@ -21,14 +21,21 @@ exactly once per deployment, migrations run before the roles and the roles
 never migrate, every process runs as a non-root user on a read-only root
 file system, probe and check ports are container ports, service addresses
 point at the service that runs the role on the port it listens on, grace
-periods cover the lease and the longest long poll, every process mounts the
-one blob volume where DRAGOMAN_BLOB_URL says. Every environment variable
-the files set must be one the binary reads (`dragoman check-config
---list-variables`) and one README.md documents, and each role's whole
-environment must pass `dragoman check-config`.
+periods cover the lease and the longest long poll. Blobs are in
+S3-compatible object storage: DRAGOMAN_BLOB_URL is an s3:// URL, the same
+in every role, its access keys come from the platform's secrets, no
+process mounts storage another one mounts (no ReadWriteMany claim, no CSI
+multi-writer volume, no Compose volume of two services) and each one's
+working folder is scratch of its own; Compose runs the S3-compatible
+service and creates the bucket before the roles start. Every environment
+variable the files set must be one the binary reads (`dragoman
+check-config --list-variables`, or the object store's AWS_* variables) and
+one README.md documents (docs/deploy.md for the AWS_* ones), and each
+role's whole environment must pass `dragoman check-config`.
 
 Prints one line per finding and a summary; exits 1 when anything failed,
-2 when a validator is missing.
+2 when a validator is missing. `--only compose kubernetes …` runs some
+sections only.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
+from urllib.parse import urlsplit
 
 try:
     import dockerfile
@@ -73,6 +81,16 @@ KUBERNETES_VERSIONS = ["1.27.0", "1.37.0"]
 # and provider API keys under the names given to `provider add --api-key-env`.
 OTHER_VARIABLES = {"RUST_LOG"}
 PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+# Read by the S3 client of the blob store (object_store's, from the
+# environment) when DRAGOMAN_BLOB_URL is s3://; documented in docs/deploy.md.
+OBJECT_STORE_VARIABLES = {"AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ALLOW_HTTP"}
+OBJECT_STORE_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+# s3://BUCKET/PREFIX, with a bucket name as S3 allows it.
+BUCKET_URL = re.compile(r"^s3://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:/[^?#\s]*)?$")
+# Volumes a pod holds alone (its own scratch, or what the API server hands it).
+POD_OWN_VOLUMES = {"emptyDir", "configMap", "secret", "projected", "downwardAPI"}
+# The working folder when neither the process nor the image sets one.
+DEFAULT_DATA_DIR = "./data"
 # Margin of a grace period over the time a process takes to stop.
 GRACE_MARGIN_SECONDS = 5
 # Spec defaults, when a deployment does not set them.
@@ -105,6 +123,8 @@ class Context:
     report: Report
     known: set[str]
     documented: set[str]
+    # The ENV of the image's runtime stage (DRAGOMAN_DATA_DIR and others).
+    image_env: dict[str, str] = field(default_factory=dict)
 
     def path(self, relative: str) -> Path:
         return self.root / relative
@@ -153,14 +173,48 @@ def check_variable_names(ctx: Context, where: str, names: Iterable[str]) -> None
         if PROVIDER_KEY.match(name):
             continue
         ctx.report.check(
-            name in ctx.known or name in OTHER_VARIABLES,
+            name in ctx.known or name in OTHER_VARIABLES or name in OBJECT_STORE_VARIABLES,
             f"{where}: {name} is a variable the binary reads",
             "not in `dragoman check-config --list-variables`",
         )
         ctx.report.check(
             name in ctx.documented,
-            f"{where}: {name} is documented (README.md configuration, docs/operations.md)",
+            f"{where}: {name} is documented (README.md configuration, docs/operations.md, docs/deploy.md for AWS_*)",
         )
+
+
+def check_object_store(ctx: Context, where: str, env: dict[str, str]) -> tuple[str, str]:
+    """The blobs are in a bucket of S3-compatible object storage, which every
+    process reaches over the network, with what the S3 client needs to
+    reach it. Returns the blob URL and endpoint, to compare across roles."""
+    blob = env.get("DRAGOMAN_BLOB_URL", "")
+    ctx.report.check(
+        BUCKET_URL.match(blob) is not None,
+        f"{where}: DRAGOMAN_BLOB_URL is an s3://bucket/prefix URL, not a folder",
+        blob or "unset: a folder under DRAGOMAN_DATA_DIR",
+    )
+    endpoint = env.get("AWS_ENDPOINT_URL")
+    if endpoint is not None:
+        parts = urlsplit(endpoint)
+        ctx.report.check(
+            parts.scheme in ("http", "https") and bool(parts.hostname) and parts.path in ("", "/"),
+            f"{where}: AWS_ENDPOINT_URL is an http(s)://host[:port] URL",
+            endpoint,
+        )
+        if parts.scheme == "http":
+            ctx.report.check(
+                env.get("AWS_ALLOW_HTTP", "").lower() == "true",
+                f"{where}: a plain-http AWS_ENDPOINT_URL comes with AWS_ALLOW_HTTP=true",
+            )
+    ctx.report.check(bool(env.get("AWS_REGION")), f"{where}: AWS_REGION is set")
+    for name in OBJECT_STORE_CREDENTIALS:
+        ctx.report.check(bool(env.get(name)), f"{where}: {name} is set")
+    return blob, endpoint or ""
+
+
+def data_dir_of(ctx: Context, env: dict[str, str]) -> str:
+    """The working folder of a process: its DRAGOMAN_DATA_DIR, else the image's."""
+    return env.get("DRAGOMAN_DATA_DIR") or ctx.image_env.get("DRAGOMAN_DATA_DIR") or DEFAULT_DATA_DIR
 
 
 def stop_seconds(ctx: Context, where: str, output: str) -> float | None:
@@ -211,6 +265,10 @@ def documented_variables(root: Path) -> set[str]:
     operations = root / "docs" / "operations.md"
     if operations.exists():
         names |= set(re.findall(r"`([A-Z][A-Z0-9_]{2,})`", operations.read_text()))
+    # The object store's variables are documented with the deployment.
+    deploy = root / "docs" / "deploy.md"
+    if deploy.exists():
+        names |= set(re.findall(r"`([A-Z][A-Z0-9_]{2,})`", deploy.read_text())) & OBJECT_STORE_VARIABLES
     return names
 
 
@@ -222,6 +280,27 @@ def binary_variables(dragoman: Path) -> set[str]:
 
 
 # --- Dockerfile ------------------------------------------------------------------
+
+
+def runtime_env(runtime: list[Any]) -> dict[str, str]:
+    """The ENV of a stage's commands."""
+    env: dict[str, str] = {}
+    for c in runtime:
+        if c.cmd == "ENV":
+            values = list(c.value)
+            env.update(dict(zip(values[0::2], values[1::2])))
+    return env
+
+
+def image_env(path: Path) -> dict[str, str]:
+    """The ENV of the Dockerfile's last stage, the image the files run."""
+    stages: list[list[Any]] = []
+    for command in dockerfile.parse_file(str(path)):
+        if command.cmd == "FROM":
+            stages.append([])
+        elif stages:
+            stages[-1].append(command)
+    return runtime_env(stages[-1]) if stages else {}
 
 
 def check_dockerfile(ctx: Context) -> None:
@@ -263,11 +342,7 @@ def check_dockerfile(ctx: Context) -> None:
         "Dockerfile: the runtime runs as a numeric non-root user (runAsNonRoot can verify it)",
         f"USER {users[-1] if users else '(none)'}",
     )
-    env: dict[str, str] = {}
-    for c in runtime:
-        if c.cmd == "ENV":
-            values = list(c.value)
-            env.update(dict(zip(values[0::2], values[1::2])))
+    env = runtime_env(runtime)
     check_variable_names(ctx, "Dockerfile ENV", env)
     exposed = {int(v.split("/")[0]) for c in runtime if c.cmd == "EXPOSE" for v in c.value}
     for name in ("DRAGOMAN_LISTEN", "DRAGOMAN_GRPC_LISTEN"):
@@ -339,7 +414,8 @@ def check_compose(ctx: Context) -> None:
     sample["DRAGOMAN_SECRET_KEY"] = random_key()
     sample["POSTGRES_PASSWORD"] = "sample0password"
     required: set[str] = set()
-    compose = interpolate(yaml.safe_load(path.read_text()), sample, required)
+    raw = yaml.safe_load(path.read_text())
+    compose = interpolate(raw, sample, required)
     for name in sorted(required):
         ctx.report.check(name in example, f"compose.yaml: required ${{{name}}} is listed in deploy/env.example")
     settings = env_example(ctx.path("deploy/dragoman.env.example"))
@@ -361,7 +437,12 @@ def check_compose(ctx: Context) -> None:
     if migrate:
         ctx.report.check(services[migrate_name].get("restart") == "no", "compose.yaml: the migration runs once (restart: \"no\")")
 
-    blob_volume = None
+    stores: set[tuple[str, str]] = set()
+    # Who mounts each named volume or host folder, to find one shared.
+    mounted_by: dict[str, set[str]] = {}
+    for service_name, service in services.items():
+        for source in mount_sources(service):
+            mounted_by.setdefault(source, set()).add(service_name)
     for name, role in roles_of.items():
         service = services[name]
         env = environment_of(service)
@@ -384,12 +465,24 @@ def check_compose(ctx: Context) -> None:
         ctx.report.check(test[:3] == ["CMD", "dragoman", "healthcheck"], f"{where}: healthcheck runs dragoman healthcheck", str(test))
         ctx.report.check(service.get("read_only") is True, f"{where}: read-only root file system")
         ctx.report.check(str(service.get("user", "10001")).split(":")[0] not in ("0", "root"), f"{where}: not root")
-        blob = env.get("DRAGOMAN_BLOB_URL", "")
-        mounts = {str(v).split(":")[1]: str(v).split(":")[0] for v in service.get("volumes", []) if ":" in str(v)}
-        ctx.report.check(blob in mounts, f"{where}: DRAGOMAN_BLOB_URL ({blob}) is a mounted volume", str(mounts))
-        if blob in mounts:
-            blob_volume = blob_volume or mounts[blob]
-            ctx.report.check(mounts[blob] == blob_volume, f"{where}: mounts the same blob volume as the others")
+        stores.add(check_object_store(ctx, where, env))
+        check_compose_object_store(ctx, where, services, service, env, environment_of(raw["services"][name]), migrate_name)
+        replicas = (service.get("deploy") or {}).get("replicas", 1)
+        for source in mount_sources(service):
+            others = sorted(mounted_by[source] - {name})
+            ctx.report.check(
+                not others and replicas == 1,
+                f"{where}: mounts {source} alone (no volume shared by two roles or replicas)",
+                f"also mounted by {others}" if others else f"{replicas} replicas",
+            )
+        data_dir = data_dir_of(ctx, env)
+        targets = {str(t).split(":")[0] for t in service.get("tmpfs") or []}
+        targets |= set(own_volume_targets(service, compose.get("volumes") or {}, mounted_by, name))
+        ctx.report.check(
+            data_dir in targets,
+            f"{where}: the working folder ({data_dir}) is scratch of its own (tmpfs or its own volume)",
+            str(sorted(targets)),
+        )
         for called in CALLS[role]:
             def resolve(host: str, port: int) -> str | None:
                 target = services.get(host)
@@ -406,12 +499,92 @@ def check_compose(ctx: Context) -> None:
         check_grace(ctx, where, seconds(service.get("stop_grace_period", "10s")), stop)
     secrets = {environment_of(services[n]).get("DRAGOMAN_SECRET_KEY") for n in roles_of}
     ctx.report.check(len(secrets) == 1, "compose.yaml: every role shares one DRAGOMAN_SECRET_KEY")
+    ctx.report.check(len(stores) == 1, "compose.yaml: every role uses the same bucket and endpoint", str(sorted(stores)))
 
     gateway = next((n for n, r in roles_of.items() if r == "gateway"), None)
     if gateway:
         replicas = (services[gateway].get("deploy") or {}).get("replicas", 1)
         ctx.report.check(replicas >= 2, "compose.yaml: two gateways or more", f"replicas {replicas}")
         check_nginx(ctx, gateway, environment_of(services[gateway]), settings)
+
+
+def mount_sources(service: dict) -> list[str]:
+    """The named volumes and host folders a service mounts (not tmpfs)."""
+    sources = []
+    for mount in service.get("volumes") or []:
+        if isinstance(mount, dict):
+            if mount.get("type", "volume") in ("volume", "bind") and mount.get("source"):
+                sources.append(str(mount["source"]))
+        elif ":" in str(mount):
+            sources.append(str(mount).split(":")[0])
+    return sources
+
+
+def own_volume_targets(service: dict, volumes: dict, mounted_by: dict[str, set[str]], name: str) -> list[str]:
+    """Where a service mounts a named volume no other service mounts."""
+    targets = []
+    for mount in service.get("volumes") or []:
+        if isinstance(mount, dict):
+            source, target = mount.get("source"), mount.get("target")
+        elif ":" in str(mount):
+            source, target = str(mount).split(":")[:2]
+        else:
+            continue
+        if source in volumes and mounted_by.get(source) == {name}:
+            targets.append(str(target))
+    return targets
+
+
+def check_compose_object_store(
+    ctx: Context,
+    where: str,
+    services: dict[str, dict],
+    service: dict,
+    env: dict[str, str],
+    raw_env: dict[str, str],
+    migrate_name: str,
+) -> None:
+    """The access keys come from deploy/.env, and a role starts once the
+    S3-compatible service of the file is healthy and its bucket exists."""
+    for name in OBJECT_STORE_CREDENTIALS:
+        ctx.report.check(
+            re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?\?[^}]*\}", raw_env.get(name, "")) is not None,
+            f"{where}: {name} comes from deploy/.env (a required ${{…}}), not the file",
+            raw_env.get(name, "(unset)"),
+        )
+    depends = service.get("depends_on") or {}
+    depends = depends if isinstance(depends, dict) else {d: {} for d in depends}
+    endpoint = urlsplit(env.get("AWS_ENDPOINT_URL", ""))
+    store = endpoint.hostname or ""
+    if not ctx.report.check(store in services, f"{where}: AWS_ENDPOINT_URL is an S3-compatible service of the file", store):
+        return
+    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    published = {str(p).split("/")[0] for p in services[store].get("expose") or []}
+    published |= {str(p).rsplit(":", 1)[-1].split("/")[0] for p in services[store].get("ports") or []}
+    ctx.report.check(str(port) in published, f"{where}: the {store} service exposes the endpoint's port {port}", str(sorted(published)))
+    ctx.report.check(
+        depends.get(store, {}).get("condition") == "service_healthy",
+        f"{where}: starts once the object store ({store}) is healthy",
+    )
+    ctx.report.check(
+        bool(mount_sources(services[store])),
+        f"compose.yaml {store}: keeps the objects on a volume",
+    )
+    bucket = (BUCKET_URL.match(env.get("DRAGOMAN_BLOB_URL", "")) or [None, None])[1]
+    creators = [
+        dependency
+        for dependency, rule in depends.items()
+        if dependency != migrate_name
+        and rule.get("condition") == "service_completed_successfully"
+        and bucket is not None
+        and re.search(rf"\bmb\b.*\b{re.escape(bucket)}\b", " ".join(map(str, (services.get(dependency) or {}).get("command") or [])))
+        and store in ((services.get(dependency) or {}).get("depends_on") or {})
+    ]
+    ctx.report.check(
+        bool(creators),
+        f"{where}: starts once a one-shot service has created the bucket of DRAGOMAN_BLOB_URL in {store}",
+        f"no service creating {bucket} completes before it" if bucket else "DRAGOMAN_BLOB_URL names no bucket",
+    )
 
 
 def check_nginx(ctx: Context, gateway: str, env: dict[str, str], settings: dict[str, str]) -> None:
@@ -489,6 +662,25 @@ def container_env(container: dict, objects: list[dict], secret_values: dict[tupl
     return env
 
 
+def variable_source(container: dict, objects: list[dict], secret_values: dict[tuple[str, str], str], name: str) -> str:
+    """Where a container's variable `name` comes from: `secret`, `configmap`,
+    `literal`, or "" when unset (`env` wins over `envFrom`)."""
+    source = ""
+    for origin in container.get("envFrom", []):
+        if "configMapRef" in origin:
+            maps = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == origin["configMapRef"]["name"]]
+            if any(name in (m.get("data") or {}) for m in maps):
+                source = "configmap"
+        if "secretRef" in origin and (origin["secretRef"]["name"], name) in secret_values:
+            source = "secret"
+    for item in container.get("env", []):
+        if item["name"] != name:
+            continue
+        origin = item.get("valueFrom", {})
+        source = "literal" if "value" in item else "secret" if "secretKeyRef" in origin else "configmap" if "configMapKeyRef" in origin else "other"
+    return source
+
+
 def container_port(container: dict, port: Any) -> int | None:
     for declared in container.get("ports", []):
         if port in (declared.get("name"), declared["containerPort"]):
@@ -559,8 +751,13 @@ def check_kubernetes(ctx: Context) -> None:
                     return role if target is not None and target == grpc else f"{role} (not its gRPC port)"
         return None
 
-    pvcs = {o["metadata"]["name"]: o for o in roles_objects if o["kind"] == "PersistentVolumeClaim"}
-    blob_claims = set()
+    shared_claims = [
+        o["metadata"]["name"]
+        for o in roles_objects + migrate_objects
+        if o["kind"] == "PersistentVolumeClaim" and "ReadWriteMany" in o["spec"].get("accessModes", [])
+    ]
+    ctx.report.check(not shared_claims, "kubernetes: no ReadWriteMany claim (blobs are in object storage)", str(shared_claims))
+    stores: set[tuple[str, str]] = set()
     for role, (deployment, container, env) in by_role.items():
         where = f"kubernetes Deployment/{deployment['metadata']['name']}"
         pod = deployment["spec"]["template"]["spec"]
@@ -602,13 +799,24 @@ def check_kubernetes(ctx: Context) -> None:
                 container_port(container, metrics) == metrics and annotations.get("prometheus.io/port") == str(metrics),
                 f"{where}: the DRAGOMAN_METRICS_LISTEN port is a container port, and the one Prometheus scrapes",
             )
-        blob = env.get("DRAGOMAN_BLOB_URL", "")
+        stores.add(check_object_store(ctx, where, env))
+        for name in OBJECT_STORE_CREDENTIALS:
+            source = variable_source(container, roles_objects, secret_values, name)
+            ctx.report.check(source == "secret", f"{where}: {name} comes from a Secret", f"from {source or 'nowhere'}")
         mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
-        claim = volumes.get(mounts.get(blob, ""), {}).get("persistentVolumeClaim", {}).get("claimName")
-        if ctx.report.check(claim in pvcs, f"{where}: DRAGOMAN_BLOB_URL ({blob}) is a mounted claim"):
-            blob_claims.add(claim)
-            ctx.report.check("ReadWriteMany" in pvcs[claim]["spec"]["accessModes"], f"{where}: the blob claim is ReadWriteMany")
+        for volume_name, volume in volumes.items():
+            kind = next((k for k in volume if k != "name"), "")
+            ctx.report.check(
+                kind in POD_OWN_VOLUMES,
+                f"{where}: volume {volume_name} is the pod's own ({kind}), not storage shared with other pods",
+            )
+        data_dir = data_dir_of(ctx, env)
+        ctx.report.check(
+            "emptyDir" in volumes.get(mounts.get(data_dir, ""), {}),
+            f"{where}: the working folder ({data_dir}) is an emptyDir of its own",
+            str(sorted(mounts)),
+        )
         for called in CALLS[role]:
             url = env.get(f"DRAGOMAN_{called.upper()}_URL") or env.get("DRAGOMAN_SERVICES_URL")
             service_address(ctx, where, called, url, resolve)
@@ -629,7 +837,7 @@ def check_kubernetes(ctx: Context) -> None:
                 done.returncode != 0 and "DRAGOMAN_SECRET_KEY" in done.stderr,
                 "secret.example.yaml: the placeholder key is refused, so the example cannot run as is",
             )
-    ctx.report.check(len(blob_claims) == 1, "kubernetes: every role mounts the same blob claim", str(blob_claims))
+    ctx.report.check(len(stores) == 1, "kubernetes: every role uses the same bucket and endpoint", str(sorted(stores)))
 
     for service in services:
         where = f"kubernetes Service/{service['metadata']['name']}"
@@ -721,8 +929,15 @@ def one(blocks: Any) -> dict:
 
 
 def resolve_hcl(value: Any, scope: dict[str, str]) -> str:
+    """`${var.x}` and `${local.x}` replaced by their values, including those
+    inside a local's own value."""
     text = str(value)
-    return re.sub(r"\$\{(var|local)\.(\w+)\}", lambda m: scope.get(f"{m.group(1)}.{m.group(2)}", m.group(0)), text)
+    for _ in range(4):
+        resolved = re.sub(r"\$\{(var|local)\.(\w+)\}", lambda m: scope.get(f"{m.group(1)}.{m.group(2)}", m.group(0)), text)
+        if resolved == text:
+            break
+        text = resolved
+    return text
 
 
 def render_template(data: str, values: dict[str, str], services: dict[str, tuple[str, int]]) -> dict[str, str]:
@@ -730,7 +945,13 @@ def render_template(data: str, values: dict[str, str], services: dict[str, tuple
     Variables items and each service's first instance."""
     env: dict[str, str] = {}
     for line in data.splitlines():
-        line = line.strip()
+        line = line.strip().replace('\\"', '"')
+        # `{{ with "VALUE" }}NAME={{ . }}{{ end }}`: NAME=VALUE unless VALUE is empty.
+        optional = re.match(r'^\{\{\s*with\s+"([^"]*)"\s*\}\}([A-Z][A-Z0-9_]*)=\{\{\s*\.\s*\}\}\{\{\s*end\s*\}\}$', line)
+        if optional:
+            if optional.group(1):
+                env[optional.group(2)] = optional.group(1)
+            continue
         match = re.match(r"^([A-Z][A-Z0-9_]*)=(.*)$", line)
         if not match:
             continue
@@ -768,7 +989,13 @@ def check_nomad(ctx: Context) -> None:
         "nomad: the update block rolls on passing checks and reverts a failed deployment",
     )
     groups = named(job.get("group"))
-    values = {"database_url": "postgres://dragoman:pw@db:5432/dragoman", "redis_url": "redis://redis:6379", "secret_key": random_key()}
+    values = {
+        "database_url": "postgres://dragoman:pw@db:5432/dragoman",
+        "redis_url": "redis://redis:6379",
+        "secret_key": random_key(),
+        "s3_access_key_id": "sample-access-key-id",
+        "s3_secret_access_key": "sample-secret-access-key",
+    }
     # Every group's service, on a made-up address, with the port its task listens on.
     discovered: dict[str, tuple[str, int]] = {}
     group_of_service: dict[str, str] = {}
@@ -798,6 +1025,7 @@ def check_nomad(ctx: Context) -> None:
         return None
 
     roles_seen: dict[str, str] = {}
+    stores: set[tuple[str, str]] = set()
     for name, group in groups.items():
         where = f"nomad group {name}"
         task, rendered, full = tasks[name]
@@ -832,9 +1060,28 @@ def check_nomad(ctx: Context) -> None:
                 any(ports.get(label) == metrics for label in scraped),
                 f"{where}: a service publishes the DRAGOMAN_METRICS_LISTEN port",
             )
-        mounts = {m.get("destination"): m.get("volume") for m in task.get("volume_mount", [])}
-        volume = named(group.get("volume")).get(mounts.get(full.get("DRAGOMAN_BLOB_URL"), ""), {})
-        ctx.report.check(volume.get("access_mode") == "multi-node-multi-writer", f"{where}: DRAGOMAN_BLOB_URL is the shared blob volume")
+        stores.add(check_object_store(ctx, where, full))
+        literal = one(task.get("env"))
+        templates = [resolve_hcl(t.get("data", ""), scope) for t in task.get("template", [])]
+        for secret in OBJECT_STORE_CREDENTIALS:
+            ctx.report.check(
+                secret not in literal
+                and any("nomadVar" in data and secret in render_template(data, values, {}) for data in templates),
+                f"{where}: {secret} comes from Nomad Variables through a template, not the job file",
+            )
+        volumes = named(group.get("volume"))
+        ctx.report.check(
+            not volumes,
+            f"{where}: declares no volume (no shared blob volume, no CSI multi-writer volume)",
+            str({label: (v.get("type"), v.get("access_mode")) for label, v in volumes.items()}),
+        )
+        data_dir = data_dir_of(ctx, full)
+        scratch = {m.get("target") for m in config.get("mount", []) if m.get("type") == "tmpfs"}
+        ctx.report.check(
+            data_dir in scratch,
+            f"{where}: the working folder ({data_dir}) is a tmpfs of its own",
+            str(sorted(scratch)),
+        )
         for called in CALLS.get(role, []):
             service_address(ctx, where, called, full.get(f"DRAGOMAN_{called.upper()}_URL"), resolve)
         check_variable_names(ctx, where, full)
@@ -843,6 +1090,7 @@ def check_nomad(ctx: Context) -> None:
         check_grace(ctx, where, seconds(task.get("kill_timeout", "5s")), stop)
     for role in ROLES:
         ctx.report.check(role in roles_seen, f"nomad: a group runs the {role} role")
+    ctx.report.check(len(stores) == 1, "nomad: every role uses the same bucket and endpoint", str(sorted(stores)))
 
     migrate = next(iter(named(migrate_spec["job"]).values()))
     ctx.report.check(migrate.get("type") == "batch", "nomad: the migration job is a batch job")
@@ -854,10 +1102,19 @@ def check_nomad(ctx: Context) -> None:
     ctx.report.check("DRAGOMAN_DATABASE_URL" in rendered, "nomad: the migration job reads the database URL from a template")
 
 
+SECTIONS: dict[str, Callable[[Context], None]] = {
+    "dockerfile": check_dockerfile,
+    "compose": check_compose,
+    "kubernetes": check_kubernetes,
+    "nomad": check_nomad,
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--dragoman", type=Path, required=True)
+    parser.add_argument("--only", nargs="+", choices=sorted(SECTIONS), help="run these sections only")
     args = parser.parse_args()
     report = Report()
     ctx = Context(
@@ -866,9 +1123,11 @@ def main() -> int:
         report=report,
         known=binary_variables(args.dragoman),
         documented=documented_variables(args.root),
+        image_env=image_env(args.root / "Dockerfile"),
     )
-    for section in (check_dockerfile, check_compose, check_kubernetes, check_nomad):
-        section(ctx)
+    for name, section in SECTIONS.items():
+        if args.only is None or name in args.only:
+            section(ctx)
     print(f"deploy checks: {report.passed} passed, {len(report.failures)} failed")
     return 1 if report.failures else 0
 

@@ -10,14 +10,15 @@
 //! `DRAGOMAN_TEST_PYTHON` (set by `.ci/run`), else `.venv-ci/bin/python` at
 //! the repository root. Without an interpreter that has the validators
 //! (`tests/python/deploy-requirements.txt`) that test is skipped, and fails
-//! under `CI=true`.
+//! under `CI=true`. The same check, run over a copy of the files with
+//! shared storage for the blobs put back, must fail.
 
 use dragoman_e2e::binary::{dragoman, workspace_root};
 use dragoman_e2e::server::random_secret_key;
 use dragoman_e2e::{Backend, Installation, Server};
 use dragoman_testing::env::cluster_urls;
 use dragoman_testing::python::python_with;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
@@ -59,26 +60,73 @@ fn text(output: &Output) -> String {
     )
 }
 
+/// `deploy_check.py` over the files under `root`, with `args` after the
+/// required ones.
+async fn deploy_check(python: &Path, root: &Path, args: &[&str]) -> Output {
+    let run = tokio::process::Command::new(python)
+        .arg(workspace_root().join("tests/python/deploy_check.py"))
+        .arg("--root")
+        .arg(root)
+        .arg("--dragoman")
+        .arg(dragoman())
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(CHECK_TIMEOUT, run)
+        .await
+        .expect("the deploy check did not finish in time")
+        .expect("run the deploy check")
+}
+
+/// Copies what the deploy check reads (the Dockerfile, the documentation
+/// of the variables, deploy/) from `from` to `to`.
+fn copy_deployment_files(from: &Path, to: &Path) {
+    for file in [
+        "Dockerfile",
+        ".dockerignore",
+        "README.md",
+        "docs/operations.md",
+        "docs/deploy.md",
+    ] {
+        let target = to.join(file);
+        std::fs::create_dir_all(target.parent().expect("a parent folder")).expect("mkdir");
+        std::fs::copy(from.join(file), &target).unwrap_or_else(|e| panic!("copy {file}: {e}"));
+    }
+    copy_folder(&from.join("deploy"), &to.join("deploy"));
+}
+
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read deploy/") {
+        let entry = entry.expect("a folder entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy a deployment file");
+        }
+    }
+}
+
+/// Replaces `old` (which must be there, once) with `new` in `root/file`.
+fn edit(root: &Path, file: &str, old: &str, new: &str) {
+    let path = root.join(file);
+    let content = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {file}: {e}"));
+    assert_eq!(
+        content.matches(old).count(),
+        1,
+        "{file} no longer holds, once, what this test changes: {old}"
+    );
+    std::fs::write(&path, content.replacen(old, new, 1)).expect("write the changed file");
+}
+
 #[tokio::test]
 async fn the_deployment_files_pass_the_validators() {
     let Some(python) = validators().await else {
         return;
     };
-    let root = workspace_root();
-    let binary = dragoman();
-    let run = tokio::process::Command::new(&python)
-        .arg(root.join("tests/python/deploy_check.py"))
-        .arg("--root")
-        .arg(&root)
-        .arg("--dragoman")
-        .arg(binary)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(CHECK_TIMEOUT, run)
-        .await
-        .expect("the deploy check did not finish in time")
-        .expect("run the deploy check");
+    let output = deploy_check(&python, &workspace_root(), &[]).await;
     let report = text(&output);
     assert!(output.status.success(), "deploy check failed:\n{report}");
     let summary = report
@@ -94,6 +142,92 @@ async fn the_deployment_files_pass_the_validators() {
         "nomad: both job files parse",
     ] {
         assert!(report.contains(seen), "`{seen}` missing from:\n{report}");
+    }
+}
+
+/// A ReadWriteMany claim, a volume two Compose services mount, a CSI
+/// multi-writer volume and a folder as the blob store: what the files used
+/// before the blobs moved to object storage. Put back into a copy of the
+/// files, each one fails the check.
+#[tokio::test]
+async fn the_deploy_check_refuses_shared_storage_for_the_blobs() {
+    let Some(python) = validators().await else {
+        return;
+    };
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let root = scratch.path();
+    copy_deployment_files(&workspace_root(), root);
+
+    // Kubernetes: a ReadWriteMany claim every gateway pod mounts.
+    std::fs::write(
+        root.join("deploy/kubernetes/blobs-pvc.yaml"),
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: dragoman-blobs\n\
+         spec:\n  accessModes:\n    - ReadWriteMany\n  resources:\n    requests:\n      storage: 50Gi\n",
+    )
+    .expect("write the claim");
+    edit(
+        root,
+        "deploy/kubernetes/kustomization.yaml",
+        "  - configmap.yaml\n",
+        "  - configmap.yaml\n  - blobs-pvc.yaml\n",
+    );
+    edit(
+        root,
+        "deploy/kubernetes/gateway.yaml",
+        "      volumes:\n",
+        "      volumes:\n        - name: blobs\n          persistentVolumeClaim:\n            claimName: dragoman-blobs\n",
+    );
+    // Compose: one volume of blobs in every Dragoman service, and a folder
+    // as the blob store.
+    edit(
+        root,
+        "deploy/compose.yaml",
+        "  env_file:\n",
+        "  volumes:\n    - blobs:/var/lib/dragoman/blobs\n  env_file:\n",
+    );
+    edit(
+        root,
+        "deploy/compose.yaml",
+        "\nvolumes:\n",
+        "\nvolumes:\n  blobs:\n",
+    );
+    edit(
+        root,
+        "deploy/compose.yaml",
+        "DRAGOMAN_BLOB_URL: s3://dragoman/blobs",
+        "DRAGOMAN_BLOB_URL: /var/lib/dragoman/blobs",
+    );
+    // Nomad: a CSI volume every scheduler allocation writes to.
+    edit(
+        root,
+        "deploy/nomad/dragoman.nomad.hcl",
+        "  group \"scheduler\" {\n",
+        "  group \"scheduler\" {\n    volume \"blobs\" {\n      type            = \"csi\"\n      \
+         source          = \"dragoman-blobs\"\n      access_mode     = \"multi-node-multi-writer\"\n      \
+         attachment_mode = \"file-system\"\n    }\n\n",
+    );
+
+    let output = deploy_check(&python, root, &["--only", "compose", "kubernetes", "nomad"]).await;
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    for refused in [
+        "FAIL kubernetes: no ReadWriteMany claim",
+        "FAIL kubernetes Deployment/dragoman-gateway: volume blobs is the pod's own",
+        "FAIL compose.yaml scheduler: mounts blobs alone",
+        "FAIL compose.yaml gateway: DRAGOMAN_BLOB_URL is an s3://bucket/prefix URL, not a folder",
+        "FAIL nomad group scheduler: declares no volume",
+    ] {
+        assert!(
+            report.contains(refused),
+            "`{refused}` missing from:\n{report}"
+        );
+    }
+    // What was not changed still passes.
+    for kept in [
+        "FAIL kubernetes Deployment/dragoman-pipeline",
+        "FAIL nomad group pipeline",
+    ] {
+        assert!(!report.contains(kept), "`{kept}` in:\n{report}");
     }
 }
 
