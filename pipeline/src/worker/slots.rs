@@ -87,12 +87,40 @@ impl JobSlots {
     }
 }
 
+/// One call of a job counted among those seeking a slot, until it ends or
+/// is dropped (a call given up while it waits).
+struct Seeking<'a>(&'a AtomicUsize);
+
+impl<'a> Seeking<'a> {
+    fn start(count: &'a AtomicUsize) -> Seeking<'a> {
+        count.fetch_add(1, Ordering::SeqCst);
+        Seeking(count)
+    }
+
+    /// Ends the count; whether other calls of the job still seek.
+    fn end(self) -> bool {
+        let others = self.0.fetch_sub(1, Ordering::SeqCst) > 1;
+        std::mem::forget(self);
+        others
+    }
+}
+
+impl Drop for Seeking<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// A slot held; give it back with [`Worker::release_slot`].
 pub(super) struct Slot {
     key: String,
     holder: String,
     /// The count of slots its job holds.
     held: Arc<AtomicUsize>,
+    job_id: String,
+    share: usize,
+    /// The `waiting` pool of its provider.
+    pool: String,
 }
 
 /// The coordination pool where jobs of provider `provider_id` say they
@@ -122,12 +150,11 @@ impl ProviderSlots {
         ttl: Duration,
     ) -> Option<Slot> {
         let job = purse.slots();
-        job.seeking.fetch_add(1, Ordering::SeqCst);
+        let seeking = Seeking::start(&job.seeking);
         let slot = self
             .seek(coordination, provider_id, capacity, purse, ttl)
             .await;
-        let still_seeking = job.seeking.fetch_sub(1, Ordering::SeqCst) > 1;
-        if !still_seeking || !job.below_share() {
+        if !seeking.end() || !job.below_share() {
             stop_waiting(coordination, provider_id, job).await;
         }
         slot
@@ -179,6 +206,9 @@ impl ProviderSlots {
                             key,
                             holder,
                             held: job.held.clone(),
+                            job_id: job.job_id.clone(),
+                            share: job.share,
+                            pool,
                         });
                     }
                 }
@@ -191,10 +221,18 @@ impl ProviderSlots {
     }
 
     /// Gives `slot` back, counts it off its job and wakes this process's
-    /// calls waiting for one.
+    /// calls waiting for one. A job left below its share says it waits
+    /// before the slot is free: its next call usually follows at once, and
+    /// a job above its share woken by the free slot must not take it first.
+    /// The word lapses if no call of the job asks again.
     pub(super) async fn release(&self, coordination: &dyn Coordination, slot: Slot) {
+        let left = slot.held.fetch_sub(1, Ordering::SeqCst).saturating_sub(1);
+        if left < slot.share {
+            let _ = coordination
+                .reserve(&slot.pool, &slot.job_id, 1.0, WAITING_ROOM, WAITING_TTL)
+                .await;
+        }
         let _ = coordination.lease_release(&slot.key, &slot.holder).await;
-        slot.held.fetch_sub(1, Ordering::SeqCst);
         self.freed.notify_waiters();
     }
 }
@@ -356,11 +394,25 @@ mod tests {
         for _ in 0..7 {
             first_held.push(board.taken(&first).await);
         }
-        // The second job takes the last slot: it waits for nothing more,
-        // so its word is withdrawn, though it is below its share.
+        // The second job takes the last slot and asks for no more: its word
+        // is withdrawn, though it is below its share, so the first (above
+        // its share) may take back what it gives.
         let second_slot = board.taken(&second).await;
+        board.give_back(first_held.pop().expect("held")).await;
+        first_held.push(board.taken(&first).await);
+
+        // A job that gives a slot back below its share keeps a claim on it
+        // for its next call; unclaimed, the word lapses.
         board.give_back(second_slot).await;
-        let _eighth = board.taken(&first).await;
+        assert!(
+            tokio::time::timeout(HELD_BACK, board.take(&first))
+                .await
+                .is_err(),
+            "the first job took the slot the second gave back below its share"
+        );
+        let lapsed = WAITING_TTL + Duration::from_secs(1);
+        let taken = tokio::time::timeout(lapsed, board.take(&first)).await;
+        assert!(matches!(taken, Ok(Some(_))), "the word lapsed");
     }
 
     #[tokio::test]
