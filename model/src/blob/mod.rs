@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn unknown_schemes_are_refused_by_name() {
-        let refused = super::open("gs://bucket").err().expect("refused");
+        let refused = super::open("gs://bucket").expect_err("refused");
         assert!(refused.to_string().contains("gs"), "{refused}");
         assert!(super::check_url("s3://").is_err());
         assert!(super::check_url("s3://books/blobs").is_ok());
