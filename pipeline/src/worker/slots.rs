@@ -260,7 +260,13 @@ impl Worker {
                 * 4,
         );
         self.slots
-            .take(self.coordination.as_ref(), &provider.id, capacity, purse, ttl)
+            .take(
+                self.coordination.as_ref(),
+                &provider.id,
+                capacity,
+                purse,
+                ttl,
+            )
             .await
     }
 
