@@ -94,10 +94,10 @@ pub(crate) async fn build(
     let original = blobs
         .get(&Path::from(key.as_str()))
         .await
-        .map_err(|e| DeliveryError::Blob(format!("original {key}: {e}")))?
+        .map_err(DeliveryError::blob(format!("original {key}")))?
         .bytes()
         .await
-        .map_err(|e| DeliveryError::Blob(format!("original {key}: {e}")))?;
+        .map_err(DeliveryError::blob(format!("original {key}")))?;
     let mut translations = Translations::new();
     // Passage id in the book → stored passage, to name restored passages.
     let mut rows: HashMap<String, String> = HashMap::new();

@@ -41,8 +41,15 @@ pub enum DeliveryError {
     AdminRequired,
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
-    #[error("blob store: {0}")]
-    Blob(String),
+    /// The blob store failed at `what`: refused (503 with `Retry-After`,
+    /// see [`dragoman_model::blob::is_outage`]) or missing an object that
+    /// must exist (a server error).
+    #[error("blob store: {what}: {source}")]
+    Blob {
+        what: String,
+        #[source]
+        source: object_store::Error,
+    },
     #[error("{0}")]
     Model(dragoman_model::ModelError),
 }
@@ -57,6 +64,14 @@ impl From<dragoman_model::ModelError> for DeliveryError {
             dragoman_model::ModelError::NotFound(Kind::Book) => DeliveryError::VolumeNotFound,
             other => DeliveryError::Model(other),
         }
+    }
+}
+
+impl DeliveryError {
+    /// A blob store failure at `what`, for `map_err`.
+    pub fn blob(what: impl Into<String>) -> impl FnOnce(object_store::Error) -> DeliveryError {
+        let what = what.into();
+        move |source| DeliveryError::Blob { what, source }
     }
 }
 
@@ -106,7 +121,9 @@ impl From<DeliveryError> for ServiceError {
                 ServiceError::new(kind.not_found(), message)
             }
             DeliveryError::Model(e) => ServiceError::storage(e.is_outage(), message),
-            DeliveryError::Blob(_) => ServiceError::new(ErrorCode::ServerError, message),
+            DeliveryError::Blob { source, .. } => {
+                ServiceError::storage(dragoman_model::blob::is_outage(&source), message)
+            }
         }
     }
 }
@@ -147,8 +164,23 @@ mod tests {
             (ErrorCode::InvalidPayload, vec![issue])
         );
 
-        let internal = ServiceError::from(DeliveryError::Blob("disk full".into()));
-        assert_eq!(internal.code, ErrorCode::ServerError);
-        assert!(internal.message.contains("disk full"));
+        let refused = ServiceError::from(DeliveryError::blob("result results/r")(
+            object_store::Error::Generic {
+                store: "LocalFileSystem",
+                source: "disk full".into(),
+            },
+        ));
+        assert_eq!(refused.code, ErrorCode::ServiceUnavailable);
+        assert!(refused.extra["retry_after"].as_u64() > Some(0));
+        assert!(refused.message.contains("disk full"));
+
+        let missing = ServiceError::from(DeliveryError::blob("original originals/x.epub")(
+            object_store::Error::NotFound {
+                path: "originals/x.epub".into(),
+                source: "absent".into(),
+            },
+        ));
+        assert_eq!(missing.code, ErrorCode::ServerError);
+        assert!(!missing.extra.contains_key("retry_after"));
     }
 }

@@ -67,6 +67,22 @@ impl DeliveryService {
         stored::find(&self.db, request_id).await
     }
 
+    /// The bytes of a stored result's blob; `None` when the blob is gone
+    /// (the result is then built again).
+    async fn stored_body(&self, key: &str) -> Result<Option<Vec<u8>>, DeliveryError> {
+        let what = || format!("result {key}");
+        let found = match self.results.blobs.get(&Path::from(key)).await {
+            Ok(found) => found,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(DeliveryError::blob(what())(e)),
+        };
+        match found.bytes().await {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(DeliveryError::blob(what())(e)),
+        }
+    }
+
     /// Wake-ups are hints: the dispatcher looks at the outbox every few
     /// seconds anyway, so a failed notify is only logged.
     async fn wake_dispatcher(&self) {
@@ -170,20 +186,17 @@ impl dragoman_proto::Delivery for DeliveryService {
             partial: m.partial,
             layout,
         };
-        // The stored result is served as it is, while it is kept.
+        // The stored result is served as it is, while it is kept; one whose
+        // blob is gone is built again, but a store that refuses is answered
+        // as such (503), not hidden behind a rebuild that reads it too.
         if wants_stored(&row, &query)
             && let Some(stored) = self.stored(&row.id).await?
             && stored.format == query.format
             && stored.expires_at.is_none_or(|at| at > clock::now())
-            && let Ok(found) = self
-                .results
-                .blobs
-                .get(&Path::from(stored.blob_key.clone()))
-                .await
-            && let Ok(bytes) = found.bytes().await
+            && let Some(body) = self.stored_body(&stored.blob_key).await?
         {
             return Ok(Response::new(ResultFile {
-                body: bytes.to_vec(),
+                body,
                 media_type: stored.media_type,
                 filename: stored.filename,
                 complete: row.status == RequestStatus::Completed,

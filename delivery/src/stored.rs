@@ -162,7 +162,7 @@ impl ResultStore {
         self.blobs
             .put(&Path::from(key.clone()), built.body.clone().into())
             .await
-            .map_err(|e| DeliveryError::Blob(e.to_string()))?;
+            .map_err(DeliveryError::blob(format!("storing {key}")))?;
         let now = clock::now();
         Ok(result::ActiveModel {
             id: Set(id),
@@ -216,7 +216,6 @@ impl ResultStore {
     /// older than a day (an upload being received is younger).
     pub async fn sweep_uploads(&self, now: i64) -> Result<usize, DeliveryError> {
         use futures::TryStreamExt;
-        let blob = |e: object_store::Error| DeliveryError::Blob(e.to_string());
         let prefix = Path::from("uploads");
         let stale: Vec<Path> = self
             .blobs
@@ -227,11 +226,11 @@ impl ResultStore {
             })
             .try_collect()
             .await
-            .map_err(blob)?;
+            .map_err(DeliveryError::blob("listing uploads"))?;
         for path in &stale {
             match self.blobs.delete(path).await {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(blob(e)),
+                Err(e) => return Err(DeliveryError::blob(format!("deleting {path}"))(e)),
             }
         }
         Ok(stale.len())

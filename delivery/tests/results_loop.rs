@@ -401,6 +401,91 @@ async fn expired_results_are_deleted_with_their_blobs_and_the_others_kept() {
     assert!(world.results_of(&old.id).await.is_empty());
 }
 
+/// The same retention and sweeps on S3 (a real `moto_server`): the loop
+/// stores a result as an object of the bucket, the sweep deletes expired
+/// results whether their object is there or already gone (S3 answers a
+/// delete of an absent key with success), and stale uploads go once they
+/// are a day old — S3 sets modification times itself, so the sweep is run
+/// two days ahead instead of ageing the objects.
+#[tokio::test]
+async fn on_s3_results_are_stored_and_expired_ones_and_stale_uploads_deleted() {
+    let test = "on_s3_results_are_stored_and_expired_ones_and_stale_uploads_deleted";
+    let Some(s3) = dragoman_testing::S3Server::start_or_skip(test).await else {
+        return;
+    };
+    let bucket = s3.bucket("results-loop").await;
+    let mut world = World::new().await;
+    world.blobs =
+        dragoman_model::blob::open_with(&format!("s3://{bucket}/blobs"), s3.env()).expect("s3");
+    let root = dragoman_model::blob::open_with(&format!("s3://{bucket}"), s3.env()).expect("s3");
+
+    let done = world
+        .request(RequestStatus::Completed, ResultFormat::Txt, 60)
+        .await;
+    assert_eq!(world.results_loop().pass().await.expect("pass").stored, 1);
+    let stored = world.results_of(&done.id).await;
+    assert_eq!(stored.len(), 1);
+    let body = world
+        .blob(&stored[0].blob_key)
+        .await
+        .expect("in the bucket");
+    assert!(
+        String::from_utf8_lossy(&body).contains("Tout commença ici."),
+        "the stored result holds the translation"
+    );
+    assert!(
+        root.head(&Path::from(format!("blobs/{}", stored[0].blob_key)))
+            .await
+            .is_ok(),
+        "the result is an object under the store's prefix"
+    );
+
+    let old = world
+        .request(RequestStatus::Completed, ResultFormat::Txt, 40 * DAY)
+        .await;
+    let now = clock::now();
+    let expired = stored_result(&world, &old.id, now - DAY, true).await;
+    let blob_gone = stored_result(&world, &old.id, now - 2 * DAY, false).await;
+    let upload = Path::from("uploads/left-behind");
+    world
+        .blobs
+        .put(&upload, b"book".to_vec().into())
+        .await
+        .expect("put");
+    // The upload is younger than a day: only the two expired results go.
+    assert_eq!(world.results_loop().sweep().await.expect("sweep"), 2);
+    assert!(world.results_of(&old.id).await.is_empty());
+    assert_eq!(world.blob(&expired).await, None);
+    assert_eq!(world.blob(&blob_gone).await, None);
+    assert!(
+        world.blobs.head(&upload).await.is_ok(),
+        "a fresh upload is kept"
+    );
+    assert_eq!(
+        world.results_of(&done.id).await.len(),
+        1,
+        "a result still kept stays"
+    );
+
+    let store = world.store();
+    assert_eq!(store.sweep_uploads(now).await.expect("sweep uploads"), 0);
+    assert_eq!(
+        store
+            .sweep_uploads(now + 2 * DAY)
+            .await
+            .expect("sweep uploads"),
+        1
+    );
+    assert!(
+        world.blobs.head(&upload).await.is_err(),
+        "a stale upload is gone"
+    );
+    assert!(
+        world.blob(&stored[0].blob_key).await.is_some(),
+        "the sweep of uploads leaves results alone"
+    );
+}
+
 fn dispatcher(world: &World) -> Arc<Dispatcher> {
     let settings = WebhookSettings::from_environment("", "", 6, 5, "").expect("settings");
     Arc::new(Dispatcher::new(

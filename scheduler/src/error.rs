@@ -169,8 +169,15 @@ pub enum SchedulerError {
         reason: String,
         message: String,
     },
-    #[error("blob store: {0}")]
-    Blob(String),
+    /// The blob store failed at `what`: refused (503 with `Retry-After`,
+    /// see [`dragoman_model::blob::is_outage`]) or missing an object that
+    /// must exist (a server error).
+    #[error("blob store: {what}: {source}")]
+    Blob {
+        what: String,
+        #[source]
+        source: object_store::Error,
+    },
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     #[error("{0}")]
@@ -199,13 +206,19 @@ impl SchedulerError {
         SchedulerError::InvalidPayload(vec![Issue::at("body", error.field, IssueKind::Enum)])
     }
 
+    /// A blob store failure at `what`, for `map_err`.
+    pub fn blob(what: impl Into<String>) -> impl FnOnce(object_store::Error) -> SchedulerError {
+        let what = what.into();
+        move |source| SchedulerError::Blob { what, source }
+    }
+
     /// Whether the error refuses what was asked, as opposed to a failure of
     /// the service's own storage: an action on several volumes reports a
     /// refusal per volume and goes on, but stops at a failure.
     pub fn is_refusal(&self) -> bool {
         match self {
             SchedulerError::Model(dragoman_model::ModelError::NotFound(_)) => true,
-            SchedulerError::Db(_) | SchedulerError::Model(_) | SchedulerError::Blob(_) => false,
+            SchedulerError::Db(_) | SchedulerError::Model(_) | SchedulerError::Blob { .. } => false,
             _ => true,
         }
     }
@@ -326,7 +339,9 @@ impl From<SchedulerError> for ServiceError {
                 refusal(kind.not_found())
             }
             SchedulerError::Model(e) => ServiceError::storage(e.is_outage(), message),
-            SchedulerError::Blob(_) => refusal(ErrorCode::ServerError),
+            SchedulerError::Blob { source, .. } => {
+                ServiceError::storage(dragoman_model::blob::is_outage(&source), message)
+            }
         }
     }
 }
@@ -456,6 +471,32 @@ mod tests {
             sent.issues[0].loc,
             vec![json!("body"), json!("pipeline"), json!("quality")]
         );
+    }
+
+    #[test]
+    fn a_refusing_blob_store_is_unavailable_and_a_missing_object_is_not() {
+        let refused = SchedulerError::blob("upload uploads/x")(object_store::Error::Generic {
+            store: "S3",
+            source: "connection refused".into(),
+        });
+        assert!(!refused.is_refusal());
+        let sent = refusal(refused);
+        assert_eq!(sent.code, ErrorCode::ServiceUnavailable);
+        assert_eq!(sent.code.http_status(), 503);
+        assert!(
+            sent.extra
+                .get("retry_after")
+                .is_some_and(|s| s.as_u64() > Some(0))
+        );
+        assert!(sent.message.contains("uploads/x"), "{}", sent.message);
+
+        let missing = SchedulerError::blob("upload uploads/y")(object_store::Error::NotFound {
+            path: "uploads/y".into(),
+            source: "absent".into(),
+        });
+        let sent = refusal(missing);
+        assert_eq!(sent.code, ErrorCode::ServerError);
+        assert!(!sent.extra.contains_key("retry_after"));
     }
 
     #[test]

@@ -258,19 +258,21 @@ pub async fn submit(
     ))
 }
 
-/// Copies an EPUB upload to its content-addressed key (a hard link on a
-/// local store); the same book kept before is already there.
+/// Copies an EPUB upload to its content-addressed key, unless the same book
+/// is kept there already. The key names the bytes, so two submissions of
+/// one book copying at once write the same object: a plain copy (server-side
+/// on object storage) is safe where a conditional one is not offered.
 async fn keep_original(blobs: &dyn ObjectStore, original: &Original) -> Result<(), SchedulerError> {
-    match blobs
-        .copy_if_not_exists(
-            &Path::from(original.upload_key.as_str()),
-            &Path::from(original.key.as_str()),
-        )
-        .await
-    {
-        Ok(()) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
-        Err(e) => Err(SchedulerError::Blob(format!("keeping the original: {e}"))),
+    let key = Path::from(original.key.as_str());
+    match blobs.head(&key).await {
+        Ok(_) => return Ok(()),
+        Err(object_store::Error::NotFound { .. }) => {}
+        Err(e) => return Err(SchedulerError::blob(format!("keeping {key}"))(e)),
     }
+    blobs
+        .copy(&Path::from(original.upload_key.as_str()), &key)
+        .await
+        .map_err(SchedulerError::blob(format!("keeping {key}")))
 }
 
 /// Deletes an original that no volume holds after a refused store, so a

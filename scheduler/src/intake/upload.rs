@@ -63,7 +63,11 @@ pub async fn read(
         let name = file.name.clone();
         let book = tokio::task::spawn_blocking(move || read_book(input, &name, &bytes, split))
             .await
-            .map_err(|e| SchedulerError::Blob(format!("reading the upload stopped: {e}")))?
+            .map_err(|source| {
+                SchedulerError::blob(format!("reading {}", file.blob_key))(
+                    object_store::Error::JoinError { source },
+                )
+            })?
             .map_err(|error| unreadable(input, &file.name, &error))?;
         if input == InputKind::Epub {
             read.book = Some(BookFacts {
@@ -117,14 +121,14 @@ fn read_book(input: InputKind, name: &str, bytes: &[u8], split: Split) -> Result
 }
 
 async fn fetch(blobs: &dyn ObjectStore, key: &str) -> Result<Vec<u8>, SchedulerError> {
-    let blob = |e: object_store::Error| SchedulerError::Blob(format!("upload {key}: {e}"));
+    let what = || format!("upload {key}");
     let bytes = blobs
         .get(&Path::from(key))
         .await
-        .map_err(blob)?
+        .map_err(SchedulerError::blob(what()))?
         .bytes()
         .await
-        .map_err(blob)?;
+        .map_err(SchedulerError::blob(what()))?;
     Ok(bytes.to_vec())
 }
 

@@ -390,3 +390,144 @@ async fn an_epub_refuses_a_split_and_keeps_nothing() {
     assert_eq!(f.stored().await, before);
     assert!(f.blob_keys("originals").await.is_empty());
 }
+
+/// An in-memory store that refuses one kind of operation as an unreachable
+/// store does, to see what a refusal at each step of an EPUB's intake
+/// leaves behind.
+#[derive(Debug)]
+struct RefusingStore {
+    inner: object_store::memory::InMemory,
+    refuse: Refused,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// Reading the upload (`decode`).
+    Get,
+    /// Keeping the original (`keep_original`, after admission).
+    Copy,
+}
+
+impl std::fmt::Display for RefusingStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RefusingStore({:?})", self.refuse)
+    }
+}
+
+fn unreachable_store() -> object_store::Error {
+    object_store::Error::Generic {
+        store: "S3",
+        source: "error sending request: connection refused".into(),
+    }
+}
+
+#[async_trait::async_trait]
+impl object_store::ObjectStore for RefusingStore {
+    async fn put_opts(
+        &self,
+        location: &object_store::path::Path,
+        payload: object_store::PutPayload,
+        opts: object_store::PutOptions,
+    ) -> object_store::Result<object_store::PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &object_store::path::Path,
+        opts: object_store::PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &object_store::path::Path,
+        options: object_store::GetOptions,
+    ) -> object_store::Result<object_store::GetResult> {
+        if self.refuse == Refused::Get {
+            return Err(unreachable_store());
+        }
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn delete(&self, location: &object_store::path::Path) -> object_store::Result<()> {
+        self.inner.delete(location).await
+    }
+
+    fn list(
+        &self,
+        prefix: Option<&object_store::path::Path>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&object_store::path::Path>,
+    ) -> object_store::Result<object_store::ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy(
+        &self,
+        from: &object_store::path::Path,
+        to: &object_store::path::Path,
+    ) -> object_store::Result<()> {
+        if self.refuse == Refused::Copy {
+            return Err(unreachable_store());
+        }
+        self.inner.copy(from, to).await
+    }
+
+    async fn copy_if_not_exists(
+        &self,
+        from: &object_store::path::Path,
+        to: &object_store::path::Path,
+    ) -> object_store::Result<()> {
+        if self.refuse == Refused::Copy {
+            return Err(unreachable_store());
+        }
+        self.inner.copy_if_not_exists(from, to).await
+    }
+}
+
+#[tokio::test]
+async fn a_store_refusing_an_epub_s_intake_answers_unavailable_and_stores_nothing() {
+    let Some(book) = corpus("valid-epub2-minimal.epub") else {
+        return;
+    };
+    for refuse in [Refused::Get, Refused::Copy] {
+        let mut f = Fixture::new().await;
+        f.blobs = std::sync::Arc::new(RefusingStore {
+            inner: object_store::memory::InMemory::new(),
+            refuse,
+        });
+        let provider = f.provider.id.clone();
+        let before = f.stored().await;
+        let error = f
+            .upload(
+                InputKind::Epub,
+                &[("minimal.epub", &book)],
+                &[("target_language", "fr"), ("provider_id", &provider)],
+            )
+            .await
+            .expect_err("the store refuses");
+        assert!(
+            matches!(error, SchedulerError::Blob { .. }),
+            "{refuse:?}: {error}"
+        );
+        let sent = dragoman_proto::api_status::ServiceError::from(error);
+        assert_eq!(
+            sent.code,
+            dragoman_model::vocab::ErrorCode::ServiceUnavailable,
+            "{refuse:?}"
+        );
+        assert!(sent.extra.contains_key("retry_after"), "{refuse:?}");
+        assert_eq!(f.stored().await, before, "{refuse:?}: nothing stored");
+        assert!(
+            f.blob_keys("originals").await.is_empty(),
+            "{refuse:?}: no original kept"
+        );
+    }
+}
