@@ -5,11 +5,13 @@
 //! `TEST_DATABASE_URL` is set, on Postgres (+ Redis with `TEST_REDIS_URL`):
 //! their tests are named `<scenario>::sqlite` and `<scenario>::postgres`.
 
+mod blob_store;
 mod book_settings;
 mod books;
 mod budgets;
 mod cli_translate;
 mod cluster;
+mod cluster_storage;
 mod crash_drill;
 mod demo;
 mod deploy;
