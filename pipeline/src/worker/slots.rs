@@ -46,14 +46,19 @@ const WAITING_ROOM: f64 = 1e9;
 const MOST_CALLS: usize = 64;
 
 /// How many calls of a job run side by side: its ticket's `max_threads`
-/// when the client set `threads`, else as many as the provider's
-/// `capacity` (the slots decide how many go at once), never fewer than its
-/// share.
+/// when the client set `threads`; else as many as the provider's
+/// `capacity` (never fewer than its share) and a quarter more, which wait
+/// for a slot. The slots decide how many go at once: the calls waiting
+/// take a slot the moment one is given back, while the call that gave it
+/// stores what it got, so the provider never idles between two calls.
 pub(super) fn parallel_calls(ticket: &JobTicket, capacity: usize) -> usize {
     let share = usize::try_from(ticket.threads).unwrap_or(1);
     let most = match ticket.max_threads {
         Some(max) => usize::try_from(max).unwrap_or(1),
-        None => capacity.max(share),
+        None => {
+            let slots = capacity.max(share);
+            slots + slots.div_ceil(4)
+        }
     };
     most.clamp(1, MOST_CALLS)
 }
@@ -336,8 +341,8 @@ mod tests {
 
     #[test]
     fn a_job_runs_as_many_calls_as_the_provider_takes_unless_its_client_set_threads() {
-        assert_eq!(parallel_calls(&ticket(4, None), 8), 8);
-        assert_eq!(parallel_calls(&ticket(4, None), 2), 4);
+        assert_eq!(parallel_calls(&ticket(4, None), 8), 10);
+        assert_eq!(parallel_calls(&ticket(4, None), 2), 5);
         assert_eq!(parallel_calls(&ticket(2, Some(2)), 8), 2);
         assert_eq!(parallel_calls(&ticket(4, None), 500), MOST_CALLS);
         assert_eq!(parallel_calls(&ticket(0, Some(0)), 8), 1);
