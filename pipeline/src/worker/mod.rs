@@ -56,8 +56,8 @@ mod scoring;
 mod slots;
 
 pub use provider_wait::ProviderReach;
-pub use slots::ProviderSlots;
 pub use recall::MEMORY_OUTCOME;
+pub use slots::ProviderSlots;
 
 use crate::llm::{LlmClient, ProviderConfig};
 use crate::titles;
