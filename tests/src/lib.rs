@@ -16,6 +16,7 @@
 
 pub mod binary;
 pub mod books;
+pub mod bucket;
 pub mod client;
 pub mod mcp;
 pub mod node;

@@ -7,16 +7,13 @@
 //! the store is back, uploads are taken again.
 
 use dragoman_e2e::books::corpus_file;
+use dragoman_e2e::bucket::Bucket;
 use dragoman_e2e::client::Answer;
 use dragoman_e2e::translation::tail;
 use dragoman_e2e::{Api, Backend};
 use dragoman_model::entities::request;
 use dragoman_testing::S3Server;
-use futures::TryStreamExt;
-use object_store::ObjectStore;
-use object_store::path::Path as Key;
 use sea_orm::{EntityTrait, PaginatorTrait};
-use sha2::{Digest, Sha256};
 use std::time::Duration;
 
 const TEST: &str = "blob_store::a_server_on_s3_refuses_with_503_while_the_store_is_away";
@@ -27,18 +24,6 @@ const BOOK: &str = "valid-epub2-gutenberg-liber-esther-latin.epub";
 
 /// The key prefix of the installation inside the bucket.
 const PREFIX: &str = "blobs";
-
-/// Every key of the bucket.
-async fn keys(bucket: &dyn ObjectStore) -> Vec<String> {
-    let mut keys: Vec<String> = bucket
-        .list(None)
-        .map_ok(|meta| meta.location.to_string())
-        .try_collect()
-        .await
-        .expect("list the bucket");
-    keys.sort();
-    keys
-}
 
 /// How many requests the installation holds.
 async fn requests(api: &Api) -> u64 {
@@ -116,20 +101,8 @@ async fn a_server_on_s3_refuses_with_503_while_the_store_is_away() {
     assert_eq!(download.status.as_u16(), 200, "{}", download.text);
     assert_eq!(download.headers["content-type"], "application/epub+zip");
 
-    let root = dragoman_model::blob::open_with(&format!("s3://{bucket}"), s3.env())
-        .expect("open the bucket");
-    let listed = keys(root.as_ref()).await;
-    assert!(
-        listed
-            .iter()
-            .all(|key| key.starts_with(&format!("{PREFIX}/"))),
-        "every object under {PREFIX}/: {listed:?}"
-    );
-    let original = format!(
-        "{PREFIX}/originals/{}.epub",
-        hex::encode(Sha256::digest(&book))
-    );
-    assert!(listed.contains(&original), "{original} in {listed:?}");
+    let root = Bucket::open(&s3, &bucket);
+    let (listed, original) = root.assert_original_kept(PREFIX, &book).await;
     assert!(
         listed
             .iter()
@@ -177,7 +150,7 @@ async fn a_server_on_s3_refuses_with_503_while_the_store_is_away() {
     assert_ne!(summary["request_id"], id.as_str());
     assert_eq!(requests(&api).await, stored + 1);
     assert!(
-        root.head(&Key::from(original.as_str())).await.is_ok(),
+        root.keys().await.contains(&original),
         "the original is kept again in the new bucket"
     );
 }

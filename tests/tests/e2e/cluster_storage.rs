@@ -9,16 +9,13 @@
 //! anything at all.
 
 use dragoman_e2e::books::corpus_file;
+use dragoman_e2e::bucket::Bucket;
 use dragoman_e2e::translation::{FINAL_STATUSES, tail};
 use dragoman_e2e::{
     Installation, SCOPES, Server, Session, Simulator, bearer_get, eventually, send,
 };
 use dragoman_testing::S3Server;
 use dragoman_testing::env::cluster_urls;
-use futures::TryStreamExt;
-use object_store::ObjectStore;
-use object_store::path::Path as Key;
-use sha2::{Digest, Sha256};
 use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,29 +63,6 @@ fn entries(book: &[u8]) -> Vec<(String, Vec<u8>)> {
             (name, bytes)
         })
         .collect()
-}
-
-/// The keys of the bucket, all of them.
-async fn keys(bucket: &dyn ObjectStore) -> Vec<String> {
-    let mut keys: Vec<String> = bucket
-        .list(None)
-        .map_ok(|meta| meta.location.to_string())
-        .try_collect()
-        .await
-        .expect("list the bucket");
-    keys.sort();
-    keys
-}
-
-async fn object(bucket: &dyn ObjectStore, key: &str) -> Vec<u8> {
-    bucket
-        .get(&Key::from(key))
-        .await
-        .unwrap_or_else(|e| panic!("get {key}: {e}"))
-        .bytes()
-        .await
-        .unwrap_or_else(|e| panic!("read {key}: {e}"))
-        .to_vec()
 }
 
 #[tokio::test]
@@ -248,22 +222,10 @@ async fn three_processes_share_only_database_redis_and_bucket() {
     );
 
     // The bucket holds the original and the result, under the prefix.
-    let store = dragoman_model::blob::open_with(&format!("s3://{bucket}"), s3.env())
-        .expect("open the bucket");
-    let listed = keys(store.as_ref()).await;
-    assert!(
-        listed
-            .iter()
-            .all(|key| key.starts_with(&format!("{PREFIX}/"))),
-        "every object under {PREFIX}/: {listed:?}"
-    );
-    let original = format!(
-        "{PREFIX}/originals/{}.epub",
-        hex::encode(Sha256::digest(&book))
-    );
-    assert!(listed.contains(&original), "{original} in {listed:?}");
+    let store = Bucket::open(&s3, &bucket);
+    let (listed, original) = store.assert_original_kept(PREFIX, &book).await;
     assert_eq!(
-        object(store.as_ref(), &original).await,
+        store.object(&original).await,
         book,
         "the original is the book sent"
     );
@@ -274,7 +236,7 @@ async fn three_processes_share_only_database_redis_and_bucket() {
     assert!(!results.is_empty(), "a result of {id} in {listed:?}");
     let mut stored_results = Vec::new();
     for key in &results {
-        stored_results.push(object(store.as_ref(), key).await);
+        stored_results.push(store.object(key).await);
     }
     assert!(
         stored_results.contains(&result),
