@@ -291,9 +291,11 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), Error> 
                 .strip_suffix('\n')
                 .map(|p| p.strip_suffix('\r').unwrap_or(p))
                 .unwrap_or(&raw);
-            let account = dragoman_gateway::identity::create_user(&db, &username, password, admin)
-                .await
-                .map_err(Error::Refused)?;
+            let licence = config.licence_settings();
+            let account =
+                dragoman_gateway::identity::create_user(&db, &licence, &username, password, admin)
+                    .await
+                    .map_err(Error::Refused)?;
             println!(
                 "created {} account `{}` ({})",
                 if account.is_admin {
@@ -306,16 +308,26 @@ pub async fn admin(config: &Config, command: AdminCommand) -> Result<(), Error> 
             );
         }
         AdminCommand::DisableUser { username } => {
-            dragoman_gateway::identity::set_active(&db, &username, false)
-                .await
-                .map_err(Error::Refused)?;
+            dragoman_gateway::identity::set_active(
+                &db,
+                &config.licence_settings(),
+                &username,
+                false,
+            )
+            .await
+            .map_err(Error::Refused)?;
             account_changed(config, true).await;
             println!("disabled account `{username}`");
         }
         AdminCommand::EnableUser { username } => {
-            dragoman_gateway::identity::set_active(&db, &username, true)
-                .await
-                .map_err(Error::Refused)?;
+            dragoman_gateway::identity::set_active(
+                &db,
+                &config.licence_settings(),
+                &username,
+                true,
+            )
+            .await
+            .map_err(Error::Refused)?;
             account_changed(config, false).await;
             println!("enabled account `{username}`");
         }

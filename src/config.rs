@@ -3,9 +3,11 @@
 //! command line; validated once before anything starts.
 
 use crate::error::Error;
+use dragoman_delivery::mail::{self, MailPolicy};
 use dragoman_delivery::webhooks::RetrySchedule;
 use dragoman_memory::external::{EmbeddingSettings, ExternalSettings};
 use dragoman_model::licence::LicenceSettings;
+use dragoman_model::server_key::ServerKey;
 use dragoman_model::vocab::AnalysisMode;
 use dragoman_model::webhook::WebhookSettings;
 use dragoman_model::webhook::settings as webhook_settings;
@@ -174,6 +176,15 @@ pub struct Config {
     pub webhook_retry_first_ms: u64,
     /// Longest wait between two calls of a webhook, in milliseconds (1 h).
     pub webhook_retry_longest_ms: u64,
+    /// Attempts a mail gets before it is `failed` (8).
+    pub mail_max_attempts: u32,
+    /// Wait after a mail's first failed attempt, in milliseconds (60 s;
+    /// tests shorten it). Later waits double.
+    pub mail_retry_first_ms: u64,
+    /// Longest wait between two attempts of a mail, in milliseconds (1 h).
+    pub mail_retry_longest_ms: u64,
+    /// How long one SMTP exchange may take, in seconds (30).
+    pub mail_timeout_seconds: u64,
     /// `DRAGOMAN_LICENCE_FILE`: the licence document (JSON). A licence an
     /// administrator saves wins over it; with neither the installation runs
     /// unlicensed (every feature, no word limit).
@@ -276,6 +287,10 @@ impl Default for Config {
             api_webhook_secret: String::new(),
             webhook_retry_first_ms: millis(RetrySchedule::default().first),
             webhook_retry_longest_ms: millis(RetrySchedule::default().longest),
+            mail_max_attempts: mail::DEFAULT_MAX_ATTEMPTS,
+            mail_retry_first_ms: millis(mail::DEFAULT_RETRY_FIRST),
+            mail_retry_longest_ms: millis(mail::DEFAULT_RETRY_LONGEST),
+            mail_timeout_seconds: mail::DEFAULT_TIMEOUT.as_secs(),
             licence_file: None,
             licence_quota_overrun_words: dragoman_model::licence::DEFAULT_OVERRUN_WORDS,
             queue_max_running_per_account: queue::DEFAULT_MAX_RUNNING_PER_ACCOUNT,
@@ -483,6 +498,19 @@ impl Config {
         RetrySchedule {
             first: Duration::from_millis(self.webhook_retry_first_ms),
             longest: Duration::from_millis(self.webhook_retry_longest_ms),
+        }
+    }
+
+    /// How the delivery role sends mail (`key` opens the stored password).
+    pub fn mail_policy(&self, key: ServerKey) -> MailPolicy {
+        MailPolicy {
+            key,
+            max_attempts: self.mail_max_attempts,
+            schedule: RetrySchedule {
+                first: Duration::from_millis(self.mail_retry_first_ms),
+                longest: Duration::from_millis(self.mail_retry_longest_ms),
+            },
+            timeout: Duration::from_secs(self.mail_timeout_seconds),
         }
     }
 
@@ -700,6 +728,13 @@ impl Config {
             || self.webhook_retry_longest_ms < self.webhook_retry_first_ms
         {
             return Err("DRAGOMAN_WEBHOOK_RETRY_FIRST_MS must be at least 1 and at most DRAGOMAN_WEBHOOK_RETRY_LONGEST_MS".into());
+        }
+        if self.mail_max_attempts == 0
+            || self.mail_timeout_seconds == 0
+            || self.mail_retry_first_ms == 0
+            || self.mail_retry_longest_ms < self.mail_retry_first_ms
+        {
+            return Err("DRAGOMAN_MAIL_MAX_ATTEMPTS, DRAGOMAN_MAIL_TIMEOUT_SECONDS and DRAGOMAN_MAIL_RETRY_FIRST_MS must be at least 1, and DRAGOMAN_MAIL_RETRY_FIRST_MS at most DRAGOMAN_MAIL_RETRY_LONGEST_MS".into());
         }
         if !(1..=365).contains(&self.session_days) {
             return Err("DRAGOMAN_SESSION_DAYS must be 1 to 365".into());

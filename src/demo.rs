@@ -135,7 +135,8 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), Error> {
         .take(20)
         .map(char::from)
         .collect();
-    match dragoman_gateway::identity::create_user(&db, "demo", &password, false).await {
+    let licence = config.licence_settings();
+    match dragoman_gateway::identity::create_user(&db, &licence, "demo", &password, false).await {
         Ok(_) => {}
         Err(e) if e.code == ErrorCode::UsernameTaken => {
             dragoman_gateway::identity::set_password(&db, "demo", &password)

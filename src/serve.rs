@@ -10,6 +10,7 @@ use crate::shutdown::Shutdown;
 use clap::Args;
 use dragoman_delivery::epub_check::{EpubValidator, Epubcheck};
 use dragoman_delivery::epub_result::EpubDelivery;
+use dragoman_delivery::mail::MailDispatcher;
 use dragoman_delivery::webhooks::Dispatcher;
 use dragoman_delivery::{DeliveryService, ResultStore, ResultsLoop};
 use dragoman_gateway::{Gateway, GatewaySettings, ReadCaches, Service};
@@ -291,13 +292,16 @@ fn start_local_roles(
         ))
     });
     let delivery = runs(Role::Delivery).then(|| {
-        Arc::new(DeliveryService::new(
-            shared.db.clone(),
-            results.clone(),
-            shared.coordination.clone(),
-            shared.credential.clone(),
-            shared.webhooks.clone(),
-        ))
+        Arc::new(
+            DeliveryService::new(
+                shared.db.clone(),
+                results.clone(),
+                shared.coordination.clone(),
+                shared.credential.clone(),
+                shared.webhooks.clone(),
+            )
+            .with_mail_policy(config.mail_policy(shared.server_key.clone())),
+        )
     });
     let external_settings = config.external_memory().map_err(Error::Config)?;
     let external_memory = match external_settings {
@@ -493,8 +497,8 @@ fn start_scheduler_timers(tasks: &mut Tasks, local: &LocalRoles, stop: &watch::R
     });
 }
 
-/// Delivery sends the webhooks, stores the result of every request that
-/// ends, and deletes results past their retention.
+/// Delivery sends the webhooks and the mails, stores the result of every
+/// request that ends, and deletes results past their retention.
 fn start_delivery_loops(
     tasks: &mut Tasks,
     config: &Config,
@@ -514,6 +518,16 @@ fn start_delivery_loops(
     let webhook_stop = stop.clone();
     tasks.spawn(async move {
         dispatcher.run(webhook_stop).await;
+        Ok(())
+    });
+    let mail = MailDispatcher::new(
+        shared.db.clone(),
+        shared.coordination.clone(),
+        config.mail_policy(shared.server_key.clone()),
+    );
+    let mail_stop = stop.clone();
+    tasks.spawn(async move {
+        mail.run(mail_stop).await;
         Ok(())
     });
     let results_loop = ResultsLoop::new(
@@ -714,6 +728,9 @@ async fn serve_gateway(
     let (Some(scheduler), Some(delivery)) = (handles.scheduler, handles.delivery) else {
         return Ok(());
     };
+    if settings.demo_mode {
+        ensure_demo_account(&shared.db, &settings.licence).await?;
+    }
     let gateway = Gateway {
         db: shared.db.clone(),
         database: shared.database.clone(),
@@ -761,6 +778,18 @@ async fn serve_gateway(
             .map_err(Error::HttpServer)
     });
     Ok(())
+}
+
+/// Demo mode signs visitors in to the demo account (spec 4.9): it exists
+/// before the first one comes.
+async fn ensure_demo_account(
+    db: &DatabaseConnection,
+    licence: &dragoman_model::licence::LicenceSettings,
+) -> Result<(), Error> {
+    dragoman_gateway::routes::demo::ensure_account(db, licence)
+        .await
+        .map(|_| ())
+        .map_err(|e| Error::DemoAccount(e.code))
 }
 
 /// Waits for the tasks to end (draining on a signal), then closes the

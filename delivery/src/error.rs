@@ -39,6 +39,13 @@ pub enum DeliveryError {
     InvalidSettings(Vec<Issue>),
     #[error("administrators only")]
     AdminRequired,
+    #[error("mail is not configured")]
+    MailNotConfigured,
+    #[error("no such mail in the outbox")]
+    MailNotFound,
+    /// Only a failed mail is retried.
+    #[error("this mail has not failed")]
+    MailNotFailed,
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     /// The blob store failed at `what`: refused (503 with `Retry-After`,
@@ -114,6 +121,11 @@ impl From<DeliveryError> for ServiceError {
                 ServiceError::new(ErrorCode::InvalidPayload, message).with_issues(issues)
             }
             DeliveryError::AdminRequired => ServiceError::new(ErrorCode::AdminRequired, message),
+            DeliveryError::MailNotConfigured => {
+                ServiceError::new(ErrorCode::MailNotConfigured, message)
+            }
+            DeliveryError::MailNotFound => ServiceError::new(ErrorCode::MailNotFound, message),
+            DeliveryError::MailNotFailed => ServiceError::new(ErrorCode::Conflict, message),
             DeliveryError::Db(e) => {
                 ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
             }

@@ -1,12 +1,14 @@
 //! The Delivery service: results (build, serve, and the loop that stores
 //! each completed request's result and deletes expired ones), the delivered
 //! EPUB with its validation and repair loop (`epub_result`, `epub_check`),
-//! and webhooks (outbox, signed calls with retries, administrator settings).
+//! webhooks (outbox, signed calls with retries, administrator settings),
+//! and mail (SMTP settings, outbox, sender with retries).
 pub mod epub_check;
 pub mod epub_result;
 pub mod error;
 pub mod export_settings;
 pub mod issues;
+pub mod mail;
 pub mod results;
 pub mod results_loop;
 pub mod service;

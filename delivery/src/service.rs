@@ -1,18 +1,21 @@
 //! The Delivery gRPC service: results on demand (the stored one, built by
 //! the results loop when the request ended, while it is kept), the
-//! `chapters.translated` batches and the administrator webhook settings.
+//! `chapters.translated` batches, the administrator webhook settings, and
+//! the administrator mail settings, test mail and outbox.
 
 use crate::error::DeliveryError;
+use crate::mail::{self, MailPolicy};
 use crate::results::{self, ResultQuery};
 use crate::stored::{self, ResultStore};
 use crate::webhooks::{admin, events};
 use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
+use dragoman_model::documents::mail_settings::MailSettingsInput;
 use dragoman_model::documents::settings_change::WebhookSettingsChange;
 use dragoman_model::entities::{deleted_request, request, result};
 use dragoman_model::vocab::{
-    Channel, Issue, IssueContext, IssueKind, Layout, LocPart, RequestStatus, ResultFormat,
-    ResultScope,
+    Channel, Issue, IssueContext, IssueKind, Layout, LocPart, MailLanguage, MailState,
+    RequestStatus, ResultFormat, ResultScope,
 };
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_model::{ModelError, tenancy};
@@ -30,6 +33,7 @@ pub struct DeliveryService {
     coordination: Arc<dyn Coordination>,
     credential: InternalCredential,
     webhooks: WebhookPolicy,
+    mail: MailPolicy,
 }
 
 impl DeliveryService {
@@ -40,12 +44,28 @@ impl DeliveryService {
         credential: InternalCredential,
         webhooks: WebhookPolicy,
     ) -> Self {
+        let mail = MailPolicy::new(webhooks.key.clone());
         Self {
             db,
             results,
             coordination,
             credential,
             webhooks,
+            mail,
+        }
+    }
+
+    /// The mail rules of the environment (the defaults otherwise).
+    pub fn with_mail_policy(mut self, mail: MailPolicy) -> Self {
+        self.mail = mail;
+        self
+    }
+
+    /// The mail dispatcher is woken the same way: a failed notify only
+    /// delays a mail to its next look at the outbox.
+    async fn wake_mail(&self) {
+        if let Err(e) = self.coordination.notify(&Channel::Mail).await {
+            tracing::warn!(error = %e, "coordination notify failed");
         }
     }
 
@@ -283,4 +303,89 @@ impl dragoman_proto::Delivery for DeliveryService {
             crate::export_settings::update(&self.db, &who, request.into_inner().into()).await?;
         Ok(Response::new(settings.into()))
     }
+
+    async fn get_mail_settings(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<MailSettingsView>, Status> {
+        admin_only(&self.credential, &request)?;
+        let view = mail::settings::view(&self.db).await?;
+        Ok(Response::new(view.into()))
+    }
+
+    async fn update_mail_settings(
+        &self,
+        request: Request<UpdateMailSettingsRequest>,
+    ) -> Result<Response<MailSettingsView>, Status> {
+        let who = admin_only(&self.credential, &request)?;
+        let input = MailSettingsInput::try_from(request.into_inner()).map_err(|e| {
+            DeliveryError::InvalidSettings(vec![Issue::at("body", e.field, IssueKind::Enum)])
+        })?;
+        let view = mail::settings::update(&self.db, &self.mail, &input).await?;
+        tracing::info!(account = %who.account_id, "mail settings changed");
+        // Mails waiting for settings may go now.
+        self.wake_mail().await;
+        Ok(Response::new(view.into()))
+    }
+
+    async fn clear_mail_settings(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<MailSettingsView>, Status> {
+        let who = admin_only(&self.credential, &request)?;
+        let view = mail::settings::clear(&self.db).await?;
+        tracing::info!(account = %who.account_id, "mail settings cleared");
+        Ok(Response::new(view.into()))
+    }
+
+    async fn send_test_mail(
+        &self,
+        request: Request<SendTestMailRequest>,
+    ) -> Result<Response<MailOutboxEntry>, Status> {
+        admin_only(&self.credential, &request)?;
+        let m = request.into_inner();
+        let language = or_default(
+            m.language,
+            "language",
+            MailLanguage::En,
+            MailLanguage::expected(),
+        )?;
+        let entry = mail::admin::send_test(&self.db, m.to.as_deref(), language).await?;
+        self.wake_mail().await;
+        Ok(Response::new(entry.into()))
+    }
+
+    async fn list_mail_outbox(
+        &self,
+        request: Request<ListMailOutboxRequest>,
+    ) -> Result<Response<MailOutboxPage>, Status> {
+        admin_only(&self.credential, &request)?;
+        let m = request.into_inner();
+        let state = MailState::from_wire_opt((m.state != 0).then_some(m.state), "state")
+            .map_err(invalid(MailState::expected()))?;
+        let page = mail::admin::list(&self.db, state, m.limit, m.offset).await?;
+        Ok(Response::new(page.into()))
+    }
+
+    async fn retry_mail(
+        &self,
+        request: Request<MailRef>,
+    ) -> Result<Response<MailOutboxEntry>, Status> {
+        admin_only(&self.credential, &request)?;
+        let entry = mail::outbox::retry(&self.db, &request.get_ref().id).await?;
+        self.wake_mail().await;
+        Ok(Response::new(entry.into()))
+    }
+}
+
+/// The caller when it is an administrator; 403 `admin_required` otherwise.
+fn admin_only<T>(
+    credential: &InternalCredential,
+    request: &Request<T>,
+) -> Result<dragoman_proto::principal::Principal, Status> {
+    let who = credential.principal(request)?;
+    if !who.admin {
+        return Err(DeliveryError::AdminRequired.into());
+    }
+    Ok(who)
 }

@@ -12,6 +12,7 @@ pub mod identity;
 pub mod mcp;
 pub mod messages;
 pub mod metrics;
+pub mod onboarding;
 pub mod openapi;
 pub mod operations;
 pub mod outage;

@@ -117,6 +117,44 @@ pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
             "Ce nom d'utilisateur est déjà pris.",
             "This username is already taken.",
         ),
+        ErrorCode::SecondFactorRequired => (
+            "Ce compte demande un code de second facteur : renvoyez la connexion avec « code ».",
+            "This account has a second factor: sign in again with a \"code\".",
+        ),
+        ErrorCode::UserNotFound => ("Utilisateur introuvable.", "User not found."),
+        ErrorCode::MailNotFound => (
+            "Ce courriel n'est pas dans la file d'envoi.",
+            "This mail is not in the outbox.",
+        ),
+        ErrorCode::LastAdministrator => (
+            "C'est le dernier administrateur actif : il ne peut être supprimé, désactivé ni rétrogradé.",
+            "This is the last active administrator: it cannot be deleted, disabled or demoted.",
+        ),
+        ErrorCode::AccountNotEmpty => (
+            "Ce compte possède encore des séries, glossaires, demandes ou réglages de fournisseur : indiquez transfer_to.",
+            "This account still owns series, glossaries, requests or provider defaults: name transfer_to.",
+        ),
+        ErrorCode::SeatLimit => (
+            "La licence ne permet pas d'autre compte actif.",
+            "The licence allows no further active account.",
+        ),
+        ErrorCode::MailNotConfigured => (
+            "Aucun serveur de courrier n'est configuré.",
+            "No mail server is configured.",
+        ),
+        ErrorCode::PublicUrlRequired => (
+            "Les liens de réinitialisation demandent l'adresse publique du service (DRAGOMAN_PUBLIC_URL).",
+            "Password-reset links need the service's public address (DRAGOMAN_PUBLIC_URL).",
+        ),
+        ErrorCode::SecondFactorEnabled => (
+            "Ce compte a déjà un second facteur.",
+            "This account already has a second factor.",
+        ),
+        ErrorCode::InvalidCode => ("Ce code ne convient pas.", "This code does not match."),
+        ErrorCode::InvalidResetLink => (
+            "Ce lien de réinitialisation est inconnu, déjà utilisé ou expiré.",
+            "This reset link is unknown, already used or expired.",
+        ),
         ErrorCode::ProviderExists => (
             "Un fournisseur porte déjà ce nom.",
             "A provider with this name already exists.",

@@ -40,3 +40,8 @@ where
     }
     stmt.take()
 }
+
+/// A text primary key (the application-generated ids).
+pub(crate) fn pk_string<T: IntoIden>(col: T) -> ColumnDef {
+    ColumnDef::new(col).string().not_null().primary_key().take()
+}

@@ -20,6 +20,7 @@ mod m0007_prompt_cache;
 mod m0008_external_memory;
 mod m0009_deleted_requests;
 mod m0010_usage_stage;
+mod m0011_accounts_mail;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0008_external_memory::Migration),
             Box::new(m0009_deleted_requests::Migration),
             Box::new(m0010_usage_stage::Migration),
+            Box::new(m0011_accounts_mail::Migration),
         ]
     }
 }

@@ -10,7 +10,7 @@
 //! optional references to providers and tokens are set to NULL; a provider with
 //! recorded calls cannot be deleted (its cost history would be lost).
 
-use crate::keys::{fk, index};
+use crate::keys::{fk, index, pk_string};
 use sea_orm_migration::{prelude::*, schema::*};
 
 /// The initial schema.
@@ -289,10 +289,6 @@ enum Settings {
 }
 
 /// A string primary key (application-generated UUID, or a setting name).
-fn pk_string<T: IntoIden>(col: T) -> ColumnDef {
-    string(col).primary_key().take()
-}
-
 /// Every table, parents first. (Long by design: a released migration stays as written.)
 fn tables() -> Vec<TableCreateStatement> {
     use ForeignKeyAction::{Cascade, Restrict, SetNull};

@@ -22,7 +22,7 @@ use dragoman_model::vocab::{
 };
 use sea_orm::{
     ActiveModelTrait, ConnectionTrait, DatabaseConnection, EntityTrait, IntoActiveModel,
-    PaginatorTrait, QueryOrder, Set, TransactionTrait,
+    PaginatorTrait, QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 use sea_orm_migration::SchemaManager;
 use serde_json::json;
@@ -381,7 +381,14 @@ async fn exercise(db: &DatabaseConnection) {
         .exec(db)
         .await
         .expect("delete without the triggers");
-    assert_eq!(account::Entity::find().count(db).await.expect("count"), 1);
+    // Only the id: later migrations' columns are gone too.
+    let accounts = account::Entity::find()
+        .select_only()
+        .column(account::Column::Id)
+        .count(db)
+        .await
+        .expect("count");
+    assert_eq!(accounts, 1);
 }
 
 #[tokio::test]

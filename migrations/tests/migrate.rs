@@ -21,9 +21,10 @@ use dragoman_model::entities::{
 };
 use dragoman_model::ids::new_id;
 use dragoman_model::vocab::{
-    AutopilotAction, AutopilotOutcome, BudgetPeriod, CallbackEvent, InputKind, JobStatus,
-    PassageStatus, Priority, ProjectKind, ProviderKind, RequestStatus, ResultFormat, ResultScope,
-    SeriesKind, Stage, UsageStage, VersionReason, VolumeStatus, WebhookState,
+    AuditAction, AuditTarget, AutopilotAction, AutopilotOutcome, BudgetPeriod, CallbackEvent,
+    InputKind, JobStatus, MailLanguage, PassageStatus, Priority, ProjectKind, ProviderKind,
+    RequestStatus, ResultFormat, ResultScope, SeriesKind, Stage, UsageStage, VersionReason,
+    VolumeStatus, WebhookState,
 };
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection,
@@ -34,7 +35,7 @@ use serde_json::json;
 
 mod support;
 
-const TABLES: [&str; 26] = [
+const TABLES: [&str; 28] = [
     "accounts",
     "sessions",
     "api_tokens",
@@ -61,6 +62,8 @@ const TABLES: [&str; 26] = [
     "licence_words",
     "passage_versions",
     "deleted_requests",
+    "mail_outbox",
+    "password_resets",
 ];
 
 /// A timestamp beyond 32 bits, to prove the columns are 64-bit.
@@ -131,6 +134,11 @@ async fn exercise(db: &DatabaseConnection) {
             word_allowance: None,
             created_at: T,
             updated_at: T + 1,
+            second_factor_secret: None,
+            second_factor_enabled_at: None,
+            recovery_codes: None,
+            notify_on_finish: false,
+            mail_language: MailLanguage::En,
         },
         id
     );
@@ -196,8 +204,8 @@ async fn exercise(db: &DatabaseConnection) {
             id: new_id(),
             at: T,
             actor_account_id: Some(account.id.clone()),
-            action: "token.create".into(),
-            target_type: "api_token".into(),
+            action: AuditAction::TokenCreate,
+            target_type: AuditTarget::ApiToken,
             target_id: Some(token.id.clone()),
             details: json!({"name": "ci", "scopes": ["translate"]}),
         },

@@ -40,6 +40,7 @@ pub mod fallback;
 pub mod ids;
 pub mod licence;
 pub mod llm_protocol;
+pub mod mail;
 pub mod passages;
 pub mod payload;
 pub mod provider_default;

@@ -115,6 +115,12 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, crate::v1::deli
     update_webhook_settings(UpdateWebhookSettingsRequest) -> WebhookSettingsView;
     deliver_epub(RequestRef) -> EpubDelivery;
     update_export_settings(ExportSettingsView) -> ExportSettingsView;
+    get_mail_settings(StatusRequest) -> MailSettingsView;
+    update_mail_settings(UpdateMailSettingsRequest) -> MailSettingsView;
+    clear_mail_settings(StatusRequest) -> MailSettingsView;
+    send_test_mail(SendTestMailRequest) -> MailOutboxEntry;
+    list_mail_outbox(ListMailOutboxRequest) -> MailOutboxPage;
+    retry_mail(MailRef) -> MailOutboxEntry;
 });
 
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_server::SERVICE_NAME, {
@@ -522,6 +528,42 @@ mod tests {
             _: Request<ExportSettingsView>,
         ) -> Result<Response<ExportSettingsView>, Status> {
             Err(Status::unimplemented("update_export_settings"))
+        }
+        async fn get_mail_settings(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<MailSettingsView>, Status> {
+            Err(Status::unimplemented("get_mail_settings"))
+        }
+        async fn update_mail_settings(
+            &self,
+            _: Request<UpdateMailSettingsRequest>,
+        ) -> Result<Response<MailSettingsView>, Status> {
+            Err(Status::unimplemented("update_mail_settings"))
+        }
+        async fn clear_mail_settings(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<MailSettingsView>, Status> {
+            Err(Status::unimplemented("clear_mail_settings"))
+        }
+        async fn send_test_mail(
+            &self,
+            _: Request<SendTestMailRequest>,
+        ) -> Result<Response<MailOutboxEntry>, Status> {
+            Err(Status::unimplemented("send_test_mail"))
+        }
+        async fn list_mail_outbox(
+            &self,
+            _: Request<ListMailOutboxRequest>,
+        ) -> Result<Response<MailOutboxPage>, Status> {
+            Err(Status::unimplemented("list_mail_outbox"))
+        }
+        async fn retry_mail(
+            &self,
+            _: Request<MailRef>,
+        ) -> Result<Response<MailOutboxEntry>, Status> {
+            Err(Status::unimplemented("retry_mail"))
         }
     }
 

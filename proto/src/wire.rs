@@ -99,6 +99,10 @@ mod vocabulary {
         GlossaryFormat { Json, Csv, Tbx }
         CsvDelimiter { Comma, Semicolon, Tab }
         ImportStrategy { Skip, Replace, ReplaceAll }
+        MailSecurity { None, Starttls, Tls }
+        MailState { Pending, Sent, Failed }
+        MailKind { Test, RequestFinished, PasswordReset }
+        MailLanguage { En, Fr }
     }
 }
 

@@ -169,6 +169,8 @@ impl SchedulerService {
         if completed || row.callback_url.is_some() {
             self.notify(&Channel::Webhooks).await;
         }
+        // Its owner's mail may be queued.
+        self.notify(&Channel::Mail).await;
         self.promote_next(&row.series_id).await?;
         self.notify(&Channel::Jobs).await;
         Ok(())

@@ -12,6 +12,9 @@
 //! * [`s3`]: a real S3-compatible server (`moto_server` from the test
 //!   Python's environment), stoppable, for the blob store and clusters
 //!   that share no folder.
+//! * [`smtp`]: a real SMTP server (aiosmtpd from the test Python's
+//!   environment) that keeps what it receives for the test to read,
+//!   stoppable and restartable for outage tests.
 //! * [`scratch_postgres`]: a PostgreSQL server of one test's own
 //!   (`initdb`/`pg_ctl`), for drills that stop the database.
 //! * [`python`]: the Python interpreter the tests drive real tools with.
@@ -28,9 +31,11 @@ pub mod python;
 pub mod redis_namespace;
 pub mod s3;
 pub mod scratch_postgres;
+pub mod smtp;
 
 pub use chroma::Chroma;
 pub use database::TestDatabase;
 pub use redis_namespace::RedisNamespace;
 pub use s3::S3Server;
 pub use scratch_postgres::ScratchPostgres;
+pub use smtp::SmtpServer;

@@ -65,6 +65,12 @@ impl Answer {
         self.json()
     }
 
+    /// Asserts an empty 204 answer.
+    pub fn expect_no_content(&self) {
+        assert_eq!(self.status.as_u16(), 204, "expected 204: {}", self.text);
+        assert!(self.text.is_empty(), "204 with a body: {}", self.text);
+    }
+
     /// Checks that this is the error envelope with `status` and `code`:
     /// JSON, one key `detail` holding a `code` and a non-empty `message`,
     /// and on 401 the `WWW-Authenticate: Bearer realm="service"` header.

@@ -93,6 +93,11 @@ pub(crate) fn test_caller(token_id: &str, scopes: &[Scope]) -> TokenCaller {
             word_allowance: None,
             created_at: 0,
             updated_at: 0,
+            second_factor_secret: None,
+            second_factor_enabled_at: None,
+            recovery_codes: None,
+            notify_on_finish: false,
+            mail_language: dragoman_model::vocab::MailLanguage::En,
         },
         token: api_token::Model {
             id: token_id.into(),

@@ -6,5 +6,6 @@ pub mod bearer;
 pub mod licence;
 pub mod password;
 pub mod rate_limit;
+pub mod second_factor;
 pub mod session;
 pub mod token_format;

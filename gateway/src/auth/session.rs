@@ -179,7 +179,7 @@ fn is_cross_site(state: &AppState, headers: &HeaderMap) -> bool {
 }
 
 /// `scheme://host[:port]` this service is reached at.
-fn expected_origin(state: &AppState, headers: &HeaderMap) -> Option<String> {
+pub(crate) fn expected_origin(state: &AppState, headers: &HeaderMap) -> Option<String> {
     if let Some(url) = &state.settings.public_url {
         return origin_of(url);
     }

@@ -1,5 +1,7 @@
-//! Session sign-in and sign-out (`/api/auth/*`).
+//! Session sign-in and sign-out (`/api/auth/*`). An account with a second
+//! factor signs in with its password and a code (TOTP or recovery).
 
+use crate::auth::second_factor::{self, Accepts, Verdict};
 use crate::auth::{password, session};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::JsonBody;
@@ -20,6 +22,10 @@ use serde::{Deserialize, Serialize};
 pub struct Login {
     username: String,
     password: String,
+    /// A TOTP code or an unused recovery code, for an account with a
+    /// second factor.
+    #[serde(default)]
+    code: Option<String>,
 }
 
 /// The signed-in account, as sign-in and `GET /api/auth/session` answer it.
@@ -38,7 +44,7 @@ struct AccountView {
 }
 
 impl SignedIn {
-    fn of(account: &account::Model) -> Self {
+    pub fn of(account: &account::Model) -> Self {
         SignedIn {
             account: AccountView {
                 id: account.id.clone(),
@@ -75,6 +81,19 @@ pub async fn login(
     };
     if !account.active {
         return Err(ApiError::new(ErrorCode::InactiveAccount));
+    }
+    // Only once the password matched: asking for a code earlier would tell
+    // which accounts have a second factor.
+    if account.has_second_factor() {
+        let Some(code) = body.code.as_deref() else {
+            return Err(ApiError::new(ErrorCode::SecondFactorRequired));
+        };
+        match second_factor::check(&state, &account, code, Accepts::TotpOrRecovery).await? {
+            Verdict::Totp | Verdict::Recovery => {}
+            // The same answer as a wrong password.
+            Verdict::Wrong => return Err(ApiError::new(ErrorCode::Unauthorized)),
+            Verdict::Limited(seconds) => return Err(second_factor::too_many(seconds)),
+        }
     }
     let cookie = session::open(&state, &headers, &account.id).await?;
     Ok((jar.add(cookie), Json(SignedIn::of(&account))))

@@ -16,6 +16,7 @@ use axum::extract::{Path, State};
 use dragoman_model::budget;
 use dragoman_model::documents::book_settings::{BookBudget, BudgetChange};
 use dragoman_model::tenancy;
+use dragoman_model::vocab::AuditAction;
 use dragoman_proto::v1::SetBookBudgetRequest;
 
 pub async fn get_budget(
@@ -48,8 +49,7 @@ pub async fn put_budget(
     audit(
         &state.db,
         Some(&user.account.id),
-        "book.budget",
-        "project",
+        AuditAction::BookBudget,
         Some(&answer.project_id),
         BudgetChange {
             amount: answer.amount(),

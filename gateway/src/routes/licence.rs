@@ -20,7 +20,7 @@ use axum::Json;
 use axum::extract::State;
 use dragoman_model::clock;
 use dragoman_model::licence::{self, Licence, LicenceStanding};
-use dragoman_model::vocab::ErrorCode;
+use dragoman_model::vocab::{AuditAction, ErrorCode};
 
 async fn standing(state: &AppState) -> ApiResult<Json<LicenceStanding>> {
     let in_force = state
@@ -62,8 +62,7 @@ pub async fn put_licence(
     audit(
         &txn,
         Some(&user.account.id),
-        "licence.set",
-        "setting",
+        AuditAction::LicenceSet,
         Some(licence::SETTING_KEY),
         &document,
     )
@@ -88,8 +87,7 @@ pub async fn delete_licence(
         audit(
             &txn,
             Some(&user.account.id),
-            "licence.clear",
-            "setting",
+            AuditAction::LicenceClear,
             Some(licence::SETTING_KEY),
             NoDetails {},
         )

@@ -4,18 +4,25 @@
 //! `/health` says so.
 pub mod auth;
 pub mod book_budget;
+pub mod demo;
 pub mod edition;
 pub mod glossaries;
 pub mod health;
 pub mod licence;
+pub mod mail_settings;
 pub mod memory_settings;
 pub mod narrative;
+pub mod onboarding;
+pub mod password_reset;
+pub mod preferences;
 pub mod providers;
 pub mod queue_settings;
 pub mod requests;
+pub mod second_factor;
 pub mod series;
 pub mod settings;
 pub mod tokens;
+pub mod users;
 
 use crate::auth::{bearer, rate_limit, session};
 use crate::envelope::envelope;
@@ -44,12 +51,22 @@ async fn not_found() -> ApiError {
     ApiError::new(ErrorCode::NotFound)
 }
 
-/// Demo mode (spec 4.9): only reads, sign-in and sign-out are allowed.
+/// Demo sign-in, which demo mode exists for.
+const DEMO_SIGN_IN: &str = "/auth/demo";
+/// The tool protocol, closed in demo mode whatever the method.
+const TOOL_PROTOCOL: &str = "/mcp";
+
+/// Demo mode (spec 4.9): reads, sign-in (with a password or to the demo
+/// account) and sign-out. The spec also lets through the grouped EPUB and
+/// text exports; this service has none (results are read with `GET`).
 fn demo_allows(method: &Method, path: &str) -> bool {
+    if path == TOOL_PROTOCOL {
+        return false;
+    }
     let read = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     let sign = path
         .strip_prefix(SESSION_ROOT)
-        .is_some_and(|route| route == SIGN_IN || route == SIGN_OUT);
+        .is_some_and(|route| route == SIGN_IN || route == SIGN_OUT || route == DEMO_SIGN_IN);
     read || sign
 }
 
@@ -193,6 +210,13 @@ pub fn router(state: AppState) -> Router {
                 .delete(queue_settings::delete_queue),
         )
         .merge(memory_routes())
+        .merge(users::routes())
+        .merge(second_factor::routes())
+        .merge(mail_settings::routes())
+        .merge(password_reset::routes())
+        .merge(preferences::routes())
+        .merge(onboarding::routes())
+        .merge(demo::routes())
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), session::same_origin))
         .layer(from_fn_with_state(state.clone(), outage::answer_within));
@@ -246,15 +270,17 @@ mod tests {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
 
-    /// Session-like routes that all answer 200 when they are reached.
+    /// Routes like the real ones that all answer 200 when they are reached.
     fn app(demo_mode: bool) -> Router {
         let reached = || async { "reached" };
         let session_routes = Router::new()
             .route(SIGN_IN, post(reached))
             .route(SIGN_OUT, post(reached))
-            .route("/auth/demo", post(reached))
+            .route(DEMO_SIGN_IN, post(reached))
             .route("/tokens", get(reached).post(reached));
         Router::new()
+            .route(TOOL_PROTOCOL, get(reached).post(reached))
+            .route("/api/v1/translation-requests", post(reached))
             .nest(SESSION_ROOT, session_routes)
             .layer(from_fn(move |request: Request, next: Next| {
                 demo_guard(demo_mode, request, next)
@@ -279,16 +305,15 @@ mod tests {
         (status, String::from_utf8_lossy(&bytes).into_owned())
     }
 
-    #[tokio::test]
-    async fn demo_mode_allows_reads_sign_in_and_sign_out_only() {
-        let (status, body) = send(true, Method::POST, "/api/auth/demo").await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-        let detail: serde_json::Value = serde_json::from_str(&body).expect("envelope");
-        assert_eq!(detail["detail"]["code"], "demo_read_only");
+    fn assert_read_only((status, body): (StatusCode, String), what: &str) {
+        assert_eq!(status, StatusCode::FORBIDDEN, "{what}: {body}");
+        let envelope: serde_json::Value = serde_json::from_str(&body).expect("envelope");
+        assert_eq!(envelope["detail"]["code"], "demo_read_only", "{what}");
+    }
 
-        let (status, _) = send(true, Method::POST, "/api/tokens").await;
-        assert_eq!(status, StatusCode::FORBIDDEN);
-        for path in ["/api/auth/login", "/api/auth/logout"] {
+    #[tokio::test]
+    async fn demo_mode_allows_reads_and_signing_in_and_out_only() {
+        for path in ["/api/auth/login", "/api/auth/logout", "/api/auth/demo"] {
             let (status, body) = send(true, Method::POST, path).await;
             assert_eq!(
                 (status, body.as_str()),
@@ -298,13 +323,39 @@ mod tests {
         }
         let (status, _) = send(true, Method::GET, "/api/tokens").await;
         assert_eq!(status, StatusCode::OK);
+        assert_read_only(
+            send(true, Method::POST, "/api/tokens").await,
+            "session write",
+        );
+        assert_read_only(
+            send(true, Method::POST, "/api/v1/translation-requests").await,
+            "automation write",
+        );
         // A sign-in path elsewhere than under the session root is not one.
         assert!(!demo_allows(&Method::POST, "/auth/login"));
+        assert!(!demo_allows(&Method::POST, "/auth/demo"));
+    }
+
+    #[tokio::test]
+    async fn demo_mode_closes_the_tool_protocol_for_every_method() {
+        for method in [Method::POST, Method::GET] {
+            assert_read_only(send(true, method.clone(), "/mcp").await, method.as_str());
+        }
     }
 
     #[tokio::test]
     async fn without_demo_mode_writes_pass() {
-        let (status, body) = send(false, Method::POST, "/api/auth/demo").await;
-        assert_eq!((status, body.as_str()), (StatusCode::OK, "reached"));
+        for (method, path) in [
+            (Method::POST, "/api/auth/demo"),
+            (Method::POST, "/api/tokens"),
+            (Method::POST, "/mcp"),
+        ] {
+            let (status, body) = send(false, method, path).await;
+            assert_eq!(
+                (status, body.as_str()),
+                (StatusCode::OK, "reached"),
+                "{path}"
+            );
+        }
     }
 }

@@ -17,7 +17,7 @@ use axum::response::IntoResponse;
 use dragoman_model::documents::token::{TokenState, TokenView, WebhookSecret};
 use dragoman_model::entities::{account, api_token};
 use dragoman_model::vocab::Scope;
-use dragoman_model::vocab::{BudgetPeriod, ErrorCode, IssueKind, Priority};
+use dragoman_model::vocab::{AuditAction, BudgetPeriod, ErrorCode, IssueKind, Priority};
 use dragoman_model::{clock, ids, tenancy};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -210,8 +210,7 @@ pub async fn create(
     audit(
         &txn,
         Some(&user.account.id),
-        "token.create",
-        "api_token",
+        AuditAction::TokenCreate,
         Some(&token.id),
         CreatedAudit {
             name: &token.name,
@@ -275,8 +274,7 @@ pub async fn update_queue(
     audit(
         &state.db,
         Some(&user.account.id),
-        "token.queue",
-        "api_token",
+        AuditAction::TokenQueue,
         Some(&token.id),
         QueueAudit {
             max_priority: token.max_priority,
@@ -314,8 +312,7 @@ pub async fn update_budget(
     audit(
         &state.db,
         Some(&user.account.id),
-        "token.budget",
-        "api_token",
+        AuditAction::TokenBudget,
         Some(&token.id),
         BudgetAudit {
             amount: token.budget_amount,
@@ -341,8 +338,7 @@ pub async fn revoke(
         audit(
             &state.db,
             Some(&user.account.id),
-            "token.revoke",
-            "api_token",
+            AuditAction::TokenRevoke,
             Some(&token.id),
             RevokedAudit {
                 name: &token.name,

@@ -14,6 +14,7 @@ pub mod health;
 pub mod job_list;
 pub mod library;
 pub mod licence_status;
+pub mod mail_settings;
 pub mod narrative;
 pub mod propagation;
 pub mod provider;

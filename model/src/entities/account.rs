@@ -1,6 +1,6 @@
 //! `accounts`: people (and service users) who sign in or own API tokens.
 
-use crate::vocab::Priority;
+use crate::vocab::{MailLanguage, Priority};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +24,24 @@ pub struct Model {
     pub word_allowance: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The TOTP secret, sealed with the server key; set from enrolment on.
+    pub second_factor_secret: Option<String>,
+    /// When the user confirmed the second factor; until then a stored
+    /// secret is an enrolment in progress and sign-in does not ask for it.
+    pub second_factor_enabled_at: Option<i64>,
+    /// SHA-256 (hex) of each unused recovery code, as a JSON array.
+    pub recovery_codes: Option<Json>,
+    /// Mail the owner when one of their requests ends.
+    pub notify_on_finish: bool,
+    /// The language of the mails this account receives.
+    pub mail_language: MailLanguage,
+}
+
+impl Model {
+    /// Whether sign-in asks this account for a second-factor code.
+    pub fn has_second_factor(&self) -> bool {
+        self.second_factor_enabled_at.is_some()
+    }
 }
 
 /// Tables referencing `accounts`.
@@ -111,6 +129,11 @@ impl ActiveModel {
             word_allowance: sea_orm::Set(None),
             created_at: sea_orm::Set(now),
             updated_at: sea_orm::Set(now),
+            second_factor_secret: sea_orm::Set(None),
+            second_factor_enabled_at: sea_orm::Set(None),
+            recovery_codes: sea_orm::Set(None),
+            notify_on_finish: sea_orm::Set(false),
+            mail_language: sea_orm::Set(MailLanguage::En),
         }
     }
 }

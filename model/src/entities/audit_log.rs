@@ -1,5 +1,6 @@
 //! `audit_log`: append-only record of administrative and security-relevant actions.
 
+use crate::vocab::{AuditAction, AuditTarget};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -12,8 +13,8 @@ pub struct Model {
     #[sea_orm(indexed)]
     pub at: i64,
     pub actor_account_id: Option<String>,
-    pub action: String,
-    pub target_type: String,
+    pub action: AuditAction,
+    pub target_type: AuditTarget,
     pub target_id: Option<String>,
     pub details: Json,
 }

@@ -6,7 +6,8 @@
 //! {"plan": "professional", "subscribed_at": "2026-03-14", "word_limit": 500000, "holder": "Éditions Exemple"}
 //! ```
 //!
-//! `word_limit` null (or left out) means no limit; `holder` is optional.
+//! `word_limit` null (or left out) means no limit; `holder` is optional;
+//! `seats`, the active accounts allowed, null (or left out) for no limit.
 //! Unknown fields are refused, so a misspelt `word_limt` is never read as
 //! "no limit".
 
@@ -100,6 +101,9 @@ pub struct Licence {
     pub word_limit: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
+    /// Active accounts allowed; none: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seats: Option<i64>,
 }
 
 impl Licence {
@@ -122,6 +126,7 @@ impl Licence {
                         format!("a date (YYYY-MM-DD) from {FIRST_YEAR} to {LAST_YEAR}")
                     }
                     "holder" => format!("1 to {HOLDER_MAX} characters, not blank"),
+                    "seats" => "a number of accounts from 1, or null for no limit".to_owned(),
                     _ => issue.kind.to_string(),
                 };
                 Err(format!("`{field}` must be {rule}"))
@@ -137,6 +142,12 @@ impl Licence {
             issues.push(
                 Issue::at("body", "word_limit", IssueKind::OutOfRange)
                     .with_ctx(IssueContext::new().min(0)),
+            );
+        }
+        if self.seats.is_some_and(|seats| seats < 1) {
+            issues.push(
+                Issue::at("body", "seats", IssueKind::NotPositive)
+                    .with_ctx(IssueContext::new().min(1)),
             );
         }
         if !(FIRST_YEAR..=LAST_YEAR).contains(&self.subscribed_at.year()) {
@@ -255,6 +266,15 @@ mod tests {
         let short =
             Licence::parse(r#"{"plan":"studio","subscribed_at":"2026-01-31"}"#).expect("reads");
         assert_eq!(short.word_limit, None);
+        assert_eq!(short.seats, None);
+        let seated =
+            r#"{"plan":"studio","subscribed_at":"2026-01-31","word_limit":null,"seats":3}"#;
+        let licence = Licence::parse(seated).expect("reads");
+        assert_eq!(licence.seats, Some(3));
+        assert_eq!(
+            serde_json::to_value(&licence).expect("writes"),
+            serde_json::from_str::<serde_json::Value>(seated).expect("json")
+        );
     }
 
     #[test]
@@ -283,6 +303,14 @@ mod tests {
             (
                 r#"{"plan":"studio","subscribed_at":"1826-01-01"}"#,
                 "subscribed_at",
+            ),
+            (
+                r#"{"plan":"studio","subscribed_at":"2026-01-01","seats":0}"#,
+                "seats",
+            ),
+            (
+                r#"{"plan":"studio","subscribed_at":"2026-01-01","seats":"5"}"#,
+                "invalid type",
             ),
             (
                 r#"{"plan":"studio","subscribed_at":"2026-01-01","holder":"  "}"#,

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::entities::{account, licence_word, project, series};
-use crate::vocab::{InputKind, Priority, SeriesKind};
+use crate::vocab::{InputKind, MailLanguage, Priority, SeriesKind};
 use dragoman_testing::TestDatabase;
 use sea_orm::{
     ActiveModelTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, Schema, Set,
@@ -58,6 +58,11 @@ fn person(name: &str, allowance: Option<i64>) -> account::Model {
         word_allowance: allowance,
         created_at: 0,
         updated_at: 0,
+        second_factor_secret: None,
+        second_factor_enabled_at: None,
+        recovery_codes: None,
+        notify_on_finish: false,
+        mail_language: MailLanguage::En,
     }
 }
 
@@ -68,6 +73,7 @@ fn licence(limit: Option<i64>, subscribed_at: Date) -> LicenceInForce {
             subscribed_at,
             word_limit: limit,
             holder: None,
+            seats: None,
         }),
         source: LicenceSource::Setting,
         margin: MARGIN,
@@ -405,6 +411,7 @@ async fn the_setting_wins_over_the_file_and_none_is_unlicensed() {
         subscribed_at: date!(2026 - 02 - 01),
         word_limit: None,
         holder: Some("Maison".into()),
+        seats: None,
     };
     save(&db, &admin).await.expect("save");
     let from_setting = settings.in_force(&db).await.expect("in force");

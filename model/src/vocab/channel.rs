@@ -17,6 +17,8 @@ pub enum Channel {
     Tokens,
     /// The licence in force changed: its cached features are dropped.
     Licence,
+    /// Wakes the delivery role when a mail is queued.
+    Mail,
 }
 
 impl Channel {
@@ -32,6 +34,7 @@ impl Channel {
             Channel::Request(id) => format!("request:{id}"),
             Channel::Tokens => "tokens".to_owned(),
             Channel::Licence => "licence".to_owned(),
+            Channel::Mail => "mail".to_owned(),
         }
     }
 }

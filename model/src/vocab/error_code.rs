@@ -62,6 +62,9 @@ error_codes! {
     ExpiredToken = ("expired_token", "expired_token", 401, Unauthenticated),
     InactiveAccount = ("inactive_account", "inactive_account", 401, Unauthenticated),
     Unauthorized = ("unauthorized", "unauthorized", 401, Unauthenticated),
+    /// The password was right and the account has a second factor: sign in
+    /// again with `code` (a current TOTP code or an unused recovery code).
+    SecondFactorRequired = ("second_factor_required", "second_factor_required", 401, Unauthenticated),
 
     /// The token's spending cap is reached at intake (fields `budget`).
     BudgetExceeded = ("budget_exceeded", "budget_exceeded", 402, ResourceExhausted),
@@ -81,6 +84,9 @@ error_codes! {
     VolumeNotFound = ("volume_not_found", "volume_not_found", 404, NotFound),
     GlossaryNotFound = ("glossary_not_found", "glossary_not_found", 404, NotFound),
     TokenNotFound = ("token_not_found", "token_not_found", 404, NotFound),
+    UserNotFound = ("user_not_found", "user_not_found", 404, NotFound),
+    /// A mail of the outbox that does not exist.
+    MailNotFound = ("mail_not_found", "mail_not_found", 404, NotFound),
     /// A term absent or outside the caller's books, series and glossaries.
     TermNotFound = ("term_not_found", "term_not_found", 404, NotFound),
 
@@ -108,6 +114,21 @@ error_codes! {
     GlossaryExists = ("glossary_exists", "glossary_exists", 409, AlreadyExists),
     TokenLimit = ("token_limit", "token_limit", 409, FailedPrecondition),
     UsernameTaken = ("username_taken", "username_taken", 409, AlreadyExists),
+    /// Deleting, disabling or demoting the only active administrator.
+    LastAdministrator = ("last_administrator", "last_administrator", 409, FailedPrecondition),
+    /// Deleting an account that still owns series, glossaries, requests or
+    /// provider defaults without `transfer_to`.
+    AccountNotEmpty = ("account_not_empty", "account_not_empty", 409, FailedPrecondition),
+    /// Creating or enabling an account beyond the licence's seats.
+    SeatLimit = ("seat_limit", "seat_limit", 409, FailedPrecondition),
+    /// Sending mail while no mail server is configured.
+    MailNotConfigured = ("mail_not_configured", "mail_not_configured", 409, FailedPrecondition),
+    /// A password-reset link asked for while the service does not know its
+    /// public address (`DRAGOMAN_PUBLIC_URL`): a link built from the
+    /// request's own `Host` header would go wherever the asker wants.
+    PublicUrlRequired = ("public_url_required", "public_url_required", 409, FailedPrecondition),
+    /// Enrolling a second factor on an account that already has one.
+    SecondFactorEnabled = ("second_factor_enabled", "second_factor_enabled", 409, FailedPrecondition),
     ProviderExists = ("provider_exists", "provider_exists", 409, AlreadyExists),
 
     /// A request the transport itself could not read (malformed headers).
@@ -125,6 +146,10 @@ error_codes! {
     InvalidRequest = ("invalid_request", "invalid_request", 422, InvalidArgument),
     InvalidName = ("invalid_name", "invalid_name", 422, InvalidArgument),
     DeliveryFailed = ("delivery_failed", "delivery_failed", 422, InvalidArgument),
+    /// A second-factor code that does not match (enrolment confirmation).
+    InvalidCode = ("invalid_code", "invalid_code", 422, InvalidArgument),
+    /// A password-reset link that is unknown, used or past its hour.
+    InvalidResetLink = ("invalid_reset_link", "invalid_reset_link", 422, InvalidArgument),
 
     RateLimited = ("rate_limited", "rate_limited", 429, ResourceExhausted),
     QueueFull = ("queue_full", "queue_full", 429, ResourceExhausted),

@@ -9,11 +9,14 @@
 
 #[macro_use]
 mod macros;
+mod audit;
 mod channel;
 mod error_code;
 mod glossary;
 mod issue;
+mod mail;
 mod memory;
+mod onboarding;
 mod options;
 mod quality;
 mod results;
@@ -21,11 +24,14 @@ mod scope;
 mod status;
 mod usage;
 
+pub use audit::{AuditAction, AuditTarget};
 pub use channel::Channel;
 pub use error_code::ErrorCode;
 pub use glossary::{CsvDelimiter, GlossaryFormat, ImportStrategy};
 pub use issue::{ContextValue, Issue, IssueContext, IssueKind, Loc, LocPart};
+pub use mail::{MailKind, MailLanguage, MailSecurity, MailState};
 pub use memory::{BibleAspect, EntityKind, Origin, TermLayer, VersionReason};
+pub use onboarding::OnboardingItem;
 pub use options::{
     AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,
     ProjectKind, ProviderKind, Quality, SeriesAction, SeriesKind, Split, Stage,

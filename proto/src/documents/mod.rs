@@ -18,6 +18,7 @@ pub mod propagation;
 
 pub mod admin_settings;
 pub mod licence_status;
+pub mod mail_settings;
 pub mod report;
 pub mod request;
 pub mod settings_change;

@@ -34,6 +34,7 @@ async fn licensed(limit: Option<i64>, margin: i64) -> Fixture {
                 subscribed_at: licence::document::parse_date("2026-01-05").expect("a date"),
                 word_limit: Some(limit),
                 holder: None,
+                seats: None,
             },
         )
         .await
@@ -238,6 +239,7 @@ async fn an_older_book_is_counted_once_by_its_words_still_to_translate() {
             subscribed_at: licence::document::parse_date("2026-01-05").expect("a date"),
             word_limit: Some(20),
             holder: None,
+            seats: None,
         },
     )
     .await
@@ -280,6 +282,7 @@ async fn a_series_start_counts_older_volumes_and_nothing_for_counted_ones() {
             subscribed_at: licence::document::parse_date("2026-01-05").expect("a date"),
             word_limit: Some(15),
             holder: None,
+            seats: None,
         },
     )
     .await

@@ -1,13 +1,17 @@
 //! The end of a request: the worker's outcome becomes the request's final
-//! status, its completion report, its volume's status and its final webhook
-//! in the outbox, all in the transaction that ends it — so no request ends
-//! without its final event.
+//! status, its completion report, its volume's status, its final webhook
+//! in the outbox and, when its owner asked for it, the mail that tells
+//! them, all in the transaction that ends it — so no request ends without
+//! its final event.
 
 use crate::error::SchedulerError;
 use crate::report;
 use dragoman_model::clock;
 use dragoman_model::documents::report::DeliveryReport;
-use dragoman_model::entities::{job, project, request, webhook_delivery};
+use dragoman_model::entities::{
+    account, job, mail_outbox, project, request, series, setting, webhook_delivery,
+};
+use dragoman_model::mail::{self, FinishedRequest};
 use dragoman_model::vocab::{
     CallbackEvent, JobOutcome, JobStatus, PassageStatus, RequestStatus, Stage, VolumeStatus,
 };
@@ -182,6 +186,7 @@ pub async fn finish_report(
     model.report = Set(report);
     let ended = model.update(db).await?;
     queue_final_webhook(db, &ended).await?;
+    queue_finished_mail(db, &ended).await?;
     Ok(ended)
 }
 
@@ -222,3 +227,82 @@ async fn queue_final_webhook(
     .await?;
     Ok(())
 }
+
+/// Queues the mail that tells the owner their request ended, in the
+/// transaction that ends it: only when the owner asked for it
+/// (`notify_on_finish`), has an address, and mail is configured. An
+/// import-only request ends as it is sent, with nothing to tell.
+async fn queue_finished_mail(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<(), SchedulerError> {
+    if row.status == RequestStatus::Imported {
+        return Ok(());
+    }
+    let Some(owner) = account::Entity::find_by_id(row.account_id.clone())
+        .one(db)
+        .await?
+    else {
+        return Ok(());
+    };
+    let Some(address) = owner.email.as_deref().filter(|a| !a.trim().is_empty()) else {
+        return Ok(());
+    };
+    if !owner.notify_on_finish
+        || setting::Entity::find_by_id(mail::SETTINGS_KEY.to_owned())
+            .one(db)
+            .await?
+            .is_none()
+    {
+        return Ok(());
+    }
+    let title = book_title(db, row).await?;
+    let error = (row.status == RequestStatus::Failed && !row.error.is_empty())
+        .then_some(row.error.as_str());
+    let text = mail::request_finished(
+        owner.mail_language,
+        &FinishedRequest {
+            username: &owner.username,
+            request_id: &row.id,
+            title: &title,
+            status: row.status,
+            error,
+            // The scheduler does not know the public URL.
+            status_url: None,
+        },
+    );
+    mail_outbox::ActiveModel::queued(
+        text.kind,
+        Some(&owner.id),
+        address.trim(),
+        &text.subject,
+        text.body,
+    )
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// The book's title, or its series' name when the book has none.
+async fn book_title(
+    db: &impl ConnectionTrait,
+    row: &request::Model,
+) -> Result<String, SchedulerError> {
+    let title = project::Entity::find_by_id(row.project_id.clone())
+        .one(db)
+        .await?
+        .map(|p| p.title)
+        .filter(|t| !t.trim().is_empty());
+    if let Some(title) = title {
+        return Ok(title);
+    }
+    Ok(series::Entity::find_by_id(row.series_id.clone())
+        .one(db)
+        .await?
+        .map(|s| s.name)
+        .unwrap_or_default())
+}
+
+#[cfg(test)]
+#[path = "ending_mail_tests.rs"]
+mod mail_tests;

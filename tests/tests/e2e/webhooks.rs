@@ -96,8 +96,9 @@ fn batches(calls: &[Call]) -> Vec<&Call> {
 
 async fn events_are_signed_complete_and_ordered(backend: Backend) {
     let api = local_receiver_allowed(backend)
-        // About 18 calls of 0.7 s, four at a time: the job outlasts the 2 s
-        // between announcements, so chapters come in more than one batch.
+        // About 18 calls of 0.7 s, two at a time (`threads` below): the job
+        // outlasts the 2 s between announcements, so chapters come in more
+        // than one batch.
         .simulator(&["--latency-ms", "700"])
         .env("DRAGOMAN_BATCH_TOKENS", "1")
         .start()
@@ -111,6 +112,7 @@ async fn events_are_signed_complete_and_ordered(backend: Backend) {
     body["callback_url"] = json!(receiver.url("/hook"));
     body["callback_events"] = json!(["chapters.translated"]);
     body["external_id"] = json!("hooked-1");
+    body["pipeline"] = json!({"threads": 2});
     let summary = api.submit_with(&token, &body).await.expect(202);
     let id = summary["request_id"].as_str().expect("id").to_owned();
     let doc = api.wait_final(&id, Duration::from_secs(120)).await;
