@@ -92,7 +92,7 @@ async fn the_word_quota_admits_up_to_the_margin_then_refuses(backend: Backend) {
     let detail = refused.expect_error(422, "invalid_payload", "negative word limit");
     assert_eq!(detail["issues"][0]["loc"], json!(["body", "word_limit"]));
     bad = licence("professional", Some(100));
-    bad["seats"] = json!(3);
+    bad["sites"] = json!(3);
     let refused = session.put("/api/settings/licence", &bad).await;
     let detail = refused.expect_error(422, "invalid_payload", "unknown field");
     assert_eq!(detail["issues"][0]["type"], "extra_forbidden");
