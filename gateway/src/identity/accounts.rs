@@ -303,9 +303,10 @@ pub async fn create(
     Ok(created)
 }
 
-/// Applies `changes` to the account `id`. Disabling it ends its sessions
-/// in the same transaction; the caller then drops what the token cache
-/// kept ([`crate::auth::bearer::tokens_changed`]).
+/// Applies `changes` to the account `id`. A disabled account's sessions
+/// are kept but refused at every call with `inactive_account`, which tells
+/// its user why; the caller drops what the token cache kept
+/// ([`crate::auth::bearer::tokens_changed`]), so its tokens stop at once.
 pub async fn update(
     db: &DatabaseConnection,
     licence: &LicenceSettings,
@@ -397,10 +398,6 @@ pub async fn update(
         .await?;
     }
     if disabled {
-        session::Entity::delete_many()
-            .filter(session::Column::AccountId.eq(found.id.as_str()))
-            .exec(&txn)
-            .await?;
         audit(
             &txn,
             actor,

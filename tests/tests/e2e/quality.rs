@@ -169,7 +169,7 @@ async fn the_score_ranks_faulty_passages_below_clean_ones() {
             "--rate-glossary-violation",
             "0.9",
             "--rate-untranslated",
-            "0.3",
+            "0.6",
             "--rate-wrong-language",
             "0.3",
         ])

@@ -200,8 +200,11 @@ async fn an_accounts_life(backend: Backend) {
     bearer_get(server, "/api/v1/series", &ada_token)
         .await
         .expect_error(401, "inactive_account", "the disabled user's token");
-    let answer = ada_session.get("/api/auth/session").await;
-    assert_eq!(answer.status.as_u16(), 401, "{}", answer.text);
+    ada_session.get("/api/auth/session").await.expect_error(
+        401,
+        "inactive_account",
+        "the disabled user's session",
+    );
 
     // The recipient must be another account, and exist.
     for (query, what) in [
