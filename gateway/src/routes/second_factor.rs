@@ -120,28 +120,7 @@ pub async fn confirm(
         return Err(ApiError::new(ErrorCode::Conflict));
     }
     accepted(second_factor::check(&state, &account, &body.code, Accepts::Totp).await?)?;
-    let codes = second_factor::recovery_codes();
-    let id = account.id.clone();
-    let txn = state.db.begin().await?;
-    let mut model: account::ActiveModel = account.into();
-    model.second_factor_enabled_at = Set(Some(clock::now()));
-    model.recovery_codes = Set(Some(codes.stored));
-    model.updated_at = Set(clock::now());
-    model.update(&txn).await?;
-    identity::audit(
-        &txn,
-        Some(&id),
-        AuditAction::SecondFactorEnable,
-        Some(&id),
-        CodesIssued {
-            recovery_codes: codes.shown.len(),
-        },
-    )
-    .await?;
-    txn.commit().await?;
-    Ok(Json(Recovery {
-        recovery_codes: codes.shown,
-    }))
+    issue_recovery_codes(&state, account, AuditAction::SecondFactorEnable).await
 }
 
 /// Turns the second factor off (or drops a pending enrolment) once the
@@ -199,17 +178,31 @@ pub async fn renew_recovery(
         return Err(ApiError::new(ErrorCode::Conflict));
     }
     accepted(second_factor::check(&state, &account, &body.code, Accepts::TotpOrRecovery).await?)?;
+    issue_recovery_codes(&state, account, AuditAction::SecondFactorRecoveryRenew).await
+}
+
+/// Stores a fresh set of recovery codes (turning the second factor on when
+/// `action` enables it), logs `action`, and answers the codes: the only
+/// time they are ever shown.
+async fn issue_recovery_codes(
+    state: &AppState,
+    account: account::Model,
+    action: AuditAction,
+) -> ApiResult<Json<Recovery>> {
     let codes = second_factor::recovery_codes();
     let id = account.id.clone();
     let txn = state.db.begin().await?;
     let mut model: account::ActiveModel = account.into();
+    if action == AuditAction::SecondFactorEnable {
+        model.second_factor_enabled_at = Set(Some(clock::now()));
+    }
     model.recovery_codes = Set(Some(codes.stored));
     model.updated_at = Set(clock::now());
     model.update(&txn).await?;
     identity::audit(
         &txn,
         Some(&id),
-        AuditAction::SecondFactorRecoveryRenew,
+        action,
         Some(&id),
         CodesIssued {
             recovery_codes: codes.shown.len(),
