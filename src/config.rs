@@ -3,6 +3,7 @@
 //! command line; validated once before anything starts.
 
 use crate::error::Error;
+use dragoman_delivery::library::{self, LibraryPolicy};
 use dragoman_delivery::mail::{self, MailPolicy};
 use dragoman_delivery::webhooks::RetrySchedule;
 use dragoman_memory::external::{EmbeddingSettings, ExternalSettings};
@@ -185,6 +186,13 @@ pub struct Config {
     pub mail_retry_longest_ms: u64,
     /// How long one SMTP exchange may take, in seconds (30).
     pub mail_timeout_seconds: u64,
+    /// Wait after a library publication's first failed attempt, in
+    /// milliseconds (30 s; tests shorten it). Later waits double; a
+    /// publication gets eight attempts (spec 4.9).
+    pub library_retry_first_ms: u64,
+    /// Longest wait between two attempts of a publication, in milliseconds
+    /// (1 h).
+    pub library_retry_longest_ms: u64,
     /// `DRAGOMAN_LICENCE_FILE`: the licence document (JSON). A licence an
     /// administrator saves wins over it; with neither the installation runs
     /// unlicensed (every feature, no word limit).
@@ -291,6 +299,8 @@ impl Default for Config {
             mail_retry_first_ms: millis(mail::DEFAULT_RETRY_FIRST),
             mail_retry_longest_ms: millis(mail::DEFAULT_RETRY_LONGEST),
             mail_timeout_seconds: mail::DEFAULT_TIMEOUT.as_secs(),
+            library_retry_first_ms: millis(library::DEFAULT_RETRY_FIRST),
+            library_retry_longest_ms: millis(library::DEFAULT_RETRY_LONGEST),
             licence_file: None,
             licence_quota_overrun_words: dragoman_model::licence::DEFAULT_OVERRUN_WORDS,
             queue_max_running_per_account: queue::DEFAULT_MAX_RUNNING_PER_ACCOUNT,
@@ -511,6 +521,17 @@ impl Config {
                 longest: Duration::from_millis(self.mail_retry_longest_ms),
             },
             timeout: Duration::from_secs(self.mail_timeout_seconds),
+        }
+    }
+
+    /// How the delivery role retries publications to the library folder.
+    pub fn library_policy(&self) -> LibraryPolicy {
+        LibraryPolicy {
+            max_attempts: library::MAX_ATTEMPTS,
+            schedule: RetrySchedule {
+                first: Duration::from_millis(self.library_retry_first_ms),
+                longest: Duration::from_millis(self.library_retry_longest_ms),
+            },
         }
     }
 
@@ -735,6 +756,11 @@ impl Config {
             || self.mail_retry_longest_ms < self.mail_retry_first_ms
         {
             return Err("DRAGOMAN_MAIL_MAX_ATTEMPTS, DRAGOMAN_MAIL_TIMEOUT_SECONDS and DRAGOMAN_MAIL_RETRY_FIRST_MS must be at least 1, and DRAGOMAN_MAIL_RETRY_FIRST_MS at most DRAGOMAN_MAIL_RETRY_LONGEST_MS".into());
+        }
+        if self.library_retry_first_ms == 0
+            || self.library_retry_longest_ms < self.library_retry_first_ms
+        {
+            return Err("DRAGOMAN_LIBRARY_RETRY_FIRST_MS must be at least 1 and at most DRAGOMAN_LIBRARY_RETRY_LONGEST_MS".into());
         }
         if !(1..=365).contains(&self.session_days) {
             return Err("DRAGOMAN_SESSION_DAYS must be 1 to 365".into());

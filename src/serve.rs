@@ -10,6 +10,7 @@ use crate::shutdown::Shutdown;
 use clap::Args;
 use dragoman_delivery::epub_check::{EpubValidator, Epubcheck};
 use dragoman_delivery::epub_result::EpubDelivery;
+use dragoman_delivery::library::LibraryDispatcher;
 use dragoman_delivery::mail::MailDispatcher;
 use dragoman_delivery::webhooks::Dispatcher;
 use dragoman_delivery::{DeliveryService, ResultStore, ResultsLoop};
@@ -497,8 +498,9 @@ fn start_scheduler_timers(tasks: &mut Tasks, local: &LocalRoles, stop: &watch::R
     });
 }
 
-/// Delivery sends the webhooks and the mails, stores the result of every
-/// request that ends, and deletes results past their retention.
+/// Delivery sends the webhooks and the mails, publishes books to the
+/// library folder, stores the result of every request that ends, and
+/// deletes results past their retention.
 fn start_delivery_loops(
     tasks: &mut Tasks,
     config: &Config,
@@ -528,6 +530,17 @@ fn start_delivery_loops(
     let mail_stop = stop.clone();
     tasks.spawn(async move {
         mail.run(mail_stop).await;
+        Ok(())
+    });
+    let library = LibraryDispatcher::new(
+        shared.db.clone(),
+        shared.coordination.clone(),
+        local.results.clone(),
+        config.library_policy(),
+    );
+    let library_stop = stop.clone();
+    tasks.spawn(async move {
+        library.run(library_stop).await;
         Ok(())
     });
     let results_loop = ResultsLoop::new(

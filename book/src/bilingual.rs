@@ -3,14 +3,19 @@
 //! `interleaved` shows each source passage followed by its translation;
 //! `side-by-side` puts them in two columns that stack on narrow screens. An
 //! untranslated passage shows its source and a dash in place of the translation.
+//!
+//! Like the rebuilt EPUB, it may carry the AI-assisted-translation mention
+//! (a `dc:contributor` with MARC role `trl`) and reader notes: EPUB 3
+//! footnotes with backlinks, referenced from the translated side only and
+//! collected at the end of their chapter.
 
 use std::io::{Cursor, Write};
 
 use zip::write::SimpleFileOptions;
 
-use crate::epub::utc_now;
+use crate::epub::{ReaderNote, utc_now};
 use crate::error::{BookError, Result};
-use crate::export::{chapter_heading, passage_output};
+use crate::export::{chapter_heading, notes_by_passage, passage_output};
 use crate::model::{Book, Translations, WriteReport};
 use crate::text::sha256_hex;
 use crate::xml::{escape_attr, escape_text};
@@ -32,6 +37,11 @@ pub struct BilingualOptions {
     pub layout: Layout,
     /// Book title; defaults to the source metadata title.
     pub title: Option<String>,
+    /// When set, a `dc:contributor` with MARC role `trl` and this name records
+    /// that the translation was made with AI assistance (machine-readable).
+    pub ai_mention: Option<String>,
+    /// Reader notes, on translated passages only.
+    pub notes: Vec<ReaderNote>,
 }
 
 const CSS: &str = "body{font-family:serif;line-height:1.5;margin:0 1em}\n\
@@ -39,6 +49,8 @@ const CSS: &str = "body{font-family:serif;line-height:1.5;margin:0 1em}\n\
 .src{color:#444}\n\
 .tgt{margin-top:.25em}\n\
 .missing{color:#999}\n\
+.noteref{font-size:.75em;vertical-align:super;line-height:0}\n\
+.notes{margin-top:2em;font-size:.9em}\n\
 .sbs{display:flex;gap:1.5em}\n\
 .sbs>p{flex:1 1 0;margin:0}\n\
 @media (max-width:40em){.sbs{display:block}.sbs>p{margin:0 0 .25em 0}}\n";
@@ -55,6 +67,39 @@ fn page(title: &str, body: &str, lang: &str) -> String {
         l = escape_attr(lang),
         t = esc(title)
     )
+}
+
+/// The footnotes of one chapter page, numbered from 1.
+#[derive(Default)]
+struct Footnotes {
+    notes: String,
+    count: usize,
+}
+
+impl Footnotes {
+    /// Adds a note; answers the reference that links to it (and back).
+    fn add(&mut self, text: &str) -> String {
+        self.count += 1;
+        let n = self.count;
+        self.notes.push_str(&format!(
+            "<aside epub:type=\"footnote\" id=\"note-{n}\" class=\"note\"><p>{n}. {} <a href=\"#ref-{n}\">\u{21A9}</a></p></aside>\n",
+            esc(text.trim())
+        ));
+        format!(
+            "<a epub:type=\"noteref\" href=\"#note-{n}\" id=\"ref-{n}\" class=\"noteref\">{n}</a>"
+        )
+    }
+
+    /// The section that closes the chapter; empty without notes.
+    fn section(&self) -> String {
+        if self.count == 0 {
+            return String::new();
+        }
+        format!(
+            "<section epub:type=\"footnotes\" class=\"notes\">\n{}</section>\n",
+            self.notes
+        )
+    }
 }
 
 /// A UUID-shaped identifier derived from the content, so a rebuild is stable.
@@ -94,16 +139,16 @@ pub fn write_bilingual_epub(
         .clone()
         .or_else(|| book.metadata.title.clone())
         .unwrap_or_else(|| "Untitled".into());
+    let notes = notes_by_passage(&options.notes);
     let mut pages: Vec<(String, String, String)> = Vec::new(); // file, heading, xhtml
     for c in &book.chapters {
         if c.passages.is_empty() {
             continue;
         }
         let (heading, skip) = chapter_heading(c, translations, &tgt_lang);
-        let mut body = format!(
-            "<section epub:type=\"chapter\">\n<h1>{}</h1>\n",
-            esc(&heading)
-        );
+        let mut footnotes = Footnotes::default();
+        let mut heading_refs = String::new();
+        let mut body = String::new();
         for (i, p) in c.passages.iter().enumerate() {
             let source = p.plain_text();
             let (target, missing) = match passage_output(p, translations) {
@@ -116,7 +161,14 @@ pub fn write_bilingual_epub(
                     ("\u{2014}".to_string(), true)
                 }
             };
+            let mut refs = String::new();
+            if !missing {
+                for note in notes.get(p.id.as_str()).into_iter().flatten() {
+                    refs.push_str(&footnotes.add(&note.text));
+                }
+            }
             if Some(i) == skip && !missing {
+                heading_refs = refs;
                 continue;
             }
             let class = if options.layout == Layout::SideBySide {
@@ -126,13 +178,18 @@ pub fn write_bilingual_epub(
             };
             let tclass = if missing { "tgt missing" } else { "tgt" };
             body.push_str(&format!(
-                "<div class=\"{class}\"><p class=\"src\" lang=\"{sl}\" xml:lang=\"{sl}\">{s}</p><p class=\"{tclass}\" lang=\"{tl}\" xml:lang=\"{tl}\">{t}</p></div>\n",
+                "<div class=\"{class}\"><p class=\"src\" lang=\"{sl}\" xml:lang=\"{sl}\">{s}</p><p class=\"{tclass}\" lang=\"{tl}\" xml:lang=\"{tl}\">{t}{refs}</p></div>\n",
                 sl = escape_attr(&src_lang),
                 tl = escape_attr(&tgt_lang),
                 s = esc(source.trim()),
                 t = esc(target.trim()),
             ));
         }
+        let mut body = format!(
+            "<section epub:type=\"chapter\">\n<h1>{}{heading_refs}</h1>\n{body}",
+            esc(&heading)
+        );
+        body.push_str(&footnotes.section());
         body.push_str("</section>\n");
         let file = format!("chapter-{:04}.xhtml", c.position);
         let xhtml = page(&heading, &body, &tgt_lang);
@@ -169,8 +226,18 @@ pub fn write_bilingual_epub(
         .iter()
         .map(|c| c.source_sha256.as_str())
         .collect();
+    let contributor = options
+        .ai_mention
+        .as_deref()
+        .map(|name| {
+            format!(
+                "<dc:contributor id=\"dragoman-translator\">{}</dc:contributor>\n<meta refines=\"#dragoman-translator\" property=\"role\" scheme=\"marc:relators\">trl</meta>\n",
+                esc(name)
+            )
+        })
+        .unwrap_or_default();
     let opf = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<package xmlns=\"http://www.idpf.org/2007/opf\" version=\"3.0\" unique-identifier=\"uid\" xml:lang=\"{tl}\">\n<metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n<dc:identifier id=\"uid\">urn:uuid:{uuid}</dc:identifier>\n<dc:title>{t}</dc:title>\n<dc:language>{tl}</dc:language>\n<dc:language>{sl}</dc:language>\n<meta property=\"dcterms:modified\">{now}</meta>\n</metadata>\n<manifest>\n{manifest}</manifest>\n<spine>\n{spine}</spine>\n</package>\n",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<package xmlns=\"http://www.idpf.org/2007/opf\" version=\"3.0\" unique-identifier=\"uid\" xml:lang=\"{tl}\">\n<metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n<dc:identifier id=\"uid\">urn:uuid:{uuid}</dc:identifier>\n<dc:title>{t}</dc:title>\n<dc:language>{tl}</dc:language>\n<dc:language>{sl}</dc:language>\n{contributor}<meta property=\"dcterms:modified\">{now}</meta>\n</metadata>\n<manifest>\n{manifest}</manifest>\n<spine>\n{spine}</spine>\n</package>\n",
         tl = escape_attr(&tgt_lang),
         sl = escape_attr(&src_lang),
         uuid = uuid_from(&seed),
@@ -264,5 +331,72 @@ mod tests {
         std::io::Read::read_to_string(&mut z.by_name("OEBPS/style.css").unwrap(), &mut css)
             .unwrap();
         assert!(css.contains("@media (max-width:40em){.sbs{display:block}"));
+    }
+
+    fn entry(bytes: &[u8], name: &str) -> String {
+        let mut z = zip::ZipArchive::new(Cursor::new(bytes.to_vec())).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut z.by_name(name).unwrap(), &mut text).unwrap();
+        text
+    }
+
+    #[test]
+    fn notes_are_footnotes_of_the_translated_side_linked_both_ways() {
+        let book = read_txt(
+            "b.txt",
+            b"Chapter 1\n\nThe Keep stood.\n\nThe Keep fell.\n",
+            Split::Headings,
+        )
+        .unwrap();
+        let mut tr = Translations::new();
+        tr.insert("c1.p2", "Le Donjon tenait.");
+        let options = BilingualOptions {
+            source_language: "en".into(),
+            target_language: "fr".into(),
+            notes: vec![
+                ReaderNote {
+                    passage_id: "c1.p2".into(),
+                    text: "Donjon: a <castle> tower.".into(),
+                },
+                // Untranslated: its source is shown, never annotated.
+                ReaderNote {
+                    passage_id: "c1.p3".into(),
+                    text: "Never shown.".into(),
+                },
+            ],
+            ..Default::default()
+        };
+        let (bytes, _) = write_bilingual_epub(&book, &tr, &options).unwrap();
+        let page = entry(&bytes, "OEBPS/chapter-0001.xhtml");
+        assert!(
+            page.contains("Le Donjon tenait.<a epub:type=\"noteref\" href=\"#note-1\" id=\"ref-1\" class=\"noteref\">1</a></p>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<aside epub:type=\"footnote\" id=\"note-1\" class=\"note\"><p>1. Donjon: a &lt;castle&gt; tower. <a href=\"#ref-1\">"),
+            "{page}"
+        );
+        assert!(!page.contains("Never shown"), "{page}");
+        assert!(!page.contains("note-2"), "{page}");
+        let opf = entry(&bytes, "OEBPS/content.opf");
+        assert!(!opf.contains("dc:contributor"), "{opf}");
+    }
+
+    #[test]
+    fn the_ai_mention_is_a_translator_contributor() {
+        let book = read_txt("b.txt", b"Chapter 1\n\nHello.\n", Split::Headings).unwrap();
+        let options = BilingualOptions {
+            target_language: "fr".into(),
+            ai_mention: Some("Dragoman & AI".into()),
+            ..Default::default()
+        };
+        let (bytes, _) = write_bilingual_epub(&book, &Translations::new(), &options).unwrap();
+        let opf = entry(&bytes, "OEBPS/content.opf");
+        assert!(
+            opf.contains("<dc:contributor id=\"dragoman-translator\">Dragoman &amp; AI</dc:contributor>\n<meta refines=\"#dragoman-translator\" property=\"role\" scheme=\"marc:relators\">trl</meta>"),
+            "{opf}"
+        );
+        let page = entry(&bytes, "OEBPS/chapter-0001.xhtml");
+        assert!(!page.contains("footnotes"), "{page}");
     }
 }

@@ -3,12 +3,19 @@
 //! A chapter's heading is its translated title, or its display label in the
 //! target language when the title gives only a number or a kind. A passage
 //! without a usable translation is written in source text and reported.
+//!
+//! Reader notes are numbered endnotes: `[1]` right after the translated
+//! passage they belong to, then `[1] note` lines at the end of the chapter.
+//! Numbers start again in each chapter, as the EPUB's footnotes do. A note
+//! on a passage kept in source text is left out.
 
+use std::collections::HashMap;
 use std::io::{Cursor, Write};
 
 use serde::Serialize;
 use zip::write::SimpleFileOptions;
 
+use crate::epub::ReaderNote;
 use crate::error::{BookError, Result};
 use crate::model::{
     Book, Chapter, Passage, PassageRole, ResidualReason, Translations, WriteReport,
@@ -60,31 +67,66 @@ pub(crate) fn chapter_heading(
     (heading.replace('\n', " "), tp)
 }
 
+/// The reference of note `number` in a text result.
+pub fn note_marker(number: usize) -> String {
+    format!("[{number}]")
+}
+
+/// The endnote line of note `number` in a text result.
+pub fn endnote_line(number: usize, text: &str) -> String {
+    format!(
+        "[{number}] {}",
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    )
+}
+
+/// Reader notes by the passage they follow.
+pub(crate) fn notes_by_passage(notes: &[ReaderNote]) -> HashMap<&str, Vec<&ReaderNote>> {
+    notes.iter().fold(HashMap::new(), |mut m, n| {
+        m.entry(n.passage_id.as_str()).or_default().push(n);
+        m
+    })
+}
+
 fn chapter_text(
     c: &Chapter,
     translations: &Translations,
     lang: &str,
+    notes: &HashMap<&str, Vec<&ReaderNote>>,
     report: &mut WriteReport,
 ) -> String {
-    let (heading, skip) = chapter_heading(c, translations, lang);
-    let mut out = String::new();
-    out.push_str(&heading);
-    out.push_str("\n\n");
+    let (mut heading, skip) = chapter_heading(c, translations, lang);
+    let mut body = String::new();
+    let mut endnotes: Vec<String> = Vec::new();
     for (i, p) in c.passages.iter().enumerate() {
-        let text = match passage_output(p, translations) {
+        let mut text = match passage_output(p, translations) {
             Ok(t) => {
                 report.translated += 1;
+                let mut t = t.trim().to_owned();
+                for note in notes.get(p.id.as_str()).into_iter().flatten() {
+                    let number = endnotes.len() + 1;
+                    t.push_str(&note_marker(number));
+                    if Some(i) == skip {
+                        heading.push_str(&note_marker(number));
+                    }
+                    endnotes.push(endnote_line(number, &note.text));
+                }
                 t
             }
             Err(reason) => {
                 report.residual(&p.id, Some(c.position), reason);
-                p.plain_text()
+                p.plain_text().trim().to_owned()
             }
         };
         if Some(i) == skip {
             continue;
         }
-        out.push_str(text.trim());
+        text.push_str("\n\n");
+        body.push_str(&text);
+    }
+    let mut out = format!("{heading}\n\n{body}");
+    if !endnotes.is_empty() {
+        out.push_str(&endnotes.join("\n"));
         out.push_str("\n\n");
     }
     out
@@ -96,6 +138,17 @@ pub fn write_txt(
     translations: &Translations,
     target_language: &str,
 ) -> (String, WriteReport) {
+    write_txt_noted(book, translations, target_language, &[])
+}
+
+/// [`write_txt`] with reader notes as endnotes of their chapters.
+pub fn write_txt_noted(
+    book: &Book,
+    translations: &Translations,
+    target_language: &str,
+    notes: &[ReaderNote],
+) -> (String, WriteReport) {
+    let notes = notes_by_passage(notes);
     let mut report = WriteReport::default();
     let mut out = String::new();
     for c in &book.chapters {
@@ -105,7 +158,13 @@ pub fn write_txt(
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&chapter_text(c, translations, target_language, &mut report));
+        out.push_str(&chapter_text(
+            c,
+            translations,
+            target_language,
+            &notes,
+            &mut report,
+        ));
     }
     (out.trim_end().to_string() + "\n", report)
 }
@@ -152,6 +211,17 @@ pub fn write_txt_zip(
     translations: &Translations,
     target_language: &str,
 ) -> Result<(Vec<u8>, WriteReport)> {
+    write_txt_zip_noted(book, translations, target_language, &[])
+}
+
+/// [`write_txt_zip`] with reader notes as endnotes of their chapters.
+pub fn write_txt_zip_noted(
+    book: &Book,
+    translations: &Translations,
+    target_language: &str,
+    notes: &[ReaderNote],
+) -> Result<(Vec<u8>, WriteReport)> {
+    let notes = notes_by_passage(notes);
     let mut report = WriteReport::default();
     let zerr = |e: &dyn std::fmt::Display| BookError::Zip {
         file: "result.zip".into(),
@@ -165,7 +235,7 @@ pub fn write_txt_zip(
         if c.passages.is_empty() {
             continue;
         }
-        let text = chapter_text(c, translations, target_language, &mut report);
+        let text = chapter_text(c, translations, target_language, &notes, &mut report);
         let (heading, _) = chapter_heading(c, translations, target_language);
         let name = format!("{:0width$}-{}.txt", c.position, slug(&heading));
         w.start_file(name.as_str(), opts).map_err(|e| zerr(&e))?;
@@ -223,6 +293,54 @@ mod tests {
             .collect();
         assert!(reasons.contains(&("c2.p2", ResidualReason::MarkupMismatch)));
         assert!(reasons.contains(&("c3.p2", ResidualReason::Untranslated)));
+    }
+
+    fn note(passage_id: &str, text: &str) -> ReaderNote {
+        ReaderNote {
+            passage_id: passage_id.into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn notes_are_numbered_endnotes_of_their_chapter_and_skip_source_text() {
+        let b = book();
+        let mut tr = Translations::new();
+        tr.insert("c1.p1", "Chapitre 1");
+        tr.insert("c1.p2", "Un.");
+        tr.insert("c3.p2", "Fin.");
+        let notes = [
+            note("c1.p2", "Un: the number one."),
+            note("c1.p2", "Second   note\non one line."),
+            // Kept in source text: never annotated.
+            note("c2.p2", "Never shown."),
+            note("c3.p2", "Fin: the end."),
+        ];
+        let (txt, _) = write_txt_noted(&b, &tr, "fr", &notes);
+        assert_eq!(
+            txt,
+            "Chapitre 1\n\nUn.[1][2]\n\n[1] Un: the number one.\n[2] Second note on one line.\n\n\n\
+             Chapter 2: The Road\n\nTwo ⟦x⟧.\n\n\n\
+             Épilogue\n\nFin.[1]\n\n[1] Fin: the end.\n"
+        );
+        let (plain, _) = write_txt(&b, &tr, "fr");
+        assert!(!plain.contains('['), "{plain}");
+    }
+
+    #[test]
+    fn zip_chapters_carry_their_notes_and_hashes_match() {
+        use std::io::Read;
+        let b = book();
+        let mut tr = Translations::new();
+        tr.insert("c1.p2", "Un.");
+        let (bytes, _) = write_txt_zip_noted(&b, &tr, "fr", &[note("c1.p2", "A note.")]).unwrap();
+        let mut z = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+        let mut first = String::new();
+        z.by_name("001-chapitre-1.txt")
+            .unwrap()
+            .read_to_string(&mut first)
+            .unwrap();
+        assert_eq!(first, "Chapitre 1\n\nUn.[1]\n\n[1] A note.\n\n");
     }
 
     #[test]

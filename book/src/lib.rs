@@ -35,7 +35,7 @@ pub use bilingual::{BilingualOptions, Layout, write_bilingual_epub};
 pub use docx::read_docx;
 pub use epub::{EpubLayout, EpubWriteOptions, ReaderNote, epub_layout, read_epub, write_epub};
 pub use error::{BookError, Result};
-pub use export::{write_txt, write_txt_zip};
+pub use export::{write_txt, write_txt_noted, write_txt_zip, write_txt_zip_noted};
 pub use inspect::{InspectReport, inspect, read_any};
 pub use model::*;
 pub use plain::{PLAIN_SOURCE, PlainChapterIn, read_plain_chapter};

@@ -191,6 +191,8 @@ fn rebuilt_and_bilingual_epubs_add_no_epubcheck_error() {
                 &tr,
                 &BilingualOptions {
                     target_language: "fr".into(),
+                    ai_mention: opts.ai_mention.clone(),
+                    notes: opts.notes.clone(),
                     ..Default::default()
                 },
             )

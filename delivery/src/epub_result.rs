@@ -2,7 +2,8 @@
 //! usable translation by its passage id, chapter titles in the navigation
 //! where the book's title was translated, the target language, and the
 //! AI-assisted-translation mention when the book or the installation asks
-//! for it; then validated and repaired by [`crate::epub_check`].
+//! for it, and the book's reader notes as footnotes
+//! ([`crate::reader_notes`]); then validated and repaired by [`crate::epub_check`].
 //!
 //! The export stage of an EPUB request ([`export`]) runs this before the
 //! job finishes: what validation decided goes into the request's final
@@ -123,7 +124,9 @@ pub(crate) async fn build(
         ai_mention: exports::discloses(db, &loaded.volume)
             .await?
             .then(|| exports::AI_MENTION.to_owned()),
-        notes: Vec::new(),
+        notes: crate::reader_notes::load(db, loaded)
+            .await?
+            .by_reference(loaded),
     };
     let bounded = match (delivery.validator.as_deref(), delivery.budget) {
         (Some(inner), Some(budget)) => Some(WithinBudget {

@@ -46,6 +46,12 @@ pub enum DeliveryError {
     /// Only a failed mail is retried.
     #[error("this mail has not failed")]
     MailNotFailed,
+    /// Publishing needs the administrator's library folder.
+    #[error("no library folder is configured")]
+    LibraryNotConfigured,
+    /// Only a book with a delivered EPUB is published.
+    #[error("this book has no translated EPUB to publish")]
+    NothingToPublish,
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     /// The blob store failed at `what`: refused (503 with `Retry-After`,
@@ -126,6 +132,12 @@ impl From<DeliveryError> for ServiceError {
             }
             DeliveryError::MailNotFound => ServiceError::new(ErrorCode::MailNotFound, message),
             DeliveryError::MailNotFailed => ServiceError::new(ErrorCode::Conflict, message),
+            DeliveryError::LibraryNotConfigured => {
+                ServiceError::new(ErrorCode::LibraryNotConfigured, message)
+            }
+            DeliveryError::NothingToPublish => {
+                ServiceError::new(ErrorCode::NothingToPublish, message)
+            }
             DeliveryError::Db(e) => {
                 ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
             }

@@ -2,13 +2,17 @@
 //! each completed request's result and deletes expired ones), the delivered
 //! EPUB with its validation and repair loop (`epub_result`, `epub_check`),
 //! webhooks (outbox, signed calls with retries, administrator settings),
-//! and mail (SMTP settings, outbox, sender with retries).
+//! mail (SMTP settings, outbox, sender with retries), and publication to
+//! the library folder (settings, outbox, atomic writes).
 pub mod epub_check;
 pub mod epub_result;
 pub mod error;
 pub mod export_settings;
+pub mod freshness;
 pub mod issues;
+pub mod library;
 pub mod mail;
+pub mod reader_notes;
 pub mod results;
 pub mod results_loop;
 pub mod service;

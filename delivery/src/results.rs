@@ -8,9 +8,10 @@
 use crate::epub_result;
 use crate::error::DeliveryError;
 use crate::issues;
+use crate::reader_notes::{self, BookNotes};
 use crate::stored::ResultStore;
 use dragoman_book::bilingual::{self, BilingualOptions, write_bilingual_epub};
-use dragoman_book::export::{write_txt, write_txt_zip};
+use dragoman_book::export::{endnote_line, note_marker, write_txt_noted, write_txt_zip_noted};
 use dragoman_book::model::{
     Book, Chapter, ChapterKind, Mapping, Metadata, Passage, PassageRole, SourceFormat, Tag,
     Translations,
@@ -19,10 +20,11 @@ use dragoman_book::placeholder;
 use dragoman_book::text::sha256_hex;
 use dragoman_model::documents::report::CompletionReport;
 use dragoman_model::documents::result::{
-    ChapterReview, JsonResult, RESULT_SCHEMA_VERSION, ResultChapter, ResultSeries, ResultVolume,
-    Strategy, StrategyProvider,
+    ChapterNote, ChapterReview, JsonResult, RESULT_SCHEMA_VERSION, ResultChapter, ResultSeries,
+    ResultVolume, Strategy, StrategyProvider,
 };
 use dragoman_model::entities::{chapter, passage, project, provider, request, series};
+use dragoman_model::exports;
 use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{
     AutopilotOutcome, InputKind, Layout, PassageStatus, RequestStatus, ResultFormat, ResultScope,
@@ -250,17 +252,24 @@ pub async fn build(
     let filename = filename(&loaded, format);
     let mut restored = false;
     let body = match format {
-        ResultFormat::Json => serde_json::to_vec_pretty(
-            &json_result(db, &loaded, query.scope, &incomplete, complete).await?,
-        )
-        .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?,
+        ResultFormat::Json => {
+            let notes = reader_notes::load(db, &loaded).await?;
+            serde_json::to_vec_pretty(
+                &json_result(db, &loaded, &notes, query.scope, &incomplete, complete).await?,
+            )
+            .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?
+        }
         ResultFormat::Txt => {
             let (book, translations) = as_book(&loaded);
-            write_txt(&book, &translations, &target).0.into_bytes()
+            let notes = reader_notes::load(db, &loaded).await?.by_stored_id();
+            write_txt_noted(&book, &translations, &target, &notes)
+                .0
+                .into_bytes()
         }
         ResultFormat::TxtZip => {
             let (book, translations) = as_book(&loaded);
-            let (bytes, _) = write_txt_zip(&book, &translations, &target)
+            let notes = reader_notes::load(db, &loaded).await?.by_stored_id();
+            let (bytes, _) = write_txt_zip_noted(&book, &translations, &target, &notes)
                 .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?;
             let mut with_report = Vec::new();
             add_report(&bytes, &mut with_report, row.report.as_ref())?;
@@ -278,6 +287,10 @@ pub async fn build(
                 target_language: target.clone(),
                 layout: book_layout(query.layout),
                 title: Some(loaded.volume.title.clone()),
+                ai_mention: exports::discloses(db, &loaded.volume)
+                    .await?
+                    .then(|| exports::AI_MENTION.to_owned()),
+                notes: reader_notes::load(db, &loaded).await?.by_stored_id(),
             };
             write_bilingual_epub(&book, &translations, &options)
                 .map_err(|e| DeliveryError::DeliveryFailed(e.to_string()))?
@@ -426,6 +439,7 @@ fn as_book(loaded: &Loaded) -> (Book, Translations) {
 async fn json_result(
     db: &impl ConnectionTrait,
     loaded: &Loaded,
+    notes: &BookNotes,
     scope: ResultScope,
     incomplete: &[String],
     complete: bool,
@@ -443,11 +457,7 @@ async fn json_result(
         .iter()
         .map(|c| {
             let ps = loaded.passages.get(&c.id).map(Vec::as_slice).unwrap_or(&[]);
-            let translation = ps
-                .iter()
-                .map(|p| plain(usable(p).unwrap_or(p.source.as_str()), p))
-                .collect::<Vec<_>>()
-                .join("\n\n");
+            let (translation, chapter_notes) = chapter_translation(ps, notes);
             let missing = ps.iter().filter(|p| usable(p).is_none()).count();
             let flagged: Vec<String> = ps
                 .iter()
@@ -470,6 +480,7 @@ async fn json_result(
                 kind: c.kind.clone(),
                 label: c.label.clone(),
                 missing_segments: count(missing),
+                notes: chapter_notes,
                 number: c.number.map(i64::from),
                 part: c.part.map(i64::from),
                 part_count: c.part_count.map(i64::from),
@@ -527,6 +538,38 @@ async fn json_result(
             title: volume.title.clone(),
         },
     })
+}
+
+/// A chapter's text in the JSON result: its passages, each placed note's
+/// reference after its passage, and the notes as endnotes, as the TXT
+/// result writes them.
+fn chapter_translation(ps: &[passage::Model], notes: &BookNotes) -> (String, Vec<ChapterNote>) {
+    let mut numbered: Vec<ChapterNote> = Vec::new();
+    let mut endnotes: Vec<String> = Vec::new();
+    let mut texts: Vec<String> = Vec::with_capacity(ps.len());
+    for p in ps {
+        let mut text = plain(usable(p).unwrap_or(p.source.as_str()), p);
+        for note in notes.of(&p.id) {
+            let number = numbered.len() + 1;
+            text.truncate(text.trim_end().len());
+            text.push_str(&note_marker(number));
+            endnotes.push(endnote_line(number, &note.text()));
+            numbered.push(ChapterNote {
+                number: count(number),
+                term_id: note.term_id.clone(),
+                term: note.term.clone(),
+                note: note.note.clone(),
+                passage_id: p.id.clone(),
+            });
+        }
+        texts.push(text);
+    }
+    let mut translation = texts.join("\n\n");
+    if !endnotes.is_empty() {
+        translation.push_str("\n\n");
+        translation.push_str(&endnotes.join("\n"));
+    }
+    (translation, numbered)
 }
 
 /// A count as the document gives it.

@@ -1,9 +1,11 @@
 //! The Delivery gRPC service: results on demand (the stored one, built by
 //! the results loop when the request ended, while it is kept), the
-//! `chapters.translated` batches, the administrator webhook settings, and
-//! the administrator mail settings, test mail and outbox.
+//! `chapters.translated` batches, the administrator webhook settings, the
+//! administrator mail settings, test mail and outbox, and publication to
+//! the library folder.
 
 use crate::error::DeliveryError;
+use crate::library;
 use crate::mail::{self, MailPolicy};
 use crate::results::{self, ResultQuery};
 use crate::stored::{self, ResultStore};
@@ -12,7 +14,7 @@ use dragoman_model::clock;
 use dragoman_model::coordination::Coordination;
 use dragoman_model::documents::mail_settings::MailSettingsInput;
 use dragoman_model::documents::settings_change::WebhookSettingsChange;
-use dragoman_model::entities::{deleted_request, request, result};
+use dragoman_model::entities::{deleted_request, request};
 use dragoman_model::vocab::{
     Channel, Issue, IssueContext, IssueKind, Layout, LocPart, MailLanguage, MailState,
     RequestStatus, ResultFormat, ResultScope,
@@ -83,23 +85,11 @@ impl DeliveryService {
         }
     }
 
-    async fn stored(&self, request_id: &str) -> Result<Option<result::Model>, DeliveryError> {
-        stored::find(&self.db, request_id).await
-    }
-
-    /// The bytes of a stored result's blob; `None` when the blob is gone
-    /// (the result is then built again).
-    async fn stored_body(&self, key: &str) -> Result<Option<Vec<u8>>, DeliveryError> {
-        let what = || format!("result {key}");
-        let found = match self.results.blobs.get(&Path::from(key)).await {
-            Ok(found) => found,
-            Err(object_store::Error::NotFound { .. }) => return Ok(None),
-            Err(e) => return Err(DeliveryError::blob(what())(e)),
-        };
-        match found.bytes().await {
-            Ok(bytes) => Ok(Some(bytes.to_vec())),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(DeliveryError::blob(what())(e)),
+    /// The library dispatcher is woken the same way: a failed notify only
+    /// delays a publication to its next look at the table.
+    async fn wake_library(&self) {
+        if let Err(e) = self.coordination.notify(&Channel::Library).await {
+            tracing::warn!(error = %e, "coordination notify failed");
         }
     }
 
@@ -165,6 +155,82 @@ fn wants_stored(row: &request::Model, query: &ResultQuery) -> bool {
         && (query.format, query.scope, query.layout) == (stored.format, stored.scope, stored.layout)
 }
 
+/// The bytes of a stored result's blob; `None` when the blob is gone
+/// (the result is then built again).
+async fn stored_body(results: &ResultStore, key: &str) -> Result<Option<Vec<u8>>, DeliveryError> {
+    let what = || format!("result {key}");
+    let found = match results.blobs.get(&Path::from(key)).await {
+        Ok(found) => found,
+        Err(object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(DeliveryError::blob(what())(e)),
+    };
+    match found.bytes().await {
+        Ok(bytes) => Ok(Some(bytes.to_vec())),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(DeliveryError::blob(what())(e)),
+    }
+}
+
+/// The request's result as `query` asks for it, read or built: what
+/// `GetResult` answers once the request is known to be the caller's, and
+/// what a publication to the library writes.
+pub(crate) async fn result_file(
+    db: &DatabaseConnection,
+    results: &ResultStore,
+    coordination: &dyn Coordination,
+    account_id: &str,
+    row: &request::Model,
+    query: &ResultQuery,
+) -> Result<ResultFile, DeliveryError> {
+    // The stored result is served as it is, while it is kept; one whose
+    // blob is gone is built again, but a store that refuses is answered
+    // as such (503), not hidden behind a rebuild that reads it too. One
+    // older than a person's change to the book is built and stored
+    // again, so the next fetch is served the stored one.
+    let stored = if wants_stored(row, query) {
+        stored::find(db, &row.id).await?
+    } else {
+        None
+    };
+    let outdated = match &stored {
+        Some(stored) => {
+            crate::freshness::changed_since(db, &row.project_id, stored.created_at).await?
+        }
+        None => false,
+    };
+    if let Some(stored) = stored.filter(|_| !outdated)
+        && stored.format == query.format
+        && stored.expires_at.is_none_or(|at| at > clock::now())
+        && let Some(body) = stored_body(results, &stored.blob_key).await?
+    {
+        return Ok(ResultFile {
+            body,
+            media_type: stored.media_type,
+            filename: stored.filename,
+            complete: row.status == RequestStatus::Completed,
+            status: row.status.to_wire(),
+        });
+    }
+    let built = results::build(db, results, account_id, &row.id, query).await?;
+    if outdated {
+        let kept = results::BuiltResult {
+            body: built.body.clone(),
+            media_type: built.media_type,
+            filename: built.filename.clone(),
+            complete: built.complete,
+        };
+        results.keep(db, row, query, kept).await?;
+        crate::request_changed(coordination, &row.id).await;
+    }
+    Ok(ResultFile {
+        body: built.body,
+        media_type: built.media_type.into(),
+        filename: built.filename,
+        complete: built.complete,
+        status: row.status.to_wire(),
+    })
+}
+
 #[tonic::async_trait]
 impl dragoman_proto::Delivery for DeliveryService {
     async fn status(
@@ -206,32 +272,16 @@ impl dragoman_proto::Delivery for DeliveryService {
             partial: m.partial,
             layout,
         };
-        // The stored result is served as it is, while it is kept; one whose
-        // blob is gone is built again, but a store that refuses is answered
-        // as such (503), not hidden behind a rebuild that reads it too.
-        if wants_stored(&row, &query)
-            && let Some(stored) = self.stored(&row.id).await?
-            && stored.format == query.format
-            && stored.expires_at.is_none_or(|at| at > clock::now())
-            && let Some(body) = self.stored_body(&stored.blob_key).await?
-        {
-            return Ok(Response::new(ResultFile {
-                body,
-                media_type: stored.media_type,
-                filename: stored.filename,
-                complete: row.status == RequestStatus::Completed,
-                status: row.status.to_wire(),
-            }));
-        }
-        let built =
-            results::build(&self.db, &self.results, &who.account_id, &row.id, &query).await?;
-        Ok(Response::new(ResultFile {
-            body: built.body,
-            media_type: built.media_type.into(),
-            filename: built.filename,
-            complete: built.complete,
-            status: row.status.to_wire(),
-        }))
+        let file = result_file(
+            &self.db,
+            &self.results,
+            self.coordination.as_ref(),
+            &who.account_id,
+            &row,
+            &query,
+        )
+        .await?;
+        Ok(Response::new(file))
     }
 
     async fn deliver_epub(
@@ -375,6 +425,58 @@ impl dragoman_proto::Delivery for DeliveryService {
         let entry = mail::outbox::retry(&self.db, &request.get_ref().id).await?;
         self.wake_mail().await;
         Ok(Response::new(entry.into()))
+    }
+
+    async fn get_library_settings(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<LibrarySettingsView>, Status> {
+        admin_only(&self.credential, &request)?;
+        let view = library::settings::view(&self.db).await?;
+        Ok(Response::new(view.into()))
+    }
+
+    async fn update_library_settings(
+        &self,
+        request: Request<UpdateLibrarySettingsRequest>,
+    ) -> Result<Response<LibrarySettingsView>, Status> {
+        let who = admin_only(&self.credential, &request)?;
+        let view = library::settings::update(&self.db, request.into_inner().into()).await?;
+        tracing::info!(account = %who.account_id, "library folder changed");
+        // Publications waiting for a folder may go now.
+        self.wake_library().await;
+        Ok(Response::new(view.into()))
+    }
+
+    async fn clear_library_settings(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<LibrarySettingsView>, Status> {
+        let who = admin_only(&self.credential, &request)?;
+        let view = library::settings::clear(&self.db).await?;
+        tracing::info!(account = %who.account_id, "library folder cleared");
+        Ok(Response::new(view.into()))
+    }
+
+    async fn publish(
+        &self,
+        request: Request<ProjectRef>,
+    ) -> Result<Response<PublicationView>, Status> {
+        let who = self.credential.principal(&request)?;
+        let project_id = &request.get_ref().project_id;
+        let view = library::publish::publish(&self.db, who.acting(), project_id).await?;
+        self.wake_library().await;
+        Ok(Response::new(view.into()))
+    }
+
+    async fn get_publication(
+        &self,
+        request: Request<ProjectRef>,
+    ) -> Result<Response<PublicationView>, Status> {
+        let who = self.credential.principal(&request)?;
+        let project_id = &request.get_ref().project_id;
+        let view = library::publish::status(&self.db, who.acting(), project_id).await?;
+        Ok(Response::new(view.into()))
     }
 }
 

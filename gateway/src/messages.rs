@@ -138,6 +138,23 @@ pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
             "La licence ne permet pas d'autre compte actif.",
             "The licence allows no further active account.",
         ),
+        ErrorCode::PassageNotFound => ("Passage introuvable.", "Passage not found."),
+        ErrorCode::StaleEdit => (
+            "Ce contenu a changé depuis sa lecture : relisez-le avant de le modifier.",
+            "This changed since it was read: read it again before editing it.",
+        ),
+        ErrorCode::LibraryNotConfigured => (
+            "Aucun dossier de bibliothèque n'est configuré.",
+            "No library folder is configured.",
+        ),
+        ErrorCode::NothingToPublish => (
+            "Ce livre n'a pas encore d'EPUB livré à publier.",
+            "This book has no delivered EPUB to publish yet.",
+        ),
+        ErrorCode::MissingPlaceholders => (
+            "La traduction perd des balises du passage.",
+            "The translation drops placeholders of the passage's markup.",
+        ),
         ErrorCode::MailNotConfigured => (
             "Aucun serveur de courrier n'est configuré.",
             "No mail server is configured.",

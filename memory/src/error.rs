@@ -24,6 +24,30 @@ pub enum MemoryError {
     /// caller edits that term instead.
     #[error("the term exists: change it with edit_term")]
     TermExists { term_id: String },
+    /// A reader note changed since the person read it: the note and
+    /// placement now held.
+    #[error("the reader note changed since it was read")]
+    StaleReaderNote {
+        note: Option<String>,
+        placement: dragoman_model::vocab::NotePlacement,
+    },
+    /// A passage absent or outside the book named.
+    #[error("passage not found")]
+    PassageNotFound,
+    /// A passage edit made on a version that is no longer the stored one:
+    /// the version now held.
+    #[error("the passage changed since it was read")]
+    StalePassage { version: String },
+    /// A person's translation that does not keep the passage's
+    /// placeholders: those it lost, and those the source does not have.
+    #[error("the translation does not keep the passage's placeholders")]
+    MissingPlaceholders {
+        missing: Vec<String>,
+        unexpected: Vec<String>,
+    },
+    /// Validating a passage that has no usable translation.
+    #[error("the passage has no translation to validate")]
+    NothingToValidate,
     /// A shelved book whose translations are not changed.
     #[error("volume archived")]
     VolumeArchived,
@@ -111,6 +135,25 @@ impl From<MemoryError> for ServiceError {
             MemoryError::TermExists { term_id } => {
                 refusal(ErrorCode::Conflict).with("term_id", term_id)
             }
+            MemoryError::StaleReaderNote { note, placement } => refusal(ErrorCode::StaleEdit)
+                .with("reader_note", note)
+                .with("note_placement", placement.as_str()),
+            MemoryError::PassageNotFound => refusal(ErrorCode::PassageNotFound),
+            MemoryError::StalePassage { version } => {
+                refusal(ErrorCode::StaleEdit).with("version", version)
+            }
+            MemoryError::MissingPlaceholders {
+                missing,
+                unexpected,
+            } => refusal(ErrorCode::MissingPlaceholders)
+                .with("missing", missing)
+                .with("unexpected", unexpected)
+                .with_issues(vec![Issue::at(
+                    "body",
+                    "translation",
+                    IssueKind::ValueError,
+                )]),
+            MemoryError::NothingToValidate => refusal(ErrorCode::Conflict),
             MemoryError::VolumeArchived => refusal(ErrorCode::VolumeArchived),
             MemoryError::ScanTooLarge {
                 measure,

@@ -13,6 +13,7 @@
 //!   and receives.
 //! * [`series_memory`]: what a closed volume gives its series.
 //! * [`consistency`]: where the volumes of a series disagree.
+//! * [`person_edits`]: a person's edit or validation of a passage.
 //! * [`terms`]: a person's term decisions; [`term_edit`]: terms added,
 //!   changed and deleted by their owner; [`propagate`]: a new rendering
 //!   carried into stored translations, with a history version per change.
@@ -36,7 +37,9 @@ pub mod external;
 pub mod glossary;
 pub mod library;
 pub mod normalize;
+pub mod person_edits;
 pub mod propagate;
+pub mod reader_notes;
 pub mod reconcile;
 pub mod series_memory;
 pub mod service;

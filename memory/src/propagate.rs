@@ -11,8 +11,8 @@
 //!   with `series`, the other volumes of its series that belong to the
 //!   account and are not shelved; shelved ones are listed as skipped. With
 //!   `chapter_id`, only that chapter of the named book is scanned.
-//! * Passages a person wrote (`human`) are left alone unless
-//!   `include_human`.
+//! * Passages a person wrote or validated (`human`, `validated`) are left
+//!   alone unless `include_human`.
 //! * One scan accepts at most [`Limits::passages`] translated passages and
 //!   [`Limits::characters`] serialized characters: the characters of the
 //!   JSON text of the translations scanned (each translation as a JSON
@@ -36,6 +36,7 @@ use dragoman_model::entities::{chapter, passage, passage_version, project};
 use dragoman_model::passages;
 use dragoman_model::vocab::{Issue, IssueContext, IssueKind, VersionReason};
 use dragoman_model::{clock, ids};
+use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -358,7 +359,12 @@ async fn read_passages(
             .column(passage::Column::ChapterId)
             .column(passage::Column::Position)
             .column(passage::Column::Translation)
-            .column(passage::Column::Human)
+            // A passage a person validated is theirs as much as one they
+            // wrote: both are left alone without `include_human`.
+            .column_as(
+                Expr::col(passage::Column::Human).or(Expr::col(passage::Column::Validated)),
+                "human",
+            )
             .filter(passage::Column::ProjectId.is_in(ids.iter().cloned()))
             .filter(passage::Column::Translation.is_not_null());
         if let Some(chapter_id) = chapter_id {

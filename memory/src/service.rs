@@ -10,7 +10,7 @@ use crate::external::maintenance::ScopeAction;
 use crate::external::{ExternalMemory, MirrorScope, cleanup, outbox};
 use crate::library;
 use crate::shared_glossary::{self, GlossaryInput, ImportOptions};
-use crate::{propagate, term_edit};
+use crate::{person_edits, propagate, term_edit};
 use dragoman_model::documents::external_memory::{
     ExternalMemoryStatus, LocalMemoryStatus, MemoryScopeStatus, OutboxRetried,
     UnmirroredScopeStatus,
@@ -700,6 +700,72 @@ impl dragoman_proto::Memory for MemoryService {
         )
         .await?;
         Ok(Response::new(report.into()))
+    }
+
+    async fn list_reader_notes(
+        &self,
+        request: Request<v1::ListReaderNotesRequest>,
+    ) -> Result<Response<v1::ReaderNoteList>, Status> {
+        self.credential.verify(&request)?;
+        let who = self.credential.principal(&request)?;
+        let project_id = request.into_inner().project_id;
+        let terms = crate::reader_notes::list(&self.db, who.acting(), &project_id).await?;
+        Ok(Response::new(v1::ReaderNoteList {
+            project_id,
+            terms: terms
+                .into_iter()
+                .map(crate::reader_notes::to_wire)
+                .collect(),
+        }))
+    }
+
+    async fn set_reader_note(
+        &self,
+        request: Request<v1::SetReaderNoteRequest>,
+    ) -> Result<Response<v1::TermReaderNote>, Status> {
+        self.credential.verify(&request)?;
+        let who = self.credential.principal(&request)?;
+        let ask = request.into_inner();
+        let edit = crate::reader_notes::NoteEdit {
+            project_id: ask.project_id,
+            term_id: ask.term_id,
+            note: ask.reader_note,
+            previous_note: ask.previous_note.unwrap_or_default(),
+            placement: wire_field(ask.note_placement, "note_placement")?,
+            previous_placement: ask
+                .previous_placement
+                .map(|p| wire_field(p, "previous_placement"))
+                .transpose()?,
+            proposal_job: ask.proposal_job,
+        };
+        let stored = crate::reader_notes::set(&self.db, who.acting(), edit).await?;
+        Ok(Response::new(crate::reader_notes::to_wire(stored)))
+    }
+
+    async fn edit_passage(
+        &self,
+        request: Request<v1::EditPassageRequest>,
+    ) -> Result<Response<v1::EditPassageResponse>, Status> {
+        let who = self.credential.principal(&request)?;
+        let ask = request.into_inner();
+        let edit = person_edits::EditAsk {
+            project_id: ask.project_id,
+            passage_id: ask.passage_id,
+            version: ask.version,
+            translation: ask.translation,
+            validated: ask.validated,
+            assessment: ask.assessment.map(person_edits::scored).transpose()?,
+        };
+        let edited = person_edits::edit(&self.db, who.acting(), edit).await?;
+        Ok(Response::new(v1::EditPassageResponse {
+            passage_id: edited.passage_id,
+            version: edited.version,
+            changed: edited
+                .changed
+                .iter()
+                .map(|c| c.as_str().to_owned())
+                .collect(),
+        }))
     }
 
     async fn external_memory_status(

@@ -21,6 +21,7 @@ mod m0008_external_memory;
 mod m0009_deleted_requests;
 mod m0010_usage_stage;
 mod m0011_accounts_mail;
+mod m0012_person_work;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0009_deleted_requests::Migration),
             Box::new(m0010_usage_stage::Migration),
             Box::new(m0011_accounts_mail::Migration),
+            Box::new(m0012_person_work::Migration),
         ]
     }
 }

@@ -414,6 +414,7 @@ async fn exercise(db: &DatabaseConnection) {
             paused_at: Some(T),
             pause_reason: Some("budget_exceeded".into()),
             provider_switches: 1,
+            operation: dragoman_model::vocab::JobOperation::Translate,
             created_at: T,
             updated_at: T,
             started_at: Some(T),

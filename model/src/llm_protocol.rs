@@ -1,4 +1,4 @@
-//! The JSON user messages of the analysis and review protocols and the
+//! The JSON user messages of the analysis, review and reader-note protocols and the
 //! passage every protocol carries: written by the pipeline, read by the
 //! provider simulator, so both sides share these structs (the field order
 //! is the order on the wire). The system prompts and the reading of the
@@ -87,4 +87,39 @@ pub struct ReviewMessage {
     #[serde(default)]
     pub characters: Vec<ReviewName>,
     pub passages: Vec<ReviewPassage>,
+}
+
+/// The `task` value that tells a reader-note message from the others'.
+pub const NOTES_TASK: &str = "translator_notes";
+
+/// A passage where a term occurs: its source and its translation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotesExample {
+    pub source: String,
+    pub translation: String,
+}
+
+/// One glossary term of the book a reader of the translation may need a
+/// note for, with a few passages where it occurs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotesTerm {
+    /// The term's id, which the answer's `term_id` repeats.
+    pub id: String,
+    pub source: String,
+    pub translation: String,
+    #[serde(default)]
+    pub category: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub examples: Vec<NotesExample>,
+}
+
+/// The user message of a reader-note request (`translator_notes`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotesMessage {
+    pub task: String,
+    pub source_language: String,
+    pub target_language: String,
+    pub terms: Vec<NotesTerm>,
 }

@@ -7,7 +7,7 @@
 //! any stored object reads; the methods give each option with its default,
 //! which is stated here only.
 
-use crate::vocab::{AnalysisMode, ContextBackend, Quality, ResultFormat};
+use crate::vocab::{AnalysisMode, ContextBackend, JobOperation, Quality, ResultFormat};
 use sea_orm::FromJsonQueryResult;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -57,6 +57,14 @@ pub struct StoredOptions {
     pub target_language: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     pub source_language: Option<String>,
+    /// What the request's job does; missing: a translation (every request
+    /// stored before there was another operation).
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub operation: Option<JobOperation>,
 }
 
 impl StoredOptions {
@@ -86,6 +94,11 @@ impl StoredOptions {
 
     pub fn context_backend(&self) -> ContextBackend {
         self.context_backend.unwrap_or_default()
+    }
+
+    /// What the request's job does (a translation unless it says otherwise).
+    pub fn operation(&self) -> JobOperation {
+        self.operation.unwrap_or(JobOperation::Translate)
     }
 
     /// The language translated into; `en` when none was stored.
@@ -120,6 +133,25 @@ mod tests {
     }
 
     #[test]
+    fn the_operation_reads_as_a_translation_unless_it_says_otherwise() {
+        let notes = StoredOptions {
+            operation: Some(JobOperation::TranslatorNotes),
+            ..StoredOptions::default()
+        };
+        let stored = serde_json::to_value(&notes).expect("json");
+        assert_eq!(stored["operation"], "translator_notes");
+        let back: StoredOptions = serde_json::from_value(stored).expect("reads");
+        assert_eq!(back.operation(), JobOperation::TranslatorNotes);
+        assert_eq!(
+            StoredOptions::default().operation(),
+            JobOperation::Translate
+        );
+        let odd: StoredOptions =
+            serde_json::from_value(json!({"operation": "summarise"})).expect("reads");
+        assert_eq!(odd.operation(), JobOperation::Translate);
+    }
+
+    #[test]
     fn stored_options_keep_their_keys() {
         let options = StoredOptions {
             start: Some(true),
@@ -134,6 +166,7 @@ mod tests {
             provider_id: Some("p".into()),
             target_language: Some("fr".into()),
             source_language: Some("en".into()),
+            operation: None,
         };
         let stored = serde_json::to_value(&options).expect("json");
         assert_eq!(

@@ -17,6 +17,10 @@ pub enum PipelineError {
     Invalid(Vec<Issue>),
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
+    /// The checks of a person's edit stopped short (never expected: they
+    /// are plain computation).
+    #[error("assessment: {0}")]
+    Assessment(String),
 }
 
 impl From<PipelineError> for ServiceError {
@@ -34,6 +38,7 @@ impl From<PipelineError> for ServiceError {
             PipelineError::Db(e) => {
                 ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
             }
+            PipelineError::Assessment(_) => ServiceError::new(ErrorCode::ServerError, message),
         }
     }
 }

@@ -5,6 +5,8 @@ pub mod analysis;
 pub mod call_metrics;
 pub mod error;
 pub mod llm;
+pub mod notes;
+pub mod person_edit;
 pub mod providers;
 pub mod quality;
 pub mod review;

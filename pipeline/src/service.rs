@@ -85,4 +85,15 @@ impl dragoman_proto::Pipeline for PipelineService {
         let providers = providers::list_admin(&self.db).await?;
         Ok(Response::new(ListProvidersAdminResponse { providers }))
     }
+
+    async fn assess_edit(
+        &self,
+        request: Request<AssessEditRequest>,
+    ) -> Result<Response<EditAssessment>, Status> {
+        self.credential.principal(&request)?;
+        let assessment = crate::person_edit::assess_edit(request.into_inner())
+            .await
+            .map_err(|e| PipelineError::Assessment(e.to_string()))?;
+        Ok(Response::new(assessment))
+    }
 }

@@ -105,6 +105,7 @@ remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, crate::v1::pipe
     list_providers_admin(ListProvidersRequest) -> ListProvidersAdminResponse;
     add_provider(AddProviderRequest) -> ProviderAdmin;
     set_default_provider(SetDefaultProviderRequest) -> ListProvidersAdminResponse;
+    assess_edit(AssessEditRequest) -> EditAssessment;
 });
 
 remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, crate::v1::delivery_server::SERVICE_NAME, {
@@ -121,6 +122,11 @@ remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, crate::v1::deli
     send_test_mail(SendTestMailRequest) -> MailOutboxEntry;
     list_mail_outbox(ListMailOutboxRequest) -> MailOutboxPage;
     retry_mail(MailRef) -> MailOutboxEntry;
+    get_library_settings(StatusRequest) -> LibrarySettingsView;
+    update_library_settings(UpdateLibrarySettingsRequest) -> LibrarySettingsView;
+    clear_library_settings(StatusRequest) -> LibrarySettingsView;
+    publish(ProjectRef) -> PublicationView;
+    get_publication(ProjectRef) -> PublicationView;
 });
 
 remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_server::SERVICE_NAME, {
@@ -153,6 +159,9 @@ remote_service!(RemoteMemory, MemoryClient, crate::Memory, crate::v1::memory_ser
     edit_term(EditTermRequest) -> Term;
     delete_term(TermRef) -> Deleted;
     propagate_term(PropagateTermRequest) -> PropagationReport;
+    edit_passage(EditPassageRequest) -> EditPassageResponse;
+    list_reader_notes(crate::v1::ListReaderNotesRequest) -> crate::v1::ReaderNoteList;
+    set_reader_note(crate::v1::SetReaderNoteRequest) -> crate::v1::TermReaderNote;
     external_memory_status(StatusRequest) -> crate::v1::ExternalMemoryStatusView;
     retry_memory_outbox(StatusRequest) -> crate::v1::MemoryOutboxRetried;
     get_memory_cleanup_settings(StatusRequest) -> crate::v1::MemoryCleanupSettingsView;
@@ -402,6 +411,27 @@ mod tests {
             Err(Status::unimplemented("propagate_term"))
         }
 
+        async fn edit_passage(
+            &self,
+            _: Request<v1::EditPassageRequest>,
+        ) -> Result<Response<v1::EditPassageResponse>, Status> {
+            Err(Status::unimplemented("edit_passage"))
+        }
+
+        async fn list_reader_notes(
+            &self,
+            _: Request<v1::ListReaderNotesRequest>,
+        ) -> Result<Response<v1::ReaderNoteList>, Status> {
+            Err(Status::unimplemented("list_reader_notes"))
+        }
+
+        async fn set_reader_note(
+            &self,
+            _: Request<v1::SetReaderNoteRequest>,
+        ) -> Result<Response<v1::TermReaderNote>, Status> {
+            Err(Status::unimplemented("set_reader_note"))
+        }
+
         async fn external_memory_status(
             &self,
             _: Request<StatusRequest>,
@@ -564,6 +594,36 @@ mod tests {
             _: Request<MailRef>,
         ) -> Result<Response<MailOutboxEntry>, Status> {
             Err(Status::unimplemented("retry_mail"))
+        }
+        async fn get_library_settings(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<LibrarySettingsView>, Status> {
+            Err(Status::unimplemented("get_library_settings"))
+        }
+        async fn update_library_settings(
+            &self,
+            _: Request<UpdateLibrarySettingsRequest>,
+        ) -> Result<Response<LibrarySettingsView>, Status> {
+            Err(Status::unimplemented("update_library_settings"))
+        }
+        async fn clear_library_settings(
+            &self,
+            _: Request<StatusRequest>,
+        ) -> Result<Response<LibrarySettingsView>, Status> {
+            Err(Status::unimplemented("clear_library_settings"))
+        }
+        async fn publish(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<PublicationView>, Status> {
+            Err(Status::unimplemented("publish"))
+        }
+        async fn get_publication(
+            &self,
+            _: Request<ProjectRef>,
+        ) -> Result<Response<PublicationView>, Status> {
+            Err(Status::unimplemented("get_publication"))
         }
     }
 

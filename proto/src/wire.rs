@@ -96,6 +96,8 @@ mod vocabulary {
         EntityKind { Character, Place, Organisation, Object }
         BibleAspect { Register, Tone, Tense, Address, Style }
         SeriesAction { Start, Pause, Resume, Cancel }
+        JobOperation { Translate, TranslatorNotes }
+        NotePlacement { First, Each, Never }
         GlossaryFormat { Json, Csv, Tbx }
         CsvDelimiter { Comma, Semicolon, Tab }
         ImportStrategy { Skip, Replace, ReplaceAll }
@@ -103,6 +105,7 @@ mod vocabulary {
         MailState { Pending, Sent, Failed }
         MailKind { Test, RequestFinished, PasswordReset }
         MailLanguage { En, Fr }
+        PublicationStatus { None, Pending, Published, Failed }
     }
 }
 

@@ -367,6 +367,7 @@ impl World {
                 paused_at: Set(None),
                 pause_reason: Set(None),
                 provider_switches: Set(0),
+                operation: Set(dragoman_model::vocab::JobOperation::Translate),
                 created_at: Set(at),
                 updated_at: Set(at),
                 started_at: Set(finished.then_some(at)),

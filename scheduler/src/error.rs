@@ -82,6 +82,10 @@ pub enum SchedulerError {
     /// translation (or that has none).
     #[error("nothing left to translate: every passage of this book has a usable translation")]
     NothingToTranslate,
+    /// Work that reads the translation (reader-note proposals) asked on a
+    /// book with no passage translated yet.
+    #[error("nothing translated yet: this work reads the book's translation")]
+    NothingTranslated,
     /// Arguments of a library call that break a rule the types do not
     /// carry, located under `arguments`.
     #[error("invalid arguments")]
@@ -241,6 +245,9 @@ impl From<SchedulerError> for ServiceError {
             SchedulerError::BookWorking(_) => refusal(ErrorCode::Conflict),
             SchedulerError::NothingToTranslate => {
                 refusal(ErrorCode::Conflict).with("reason", "nothing_to_translate")
+            }
+            SchedulerError::NothingTranslated => {
+                refusal(ErrorCode::Conflict).with("reason", "nothing_translated")
             }
             SchedulerError::InvalidArguments(issues) => {
                 refusal(ErrorCode::InvalidRequest).with_issues(issues)

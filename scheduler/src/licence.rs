@@ -11,6 +11,9 @@
 //! - A book stored before the ledger (`licence_counted` false) is counted
 //!   once, passage by passage, the first time a request adds to it or
 //!   starts it: the words of its passages without a usable translation.
+//! - A reader-note pass (`translator_notes`) is paid work of its own, which
+//!   reads the whole translated book: it counts the source words of the
+//!   passages with a usable translation, each time it runs.
 
 use crate::error::SchedulerError;
 use dragoman_book::model::Tag;
@@ -69,6 +72,54 @@ pub async fn words_to_translate(
         .iter()
         .map(|(text, markup)| passage_words(text, markup.as_ref()))
         .fold(0i64, i64::saturating_add))
+}
+
+/// Source words of the book's passages with a usable translation: what a
+/// reader-note pass over the book reads, and counts.
+pub async fn words_translated(
+    db: &impl ConnectionTrait,
+    project_id: &str,
+) -> Result<i64, SchedulerError> {
+    let read: Vec<(String, Option<serde_json::Value>)> = passage::Entity::find()
+        .select_only()
+        .column(passage::Column::Source)
+        .column(passage::Column::Markup)
+        .filter(passage::Column::ProjectId.eq(project_id))
+        .filter(passage::Column::Translation.is_not_null())
+        .filter(passage::Column::Status.is_in(PassageStatus::USABLE))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(read
+        .iter()
+        .map(|(text, markup)| passage_words(text, markup.as_ref()))
+        .fold(0i64, i64::saturating_add))
+}
+
+/// Counts the `words` of paid work request `request_id` does on stored
+/// chapters of `book` (a reader-note pass), inside its write transaction; a
+/// refusal is the 402 of spec 7 and the caller's rollback leaves nothing
+/// stored.
+pub async fn count_pass(
+    txn: &impl ConnectionTrait,
+    settings: &LicenceSettings,
+    owner: &account::Model,
+    book: &project::Model,
+    request_id: &str,
+    words: i64,
+) -> Result<(), SchedulerError> {
+    let in_force = settings.in_force(txn).await?;
+    licence::charge(
+        txn,
+        &in_force,
+        owner,
+        Some(&book.id),
+        Some(request_id),
+        words,
+        clock::now(),
+    )
+    .await?
+    .map_err(SchedulerError::from)
 }
 
 /// What starting work on `book` costs: nothing once it is counted, else

@@ -589,15 +589,19 @@ impl dragoman_proto::Scheduler for SchedulerService {
             .map(|p| dragoman_model::vocab::Priority::from_wire(p, "priority"))
             .transpose()
             .map_err(SchedulerError::InvalidRequest)?;
-        let row = crate::library::jobs::start_job(
-            &self.db,
-            &who,
-            &m.project_id,
-            m.provider.as_deref(),
+        let operation = m
+            .operation
+            .map(|o| dragoman_model::vocab::JobOperation::from_wire(o, "operation"))
+            .transpose()
+            .map_err(SchedulerError::InvalidRequest)?
+            .unwrap_or(dragoman_model::vocab::JobOperation::Translate);
+        let ask = crate::library::jobs::JobAsk {
+            project_id: &m.project_id,
+            provider: m.provider.as_deref(),
             priority,
-            &self.limits,
-        )
-        .await?;
+            operation,
+        };
+        let row = crate::library::jobs::start_job(&self.db, &who, ask, &self.limits).await?;
         // As after a series start: long polls of the new request, and the
         // workers when its job waits for one.
         self.notify(&Channel::request(&row.id)).await;

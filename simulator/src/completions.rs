@@ -17,7 +17,7 @@ use crate::replies::{
 };
 use crate::state::{Fault, Shared};
 use crate::translation::{self, ContentFaults};
-use crate::{analysis, machine, pseudo, review};
+use crate::{analysis, machine, notes, pseudo, review};
 
 /// The longest prefix of `text` whose estimate stays within `max` tokens.
 pub(crate) fn cut_to_tokens(text: &str, max: u64) -> &str {
@@ -84,8 +84,10 @@ pub(crate) async fn handle(
         account_id: header_text(headers, "chatgpt-account-id"),
     });
     let fault = shared.draw();
-    let content = match message {
-        Message::Translation(_) => shared.draw_content(),
+    let content = match &message {
+        Message::Translation(job) => {
+            shared.draw_content(job.passages.iter().map(|p| p.text.as_str()))
+        }
         _ => ContentFaults::default(),
     };
     if fault == Fault::Hang {
@@ -261,7 +263,7 @@ fn apertium_mode(shared: &Shared, message: &Message) -> Result<Option<String>, S
     let (source, target) = match message {
         Message::Translation(job) => (&job.source_language, &job.target_language),
         Message::Review(m) => (&m.source_language, &m.target_language),
-        Message::Analysis(_) | Message::Other => return Ok(None),
+        Message::Analysis(_) | Message::Notes(_) | Message::Other => return Ok(None),
     };
     apertium.mode(source, target).map(Some)
 }
@@ -306,6 +308,7 @@ async fn compose(
             shared.count(|s| s.reviews += 1);
             (review::answer_with(m, &faithful), clean())
         }
+        (Message::Notes(m), _) => (notes::answer(m), clean()),
         (Message::Other, _) => (pseudo::pseudo_translate(user, "sim"), clean()),
     })
 }

@@ -19,7 +19,8 @@
 //! [`PROMPTS_KEPT`] well-formed requests' prompts, oldest first, as a JSON
 //! array of [`Prompt`]: `{"n", "kind", "system", "user", "wire"}` plus the
 //! `cache_key`, `organization`, `project` and `account_id` the request
-//! carried, `kind` being `translation`, `analysis`, `review` or `other`)
+//! carried, `kind` being `translation`, `analysis`, `review`, `notes` or
+//! `other`)
 //! and `GET /faults` (the
 //! fault ledger: the last [`FAULTS_KEPT`] content faults and dropped
 //! placeholders put in translation answers that went out whole, in the order
@@ -38,6 +39,9 @@
 //! pseudo-translation of its source under the message's glossary and
 //! characters, and when they differ, that rendering as the correction with
 //! one `major` flag coded `consistency` (see `review.rs`). A user message in
+//! the reader-note protocol of `dragoman_pipeline::notes`
+//! (`"task": "translator_notes"`) gets `{"notes": [...]}`: one note per term,
+//! built from the term (see `notes.rs`). A user message in
 //! the translation protocol of `dragoman_pipeline::translate` gets
 //! `{"translations": [...]}` with a pseudo-translation of every passage
 //! ([`pseudo::pseudo_translate`]), except that what the request's `context`
@@ -105,6 +109,7 @@ mod embeddings;
 mod faults;
 mod machine;
 mod message;
+mod notes;
 mod prompts;
 mod protocol;
 pub mod pseudo;

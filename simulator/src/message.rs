@@ -1,7 +1,9 @@
 //! A request's user message, told apart by the protocol it is written in:
-//! translation, analysis, review, or anything else.
+//! translation, analysis, review, reader notes, or anything else.
 
-use dragoman_model::llm_protocol::{ANALYSIS_TASK, AnalysisMessage, REVIEW_TASK, ReviewMessage};
+use dragoman_model::llm_protocol::{
+    ANALYSIS_TASK, AnalysisMessage, NOTES_TASK, NotesMessage, REVIEW_TASK, ReviewMessage,
+};
 
 use crate::translation::Job;
 
@@ -10,6 +12,7 @@ pub(crate) enum Message {
     Translation(Job),
     Analysis(AnalysisMessage),
     Review(ReviewMessage),
+    Notes(NotesMessage),
     Other,
 }
 
@@ -25,6 +28,11 @@ impl Message {
         {
             return Message::Review(m);
         }
+        if let Ok(m) = serde_json::from_str::<NotesMessage>(user)
+            && m.task == NOTES_TASK
+        {
+            return Message::Notes(m);
+        }
         match serde_json::from_str::<Job>(user) {
             Ok(job) => Message::Translation(job),
             Err(_) => Message::Other,
@@ -36,6 +44,7 @@ impl Message {
             Message::Translation(_) => "translation",
             Message::Analysis(_) => "analysis",
             Message::Review(_) => "review",
+            Message::Notes(_) => "notes",
             Message::Other => "other",
         }
     }

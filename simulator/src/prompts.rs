@@ -20,7 +20,7 @@ pub const KEPT: usize = 20_000;
 pub struct Prompt {
     /// The request's number, counted from 1 over all requests.
     pub n: u64,
-    /// `translation`, `analysis`, `review` or `other`: the protocol of the
+    /// `translation`, `analysis`, `review`, `notes` or `other`: the protocol of the
     /// user message.
     pub kind: String,
     pub system: String,

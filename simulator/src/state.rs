@@ -2,6 +2,9 @@
 //! configuration, the seeded fault draws, the counters, the prompt cache,
 //! the prompt log and the fault ledger.
 
+use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -17,14 +20,15 @@ use crate::prompts::PromptLog;
 use crate::stats::SimulatorStats;
 use crate::translation::ContentFaults;
 
-/// Mixed into the seed for the content faults' RNG, so that its draws are
+/// Mixed into the seed of the content faults' draws, so that they are
 /// unrelated to the transport faults' ones.
 const CONTENT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 
 pub(crate) struct Shared {
     pub(crate) config: SimulatorConfig,
     rng: Mutex<StdRng>,
-    content_rng: Mutex<StdRng>,
+    /// How many times each translation content (its passages) was asked.
+    content_asked: Mutex<HashMap<u64, u64>>,
     pub(crate) stats: Mutex<SimulatorStats>,
     pub(crate) cache: PromptCache,
     pub(crate) prompts: PromptLog,
@@ -80,12 +84,32 @@ impl Shared {
             .map_or(Fault::None, |((_, fault), _)| *fault)
     }
 
-    /// Draws the content faults of a translation request, from their own
-    /// RNG and always the same number of values, so that the draws of
+    /// Draws the content faults of a translation request for the passages
+    /// whose texts are `passages`, from an RNG of their own seeded by the
+    /// seed, those texts and how many times they were asked before. A
+    /// book's faults then depend neither on the order in which its parallel
+    /// answers are asked for nor on the ids the service gave its passages,
+    /// while asking the same passages again draws anew. The draws of
     /// [`Shared::draw`] are the same whatever the content rates.
-    pub(crate) fn draw_content(&self) -> ContentFaults {
+    pub(crate) fn draw_content<'a>(
+        &self,
+        passages: impl IntoIterator<Item = &'a str>,
+    ) -> ContentFaults {
         let c = &self.config;
-        let mut rng = lock(&self.content_rng);
+        let mut hasher = DefaultHasher::new();
+        for text in passages {
+            text.hash(&mut hasher);
+        }
+        let content = hasher.finish();
+        let asked = {
+            let mut counts = lock(&self.content_asked);
+            let count = counts.entry(content).or_insert(0);
+            *count += 1;
+            *count
+        };
+        let mut rng = StdRng::seed_from_u64(
+            self.config.seed ^ CONTENT_SEED ^ content ^ asked.wrapping_mul(CONTENT_SEED),
+        );
         let rolls: [f64; 4] = std::array::from_fn(|_| rng.r#gen::<f64>());
         let picks: [u64; 4] = std::array::from_fn(|_| rng.r#gen::<u64>());
         let on = |i: usize, rate: f64| (rolls[i] < rate).then_some(picks[i]);
@@ -110,7 +134,7 @@ pub(crate) fn shared(
     let prompts = PromptLog::open(prompts_kept, config.prompt_log.as_deref())?;
     let shared = Arc::new(Shared {
         rng: Mutex::new(StdRng::seed_from_u64(config.seed)),
-        content_rng: Mutex::new(StdRng::seed_from_u64(config.seed ^ CONTENT_SEED)),
+        content_asked: Mutex::new(HashMap::new()),
         config,
         stats: Mutex::new(SimulatorStats::default()),
         cache: PromptCache::new(),

@@ -157,7 +157,7 @@ fn transport_draws_keep_their_sequence_whatever_the_content_faults() {
         let draws: Vec<Fault> = (0..expected.len())
             .map(|i| {
                 if i % 2 == 0 {
-                    s.draw_content();
+                    s.draw_content(["p1"]);
                 }
                 s.draw()
             })
@@ -169,7 +169,9 @@ fn transport_draws_keep_their_sequence_whatever_the_content_faults() {
 #[test]
 fn content_draws_follow_their_rates() {
     let off = state(&SimulatorConfig::default());
-    assert!((0..100).all(|_| off.draw_content() == ContentFaults::default()));
+    assert!(
+        (0..100).all(|i| off.draw_content([format!("p{i}").as_str()]) == ContentFaults::default())
+    );
     let on = SimulatorConfig {
         seed: 3,
         rate_name_drift: 1.0,
@@ -179,22 +181,59 @@ fn content_draws_follow_their_rates() {
         ..SimulatorConfig::default()
     };
     let s = state(&on);
-    let draws: Vec<ContentFaults> = (0..100).map(|_| s.draw_content()).collect();
+    let draws: Vec<ContentFaults> = (0..100)
+        .map(|i| s.draw_content([format!("p{i}").as_str()]))
+        .collect();
     assert!(draws.iter().all(|d| d.name_drift.is_some()
         && d.glossary_violation.is_some()
         && d.untranslated.is_some()
         && d.wrong_language.is_some()));
     let again = state(&on);
-    assert!(draws.iter().all(|d| *d == again.draw_content()));
+    assert!(
+        draws
+            .iter()
+            .enumerate()
+            .all(|(i, d)| *d == again.draw_content([format!("p{i}").as_str()]))
+    );
     let half = SimulatorConfig {
         rate_untranslated: 0.5,
         ..SimulatorConfig::default()
     };
     let s = state(&half);
     let hits = (0..1000)
-        .filter(|_| s.draw_content().untranslated.is_some())
+        .filter(|i| {
+            s.draw_content([format!("p{i}").as_str()])
+                .untranslated
+                .is_some()
+        })
         .count();
     assert!((350..650).contains(&hits), "{hits}");
+}
+
+#[test]
+fn content_draws_do_not_depend_on_the_order_asked() {
+    let config = SimulatorConfig {
+        seed: 5,
+        rate_name_drift: 0.3,
+        rate_glossary_violation: 0.5,
+        rate_untranslated: 0.5,
+        rate_wrong_language: 0.3,
+        ..SimulatorConfig::default()
+    };
+    let contents: Vec<[String; 2]> = (0..40)
+        .map(|i| [format!("a{i}"), format!("b{i}")])
+        .collect();
+    let ask =
+        |s: &crate::state::Shared, c: &[String; 2]| s.draw_content(c.iter().map(String::as_str));
+    let forward = state(&config);
+    let first: Vec<ContentFaults> = contents.iter().map(|c| ask(&forward, c)).collect();
+    let backward = state(&config);
+    let mut second: Vec<ContentFaults> = contents.iter().rev().map(|c| ask(&backward, c)).collect();
+    second.reverse();
+    assert_eq!(first, second);
+    // Asking the same passages again draws anew.
+    let again: Vec<ContentFaults> = contents.iter().map(|c| ask(&forward, c)).collect();
+    assert_ne!(first, again);
 }
 
 #[test]
@@ -211,6 +250,16 @@ fn messages_are_told_apart_by_protocol() {
     let other_task = review.replace("\"review\"", "\"summary\"");
     assert_eq!(Message::read(&other_task).kind(), "other");
     assert_eq!(Message::read("Hello").kind(), "other");
+    let notes = dragoman_pipeline::notes::notes_message(
+        dragoman_pipeline::analysis::Languages {
+            source: "en",
+            target: "fr",
+        },
+        &[],
+    );
+    assert_eq!(Message::read(&notes).kind(), "notes");
+    let other_task = notes.replace("\"translator_notes\"", "\"summary\"");
+    assert_eq!(Message::read(&other_task).kind(), "other");
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub async fn start(
         project_id: book_id,
         provider,
         priority: priority.map(WireEnum::to_wire),
+        // A translation: the tools start no other operation.
+        operation: None,
     };
     let doc = caller
         .call(state, START, message, |request| {

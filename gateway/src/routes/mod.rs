@@ -8,15 +8,19 @@ pub mod demo;
 pub mod edition;
 pub mod glossaries;
 pub mod health;
+pub mod jobs;
+pub mod library;
 pub mod licence;
 pub mod mail_settings;
 pub mod memory_settings;
 pub mod narrative;
 pub mod onboarding;
+pub mod passages;
 pub mod password_reset;
 pub mod preferences;
 pub mod providers;
 pub mod queue_settings;
+pub mod reader_notes;
 pub mod requests;
 pub mod second_factor;
 pub mod series;
@@ -217,6 +221,10 @@ pub fn router(state: AppState) -> Router {
         .merge(preferences::routes())
         .merge(onboarding::routes())
         .merge(demo::routes())
+        .merge(passages::routes())
+        .merge(reader_notes::routes())
+        .merge(jobs::routes())
+        .merge(library::routes())
         .fallback(not_found)
         .layer(from_fn_with_state(state.clone(), session::same_origin))
         .layer(from_fn_with_state(state.clone(), outage::answer_within));

@@ -443,6 +443,7 @@ async fn job_asking(fx: &Fixture, volume: &str, backend: ContextBackend) -> Stri
         paused_at: Set(None),
         pause_reason: Set(None),
         provider_switches: Set(0),
+        operation: Set(dragoman_model::vocab::JobOperation::Translate),
         created_at: Set(0),
         updated_at: Set(0),
         started_at: Set(None),

@@ -18,6 +18,7 @@ pub mod mail_settings;
 pub mod narrative;
 pub mod propagation;
 pub mod provider;
+pub mod publication;
 pub mod report;
 pub mod request;
 pub mod result;

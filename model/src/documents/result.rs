@@ -95,6 +95,11 @@ pub struct ResultChapter {
     pub label: Option<String>,
     /// Passages without a usable translation (they keep their source).
     pub missing_segments: u64,
+    /// The reader notes of the chapter, numbered as their references in
+    /// `translation` and its endnotes; left out without any, so a result
+    /// is unchanged when no note is published (spec 2.6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<ChapterNote>,
     #[schema(required = true)]
     pub number: Option<i64>,
     #[schema(required = true)]
@@ -113,6 +118,20 @@ pub struct ResultChapter {
     pub translated_title: Option<String>,
     /// The chapter's text, paragraphs separated by blank lines.
     pub translation: String,
+}
+
+/// One reader note of a chapter (spec 2.6): the note of an accepted
+/// glossary term, placed after the passage `passage_id`, whose translation
+/// names the term.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ChapterNote {
+    /// `[number]` in `translation`, from 1 in each chapter.
+    pub number: u64,
+    pub term_id: String,
+    /// The term as the translation gives it.
+    pub term: String,
+    pub note: String,
+    pub passage_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

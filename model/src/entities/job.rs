@@ -1,6 +1,6 @@
 //! `jobs`: the schedulable unit of work behind a request, with its lease.
 
-use crate::vocab::{JobStatus, Priority};
+use crate::vocab::{JobOperation, JobStatus, Priority};
 use sea_orm::entity::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +31,9 @@ pub struct Model {
     pub pause_reason: Option<String>,
     /// Moves to a cheaper provider near the budget.
     pub provider_switches: i32,
+    /// What the job does: a translation, or the reader-note proposals of
+    /// `translator_notes`.
+    pub operation: JobOperation,
     pub created_at: i64,
     pub updated_at: i64,
     pub started_at: Option<i64>,

@@ -16,6 +16,8 @@
 //!   a passage sent back to source when its EPUB markup could not be kept.
 //! * [`quality`]: a score, a review's outcome, the autopilot's rounds and
 //!   verdicts.
+//! * [`person`]: a person's edit or validation, checked against the
+//!   version they read; the guard that keeps jobs off a person's work.
 //!
 //! Each function takes any [`sea_orm::ConnectionTrait`], so the caller's
 //! transaction holds, and returns [`sea_orm::DbErr`]. Updates of a stored
@@ -23,12 +25,14 @@
 //! by primary key; guarded updates say whether they changed the row.
 
 pub mod intake;
+pub mod person;
 pub mod quality;
 pub mod translation;
 
 pub use intake::{
     NewPassage, PassageWork, adopt_new_markup, delete_chapter_passages, insert_chapter_passages,
 };
+pub use person::{PersonEdit, PersonTranslation, record_person_edit, version_of};
 pub use quality::{
     AutopilotAttempt, AutopilotVerdict, Retranslation, ReviewOutcome, Scored,
     record_autopilot_attempt, record_autopilot_verdict, record_review, record_score,

@@ -1,12 +1,15 @@
 //! A passage's quality as the worker records it: a score with its signals,
 //! a review's outcome, an autopilot round's attempt and its last verdict.
 //! A score sets the passage's status too, except on a passage a person
-//! edited or validated, which the worker never overrules.
+//! edited or validated, which the worker never overrules; a score lands
+//! only on the translation it was made for. A review or an autopilot round
+//! never writes a passage a person edited or validated.
 
 use crate::entities::passage;
+use crate::passages::person::{update_same_translation, update_unless_person};
 use crate::vocab::PassageStatus;
 use sea_orm::entity::prelude::Json;
-use sea_orm::{ActiveModelTrait, ConnectionTrait, DbErr, Set};
+use sea_orm::{ConnectionTrait, DbErr, Set};
 
 /// An assessment of a passage's translation, as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +42,7 @@ pub async fn record_score(
 ) -> Result<(), DbErr> {
     let mut model: passage::ActiveModel = stored.clone().into();
     apply(&mut model, stored, scored, now);
-    model.update(db).await?;
+    update_same_translation(db, stored, model).await?;
     Ok(())
 }
 
@@ -76,7 +79,7 @@ pub async fn record_review(
             apply(&mut model, stored, scored, now);
         }
     }
-    model.update(db).await?;
+    update_unless_person(db, model).await?;
     Ok(())
 }
 
@@ -114,7 +117,7 @@ pub async fn record_autopilot_attempt(
         model.reviewed = Set(false);
         apply(&mut model, stored, &better.scored, now);
     }
-    model.update(db).await?;
+    update_unless_person(db, model).await?;
     Ok(())
 }
 
@@ -143,6 +146,6 @@ pub async fn record_autopilot_verdict(
         AutopilotVerdict::Accept => model.status = Set(PassageStatus::Check),
     }
     model.updated_at = Set(now);
-    model.update(db).await?;
+    update_unless_person(db, model).await?;
     Ok(())
 }

@@ -405,3 +405,211 @@ async fn a_rendering_changes_only_the_translation_scanned() {
             .expect("person included")
     );
 }
+
+fn person_translation(text: &str, score: i32) -> PersonTranslation {
+    PersonTranslation {
+        text: text.to_owned(),
+        scored: Scored {
+            score,
+            signals: json!([]),
+            status: PassageStatus::Ok,
+        },
+    }
+}
+
+#[tokio::test]
+async fn a_person_edit_marks_the_passage_human_under_its_new_key() {
+    let db = db().await;
+    let p = stored(
+        &db,
+        PassageWork {
+            reviewed: false,
+            status: PassageStatus::Check,
+            ..translated("Bonjur.")
+        },
+    )
+    .await;
+    let edit = PersonEdit {
+        translation: Some(person_translation("Bonjour.", 98)),
+        validated: None,
+        memory_key: Some("new-key".to_owned()),
+    };
+    assert!(record_person_edit(&db, &p, &edit, NOW).await.expect("edit"));
+    let after = reread(&db, &p).await;
+    assert_eq!(after.translation.as_deref(), Some("Bonjour."));
+    assert_eq!(
+        (after.human, after.validated, after.reviewed),
+        (true, false, true)
+    );
+    assert_eq!((after.status, after.score), (PassageStatus::Ok, Some(98)));
+    assert_eq!(after.memory_key.as_deref(), Some("new-key"));
+    assert_eq!(after.updated_at, NOW);
+    assert_ne!(version_of(&after), version_of(&p));
+}
+
+#[tokio::test]
+async fn a_person_edit_on_a_changed_passage_writes_nothing() {
+    let db = db().await;
+    let p = stored(&db, translated("Bonjour.")).await;
+    // A job writes after the person read the passage.
+    record_translation(&db, &p, "Salut.".to_owned(), None, NOW)
+        .await
+        .expect("job");
+    let edit = PersonEdit {
+        translation: None,
+        validated: Some(true),
+        memory_key: None,
+    };
+    assert!(
+        !record_person_edit(&db, &p, &edit, NOW + 1)
+            .await
+            .expect("stale edit"),
+        "the version read is gone"
+    );
+    let after = reread(&db, &p).await;
+    assert_eq!(after.translation.as_deref(), Some("Salut."));
+    assert!(!after.validated);
+    // Validating and un-validating change only the flag.
+    let current = after.clone();
+    assert!(
+        record_person_edit(&db, &current, &edit, NOW + 1)
+            .await
+            .expect("validate")
+    );
+    let validated = reread(&db, &p).await;
+    assert!(validated.validated && !validated.human);
+    assert_eq!(validated.translation.as_deref(), Some("Salut."));
+    let undo = PersonEdit {
+        validated: Some(false),
+        ..edit
+    };
+    assert!(
+        record_person_edit(&db, &validated, &undo, NOW + 2)
+            .await
+            .expect("un-validate")
+    );
+    assert!(!reread(&db, &p).await.validated);
+}
+
+#[test]
+fn the_version_follows_every_column_a_person_sees() {
+    let base = passage::Model {
+        id: "p".into(),
+        chapter_id: "c".into(),
+        project_id: "b".into(),
+        position: 1,
+        source: "Hello.".into(),
+        markup: None,
+        translation: Some("Bonjour.".into()),
+        status: PassageStatus::Ok,
+        last_error: None,
+        human: false,
+        validated: false,
+        attempts: 1,
+        memory_key: None,
+        score: Some(90),
+        signals: None,
+        reviewed: true,
+        autopilot_round: 0,
+        created_at: EARLIER,
+        updated_at: EARLIER,
+    };
+    let v = version_of(&base);
+    assert_eq!(v.len(), 16);
+    assert_eq!(v, version_of(&base.clone()), "stable");
+    let changes: [fn(&mut passage::Model); 6] = [
+        |p| p.translation = Some("Salut.".into()),
+        |p| p.translation = None,
+        |p| p.status = PassageStatus::Check,
+        |p| p.human = true,
+        |p| p.validated = true,
+        |p| p.updated_at = NOW,
+    ];
+    for change in changes {
+        let mut other = base.clone();
+        change(&mut other);
+        assert_ne!(version_of(&other), v, "{other:?}");
+    }
+}
+
+#[tokio::test]
+async fn no_job_write_replaces_a_persons_work() {
+    let db = db().await;
+    let person = PassageWork {
+        human: true,
+        reviewed: false,
+        ..translated("Bonjour, dit-elle.")
+    };
+    let validated = PassageWork {
+        validated: true,
+        reviewed: false,
+        ..translated("Salut.")
+    };
+    for work in [person, validated] {
+        let p = stored(&db, work).await;
+        record_translation(&db, &p, "machine".to_owned(), None, NOW)
+            .await
+            .expect("translation");
+        record_untranslated(&db, &p, "refused".to_owned(), NOW)
+            .await
+            .expect("untranslated");
+        record_recall(&db, &p, "recalled".to_owned(), "k2".to_owned(), NOW)
+            .await
+            .expect("recall");
+        let corrected = ReviewOutcome::Corrected {
+            translation: "reviewed".to_owned(),
+            scored: scored(99, PassageStatus::Ok),
+        };
+        record_review(&db, &p, &corrected, NOW)
+            .await
+            .expect("review");
+        let better = AutopilotAttempt {
+            round: 1,
+            better: Some(Retranslation {
+                translation: "autopilot".to_owned(),
+                scored: scored(99, PassageStatus::Ok),
+            }),
+        };
+        record_autopilot_attempt(&db, &p, &better, NOW)
+            .await
+            .expect("attempt");
+        let retain = AutopilotVerdict::Retain {
+            reason: "term_missing".to_owned(),
+        };
+        record_autopilot_verdict(&db, &p, &retain, NOW)
+            .await
+            .expect("verdict");
+        assert!(
+            !propagate_rendering(
+                &db,
+                &p.id,
+                p.translation.as_deref().unwrap_or(""),
+                "x",
+                false,
+                NOW
+            )
+            .await
+            .expect("propagate")
+        );
+        let after = reread(&db, &p).await;
+        assert_eq!(after, p, "untouched");
+    }
+}
+
+#[tokio::test]
+async fn a_score_lands_only_on_the_translation_it_was_made_for() {
+    let db = db().await;
+    let p = stored(&db, translated("Bonjur.")).await;
+    let edit = PersonEdit {
+        translation: Some(person_translation("Bonjour.", 97)),
+        validated: None,
+        memory_key: None,
+    };
+    assert!(record_person_edit(&db, &p, &edit, NOW).await.expect("edit"));
+    // The job scored the text it read before the person's edit.
+    record_score(&db, &p, &scored(20, PassageStatus::Check), NOW + 1)
+        .await
+        .expect("score");
+    let after = reread(&db, &p).await;
+    assert_eq!((after.score, after.status), (Some(97), PassageStatus::Ok));
+}

@@ -2,8 +2,14 @@
 //! a passage left in source text with the reason, a translation recalled
 //! from memory, a term's new rendering carried into a translation, and a
 //! passage sent back to source when its EPUB markup could not be kept.
+//!
+//! A job's translation, absence of one or recall never lands on a passage
+//! a person edited or validated ([`update_unless_person`]). A passage sent
+//! back to source after an EPUB repair is, whoever wrote it: the delivered
+//! book must stay valid.
 
 use crate::entities::passage;
+use crate::passages::person::update_unless_person;
 use crate::vocab::PassageStatus;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -27,7 +33,7 @@ pub async fn record_translation(
     model.memory_key = Set(memory_key);
     model.attempts = Set(1);
     model.updated_at = Set(now);
-    model.update(db).await?;
+    update_unless_person(db, model).await?;
     Ok(())
 }
 
@@ -45,7 +51,7 @@ pub async fn record_untranslated(
     model.last_error = Set(Some(reason));
     model.attempts = Set(1);
     model.updated_at = Set(now);
-    model.update(db).await?;
+    update_unless_person(db, model).await?;
     Ok(())
 }
 
@@ -66,14 +72,14 @@ pub async fn record_recall(
     model.memory_key = Set(Some(memory_key));
     model.reviewed = Set(true);
     model.updated_at = Set(now);
-    model.update(db).await?;
+    update_unless_person(db, model).await?;
     Ok(())
 }
 
 /// Carries a term's new rendering into one passage: its translation
 /// becomes `after` only while it is still `before` (and, unless
-/// `include_human`, while no person wrote it). Whether it changed; a
-/// passage changed since it was read is left as it is.
+/// `include_human`, while no person wrote or validated it). Whether it
+/// changed; a passage changed since it was read is left as it is.
 pub async fn propagate_rendering(
     db: &impl ConnectionTrait,
     passage_id: &str,
@@ -88,7 +94,9 @@ pub async fn propagate_rendering(
         .filter(passage::Column::Id.eq(passage_id))
         .filter(passage::Column::Translation.eq(before));
     if !include_human {
-        update = update.filter(passage::Column::Human.eq(false));
+        update = update
+            .filter(passage::Column::Human.eq(false))
+            .filter(passage::Column::Validated.eq(false));
     }
     Ok(update.exec(db).await?.rows_affected > 0)
 }

@@ -31,6 +31,12 @@
 //! (spec 4.9: administrator management of the external memory, and the
 //! memory maintenance routes of series and books), which reaches any
 //! account's series and books: [`maintained_series`] and [`maintained_book`].
+//! The others reach any book through [`administered_book`]: publication
+//! to the library folder (the folder is the installation's, chosen by an
+//! administrator, who may publish any book into it), and a person's work
+//! on a book, its passage edits and validations and its reader notes (an
+//! administrator reviews the translations of the installation's
+//! translators).
 
 use crate::ModelError;
 use crate::entities::{api_token, glossary, project, provider, request, series, term};
@@ -181,11 +187,18 @@ pub async fn maintained_book(
     who: Acting<'_>,
     id: &str,
 ) -> Tenancy<project::Model> {
-    Ok(
-        reach_book(db, id, |s| who.administrator || who.owns(&s.account_id))
-            .await?
-            .0,
-    )
+    Ok(administered_book(db, who, id).await?.0)
+}
+
+/// A book of the acting principal's own series, or any book for an
+/// administrator, with its series: the reach of the administrator's
+/// exceptions listed in the module doc.
+pub async fn administered_book(
+    db: &impl ConnectionTrait,
+    who: Acting<'_>,
+    id: &str,
+) -> Tenancy<(project::Model, series::Model)> {
+    reach_book(db, id, |s| who.administrator || who.owns(&s.account_id)).await
 }
 
 async fn reach_book(

@@ -52,6 +52,14 @@ vocabulary! {
         MailTest = "mail.test",
         MailRetry = "mail.retry",
         OnboardingUpdate = "onboarding.update",
+        LibrarySettingsUpdate = "library.settings.update",
+        LibrarySettingsClear = "library.settings.clear",
+        /// A book's publication to the library folder asked for.
+        BookPublish = "book.publish",
+        /// A person edited or validated a passage.
+        PassageEdit = "passage.edit",
+        /// A person set a book's reader note on a glossary term.
+        ReaderNoteSet = "reader_note.set",
     }
 }
 
@@ -76,9 +84,16 @@ impl AuditAction {
             | PasswordResetComplete => AuditTarget::Account,
             SecondFactorRecoveryRenew => AuditTarget::Account,
             TokenCreate | TokenRevoke | TokenQueue | TokenBudget => AuditTarget::ApiToken,
-            BookBudget => AuditTarget::Project,
-            LicenceSet | LicenceClear | MailSettingsUpdate | MailSettingsClear | MailTest
-            | MailRetry | OnboardingUpdate => AuditTarget::Setting,
+            BookBudget | BookPublish | PassageEdit | ReaderNoteSet => AuditTarget::Project,
+            LicenceSet
+            | LicenceClear
+            | MailSettingsUpdate
+            | MailSettingsClear
+            | MailTest
+            | MailRetry
+            | OnboardingUpdate
+            | LibrarySettingsUpdate
+            | LibrarySettingsClear => AuditTarget::Setting,
         }
     }
 }

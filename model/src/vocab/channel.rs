@@ -19,6 +19,8 @@ pub enum Channel {
     Licence,
     /// Wakes the delivery role when a mail is queued.
     Mail,
+    /// Wakes the delivery role when a book's publication is asked for.
+    Library,
 }
 
 impl Channel {
@@ -35,6 +37,7 @@ impl Channel {
             Channel::Tokens => "tokens".to_owned(),
             Channel::Licence => "licence".to_owned(),
             Channel::Mail => "mail".to_owned(),
+            Channel::Library => "library".to_owned(),
         }
     }
 }

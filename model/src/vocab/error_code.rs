@@ -89,6 +89,8 @@ error_codes! {
     MailNotFound = ("mail_not_found", "mail_not_found", 404, NotFound),
     /// A term absent or outside the caller's books, series and glossaries.
     TermNotFound = ("term_not_found", "term_not_found", 404, NotFound),
+    /// A passage absent or outside the caller's books.
+    PassageNotFound = ("passage_not_found", "passage_not_found", 404, NotFound),
 
     MethodNotAllowed = ("method_not_allowed", "method_not_allowed", 405, Unimplemented),
     /// The `Accept` header names no media type the route answers with.
@@ -130,6 +132,13 @@ error_codes! {
     /// Enrolling a second factor on an account that already has one.
     SecondFactorEnabled = ("second_factor_enabled", "second_factor_enabled", 409, FailedPrecondition),
     ProviderExists = ("provider_exists", "provider_exists", 409, AlreadyExists),
+    /// An edit based on a version that is no longer the stored one (a
+    /// passage's `version`, a reader note's `previous_note`): read again.
+    StaleEdit = ("stale_edit", "conflict", 409, Aborted),
+    /// Publishing while no library folder is configured.
+    LibraryNotConfigured = ("library_not_configured", "library_not_configured", 409, FailedPrecondition),
+    /// Publishing a book that has no delivered EPUB yet.
+    NothingToPublish = ("nothing_to_publish", "nothing_to_publish", 409, FailedPrecondition),
 
     /// A request the transport itself could not read (malformed headers).
     BadRequest = ("bad_request", "bad_request", 400, InvalidArgument),
@@ -150,6 +159,9 @@ error_codes! {
     InvalidCode = ("invalid_code", "invalid_code", 422, InvalidArgument),
     /// A password-reset link that is unknown, used or past its hour.
     InvalidResetLink = ("invalid_reset_link", "invalid_reset_link", 422, InvalidArgument),
+    /// An edited translation that lost placeholders of the passage's markup
+    /// (field `missing`: the placeholders).
+    MissingPlaceholders = ("missing_placeholders", "invalid_request", 422, InvalidArgument),
 
     RateLimited = ("rate_limited", "rate_limited", 429, ResourceExhausted),
     QueueFull = ("queue_full", "queue_full", 429, ResourceExhausted),

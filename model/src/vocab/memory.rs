@@ -57,5 +57,7 @@ vocabulary! {
     VersionReason {
         /// A rendering replaced by `propagate_term`.
         PropagateTerm = "propagate_term",
+        /// A person's edit of the passage.
+        PersonEdit = "person_edit",
     }
 }

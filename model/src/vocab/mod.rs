@@ -18,6 +18,7 @@ mod mail;
 mod memory;
 mod onboarding;
 mod options;
+mod person_work;
 mod quality;
 mod results;
 mod scope;
@@ -36,6 +37,7 @@ pub use options::{
     AnalysisMode, BudgetPeriod, CallbackEvent, ContextBackend, ControlAction, InputKind, Priority,
     ProjectKind, ProviderKind, Quality, SeriesAction, SeriesKind, Split, Stage,
 };
+pub use person_work::{JobOperation, NotePlacement, PublicationStatus};
 pub use quality::{AutopilotAction, AutopilotOutcome, Band, Severity, SignalCode};
 pub use results::{Layout, ResultFormat, ResultScope};
 pub use scope::Scope;

@@ -15,6 +15,32 @@ pub struct Sheet {
     pub names: Vec<SheetName>,
 }
 
+impl From<dragoman_proto::v1::QualitySheetResponse> for Sheet {
+    /// The volume's glossary in force and characters, as the memory
+    /// service answers them.
+    fn from(answer: dragoman_proto::v1::QualitySheetResponse) -> Sheet {
+        Sheet {
+            terms: answer
+                .terms
+                .into_iter()
+                .map(|t| SheetTerm {
+                    source: t.source,
+                    translation: t.translation,
+                    locked: t.locked,
+                })
+                .collect(),
+            names: answer
+                .names
+                .into_iter()
+                .map(|n| SheetName {
+                    names: std::iter::once(n.name).chain(n.aliases).collect(),
+                    rendering: n.rendering,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A term of the glossary in force.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct SheetTerm {

@@ -1,5 +1,7 @@
 //! The worker loop of the pipeline role: leases jobs from the scheduler,
-//! keeps the lease alive with heartbeats, runs the analysis stage (unless
+//! keeps the lease alive with heartbeats and runs each job's operation. A
+//! `translator_notes` job runs the reader-note pass ([`notes_stage`])
+//! instead of the stages below. A translation runs the analysis stage (unless
 //! the quality is `fast`), takes what the translation memory already has,
 //! translates the request's passages that have no stored translation yet
 //! (so a job resumed after a crash never sends a translated passage again),
@@ -48,6 +50,7 @@ mod autopilot;
 mod budget_guard;
 mod export_stage;
 mod lease_hold;
+mod notes_stage;
 mod provider_wait;
 mod recall;
 mod renewal;
@@ -69,7 +72,7 @@ use dragoman_model::db_watch::{DatabaseWatch, Outage, RideError};
 use dragoman_model::entities::{passage, provider, provider_call};
 use dragoman_model::passages;
 use dragoman_model::vocab::{
-    AnalysisMode, Channel, ErrorCode, JobOutcome, PassageStatus, Quality, UsageStage,
+    AnalysisMode, Channel, ErrorCode, JobOperation, JobOutcome, PassageStatus, Quality, UsageStage,
 };
 use dragoman_model::{clock, ids};
 use dragoman_proto::api_status::ServiceError;
@@ -188,6 +191,12 @@ const OUTAGE_REASON: &str = "database outage";
 /// How long a call a service refused for its database's absence waits
 /// before it is made again.
 const OUTAGE_RETRY: Duration = Duration::from_secs(1);
+
+/// What the leased job does; a ticket that says nothing (from an older
+/// scheduler) is a translation.
+fn operation(ticket: &JobTicket) -> JobOperation {
+    JobOperation::from_wire(ticket.operation, "operation").unwrap_or(JobOperation::Translate)
+}
 
 /// Whether a service refused a call because its database is away.
 pub(super) fn refused_for_outage(status: &tonic::Status) -> bool {
@@ -323,7 +332,14 @@ impl Worker {
             outcome = async {
                 loop {
                     let attempt = async {
-                        self.translate_job(&ticket, &purse, lost_rx.clone()).await?;
+                        match operation(&ticket) {
+                            JobOperation::Translate => {
+                                self.translate_job(&ticket, &purse, lost_rx.clone()).await?;
+                            }
+                            JobOperation::TranslatorNotes => {
+                                self.notes_job(&ticket, &purse, &lost_rx).await?;
+                            }
+                        }
                         if ticket.deliver_epub {
                             if purse.draining() {
                                 return Err(Stop::Drained);

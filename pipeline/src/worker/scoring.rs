@@ -15,7 +15,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
 use super::analysis_stage::memory_unavailable;
 use super::{Stop, Worker};
-use crate::quality::{self, Assessment, Check, Flag, Sheet, SheetName, SheetTerm, Signal};
+use crate::quality::{self, Assessment, Check, Flag, Sheet, Signal};
 use crate::translate::reason;
 
 /// Passages written per transaction by the scoring pass.
@@ -127,25 +127,7 @@ impl Worker {
             .await
             .map_err(|s| memory_unavailable(ticket, &s))?
             .into_inner();
-        Ok(Sheet {
-            terms: answer
-                .terms
-                .into_iter()
-                .map(|t| SheetTerm {
-                    source: t.source,
-                    translation: t.translation,
-                    locked: t.locked,
-                })
-                .collect(),
-            names: answer
-                .names
-                .into_iter()
-                .map(|n| SheetName {
-                    names: std::iter::once(n.name).chain(n.aliases).collect(),
-                    rendering: n.rendering,
-                })
-                .collect(),
-        })
+        Ok(Sheet::from(answer))
     }
 
     /// Scores every passage of the job that has no score yet.

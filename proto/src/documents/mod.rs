@@ -15,6 +15,7 @@ pub mod glossary_import;
 pub mod job_list;
 pub mod narrative;
 pub mod propagation;
+pub mod publication;
 
 pub mod admin_settings;
 pub mod licence_status;

@@ -38,7 +38,7 @@ use dragoman_model::payload::{PipelineOptions, TranslationPayload};
 use dragoman_model::request_options::StoredOptions;
 use dragoman_model::upload::{self as upload_rules, UploadedFile};
 use dragoman_model::vocab::{
-    AnalysisMode, CallbackEvent, InputKind, Issue, IssueContext, IssueKind, Priority,
+    AnalysisMode, CallbackEvent, InputKind, Issue, IssueContext, IssueKind, JobOperation, Priority,
     RequestStatus, ResultFormat, Stage, VolumeStatus,
 };
 use dragoman_model::webhook::WebhookPolicy;
@@ -403,6 +403,7 @@ async fn store(
         callback_events: &payload.callback_events,
         chapters: column(&imported)?,
         original: admitted.submitted.original.as_ref(),
+        operation: JobOperation::Translate,
     };
     let book = volume.clone();
     let row = store_request(txn, &series, volume, new, limits).await?;
@@ -445,6 +446,8 @@ pub struct NewRequest<'a> {
     pub chapters: Value,
     /// An EPUB's original, which the volume follows from now on.
     pub original: Option<&'a Original>,
+    /// What the request's job does.
+    pub operation: JobOperation,
 }
 
 /// Stores the request row and sets it going: an import-only request ends
@@ -497,6 +500,9 @@ pub async fn store_request(
         provider_id: new.provider_id,
         target_language: Some(new.languages.1.to_owned()),
         source_language: Some(new.languages.0.to_owned()),
+        // Kept only when it is not a translation, so that the options of a
+        // translation read as they always did.
+        operation: (new.operation != JobOperation::Translate).then_some(new.operation),
     };
     let row = request::ActiveModel {
         id: Set(ids::new_id()),
@@ -534,11 +540,15 @@ pub async fn store_request(
     .insert(txn)
     .await?;
     let mut volume_model: project::ActiveModel = volume.into();
-    volume_model.status = Set(if start {
-        VolumeStatus::Translating
-    } else {
-        VolumeStatus::Imported
-    });
+    // Reader-note proposals leave the book's translation as it is, and so
+    // its status.
+    if new.operation == JobOperation::Translate {
+        volume_model.status = Set(if start {
+            VolumeStatus::Translating
+        } else {
+            VolumeStatus::Imported
+        });
+    }
     volume_model.updated_at = Set(now);
     if let Some(original) = new.original {
         // The rebuilt EPUB follows the last book sent to the volume; its

@@ -13,6 +13,12 @@
 //!   nothing left to translate with `conflict` (`reason`
 //!   `nothing_to_translate`). A provider is named; an unknown name is
 //!   `unknown_provider`.
+//!   With the operation `translator_notes` (spec 4.9) the job proposes
+//!   reader notes for the book's glossary terms instead of translating: it
+//!   passes the same admission, but needs a translation to read (a book
+//!   with no passage translated is `conflict`, `reason`
+//!   `nothing_translated`) and counts the words of the translated passages
+//!   it reads against the licence.
 //! - `list_jobs` lists the requests of the caller's account, newest first,
 //!   one page at a time with the total.
 //! - `estimate_job` estimates what a job on the book would take now
@@ -36,7 +42,7 @@ use dragoman_model::entities::{request, series};
 use dragoman_model::licence::{self, LicenceSettings, LicenceSource};
 use dragoman_model::request_options::StoredOptions;
 use dragoman_model::tenancy::{self, Acting};
-use dragoman_model::vocab::{JobStatus, PassageStatus, Priority, RequestStatus};
+use dragoman_model::vocab::{JobOperation, JobStatus, PassageStatus, Priority, RequestStatus};
 use dragoman_proto::principal::Principal;
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
@@ -63,16 +69,30 @@ async fn caller(
     Ok((owner, token))
 }
 
-/// Starts translation work on one of the caller's books: a new request
-/// with its job (or `queued` behind an earlier volume of its series).
+/// What a started job is to do on which book, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct JobAsk<'a> {
+    pub project_id: &'a str,
+    /// A provider's name; none: the one in force.
+    pub provider: Option<&'a str>,
+    pub priority: Option<Priority>,
+    pub operation: JobOperation,
+}
+
+/// Starts work on one of the caller's books: a new request with its job
+/// (or `queued` behind an earlier volume of its series).
 pub async fn start_job(
     db: &DatabaseConnection,
     who: &Principal,
-    project_id: &str,
-    provider: Option<&str>,
-    priority: Option<Priority>,
+    ask: JobAsk<'_>,
     limits: &IntakeLimits,
 ) -> Result<request::Model, SchedulerError> {
+    let JobAsk {
+        project_id,
+        provider,
+        priority,
+        operation,
+    } = ask;
     let (owner, token) = caller(db, who).await?;
     let txn = dragoman_model::db::begin_write(db).await?;
     let book = tenancy::book(&txn, Acting::account(&owner.id), project_id).await?;
@@ -86,6 +106,7 @@ pub async fn start_job(
         limits,
         provider_id,
         priority,
+        operation,
     };
     let mut allowance = Allowance::new(&owner, token.as_ref(), &limits.queue, &limits.licence);
     let outcome = starter.start_volume(&txn, &book, &mut allowance).await;
@@ -99,6 +120,7 @@ pub async fn start_job(
             Skip::Archived => SchedulerError::VolumeArchived,
             Skip::Working => SchedulerError::BookWorking("start a job"),
             Skip::NothingLeft => SchedulerError::NothingToTranslate,
+            Skip::NothingTranslated => SchedulerError::NothingTranslated,
         },
         Err(e) => e,
     };

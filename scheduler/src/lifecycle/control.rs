@@ -35,7 +35,7 @@ use crate::error::SchedulerError;
 use crate::intake::IntakeLimits;
 use crate::steps;
 use dragoman_model::entities::{job, passage, request};
-use dragoman_model::vocab::{ControlAction, JobStatus, PassageStatus, RequestStatus};
+use dragoman_model::vocab::{ControlAction, JobOperation, JobStatus, PassageStatus, RequestStatus};
 use dragoman_model::{clock, tenancy};
 use dragoman_proto::principal::Principal;
 use sea_orm::{
@@ -198,6 +198,11 @@ pub async fn is_paid(
     row: &request::Model,
     job_row: &job::Model,
 ) -> Result<bool, SchedulerError> {
+    // A reader-note pass always calls the provider, whatever is left to
+    // translate.
+    if job_row.operation == JobOperation::TranslatorNotes {
+        return Ok(true);
+    }
     if let Some(estimate) = &job_row.estimate {
         return Ok(estimate
             .get("calls")

@@ -89,6 +89,7 @@ async fn waiting(
             paused_at: Set(None),
             pause_reason: Set(None),
             provider_switches: Set(0),
+            operation: Set(dragoman_model::vocab::JobOperation::Translate),
             created_at: Set(at),
             updated_at: Set(at),
             started_at: Set(None),

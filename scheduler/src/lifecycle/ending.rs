@@ -13,7 +13,8 @@ use dragoman_model::entities::{
 };
 use dragoman_model::mail::{self, FinishedRequest};
 use dragoman_model::vocab::{
-    CallbackEvent, JobOutcome, JobStatus, PassageStatus, RequestStatus, Stage, VolumeStatus,
+    CallbackEvent, JobOperation, JobOutcome, JobStatus, PassageStatus, RequestStatus, Stage,
+    VolumeStatus,
 };
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -80,7 +81,13 @@ pub async fn finish(
         .await?
         .ok_or(SchedulerError::RequestNotFound)?;
     let now = clock::now();
+    let operation = held.operation;
     let (job_status, final_status, reason) = match outcome {
+        // Reader-note proposals complete whatever the translation's
+        // residuals: the report still lists them.
+        JobOutcome::Done if operation == JobOperation::TranslatorNotes => {
+            (JobStatus::Done, RequestStatus::Completed, None)
+        }
         JobOutcome::Done => {
             let residuals = report::residual_count(&txn, &row).await?;
             if residuals > 0 {
@@ -122,17 +129,21 @@ pub async fn finish(
         model.report = Set(Some(report));
         done = model.update(&txn).await?;
     }
-    let volume_status = match final_status {
-        RequestStatus::Completed => VolumeStatus::Translated,
-        RequestStatus::CompletedWithResiduals => VolumeStatus::Incomplete,
-        _ => VolumeStatus::Imported,
-    };
-    project::Entity::update_many()
-        .col_expr(project::Column::Status, Expr::value(volume_status))
-        .col_expr(project::Column::UpdatedAt, Expr::value(now))
-        .filter(project::Column::Id.eq(done.project_id.clone()))
-        .exec(&txn)
-        .await?;
+    // Reader-note proposals leave the book's translation, and so its
+    // status, as they found it.
+    if operation == JobOperation::Translate {
+        let volume_status = match final_status {
+            RequestStatus::Completed => VolumeStatus::Translated,
+            RequestStatus::CompletedWithResiduals => VolumeStatus::Incomplete,
+            _ => VolumeStatus::Imported,
+        };
+        project::Entity::update_many()
+            .col_expr(project::Column::Status, Expr::value(volume_status))
+            .col_expr(project::Column::UpdatedAt, Expr::value(now))
+            .filter(project::Column::Id.eq(done.project_id.clone()))
+            .exec(&txn)
+            .await?;
+    }
     txn.commit().await?;
     count_passages(&done);
     Ok(done)

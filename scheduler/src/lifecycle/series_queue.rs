@@ -84,6 +84,7 @@ pub async fn create_job(
         paused_at: Set(None),
         pause_reason: Set(None),
         provider_switches: Set(0),
+        operation: Set(row.options.operation()),
         created_at: Set(now),
         updated_at: Set(now),
         started_at: Set(None),

@@ -30,8 +30,18 @@ async fn stored_book(f: &Fixture, series: &str, number: i64) -> request::Model {
     .await
 }
 
+/// A translation of `book` with the provider and priority in force.
+fn translation(book: &str) -> JobAsk<'_> {
+    JobAsk {
+        project_id: book,
+        provider: None,
+        priority: None,
+        operation: JobOperation::Translate,
+    }
+}
+
 async fn start(f: &Fixture, who: &Principal, book: &str) -> Result<request::Model, SchedulerError> {
-    start_job(&f.db, who, book, None, None, &f.limits).await
+    start_job(&f.db, who, translation(book), &f.limits).await
 }
 
 /// The account's own session: no token.
@@ -123,16 +133,14 @@ async fn start_job_names_its_provider_and_priority() {
     let f = Fixture::new().await;
     let book = stored_book(&f, "Saga", 1).await;
     let other = f.add_provider("other").await;
-    let started = start_job(
-        &f.db,
-        &f.principal(),
-        &book.project_id,
-        Some("other"),
-        Some(Priority::Low),
-        &f.limits,
-    )
-    .await
-    .expect("started");
+    let ask = JobAsk {
+        provider: Some("other"),
+        priority: Some(Priority::Low),
+        ..translation(&book.project_id)
+    };
+    let started = start_job(&f.db, &f.principal(), ask, &f.limits)
+        .await
+        .expect("started");
     assert_eq!(started.priority, Priority::Low);
     let job_row = f.job(started.job_id.as_deref().expect("job")).await;
     assert_eq!(job_row.provider_id.as_deref(), Some(other.id.as_str()));
@@ -156,7 +164,16 @@ async fn start_job_refuses_explicitly() {
     ));
     // An unknown provider, a priority above the ceiling.
     assert!(matches!(
-        start_job(&f.db, &f.principal(), &id, Some("nobody"), None, &f.limits).await,
+        start_job(
+            &f.db,
+            &f.principal(),
+            JobAsk {
+                provider: Some("nobody"),
+                ..translation(&id)
+            },
+            &f.limits
+        )
+        .await,
         Err(SchedulerError::UnknownProvider)
     ));
     let mut token = f.token.clone().into_active_model();
@@ -166,9 +183,10 @@ async fn start_job_refuses_explicitly() {
         start_job(
             &f.db,
             &f.principal(),
-            &id,
-            None,
-            Some(Priority::High),
+            JobAsk {
+                priority: Some(Priority::High),
+                ..translation(&id)
+            },
             &f.limits
         )
         .await,
@@ -439,4 +457,100 @@ async fn an_unlicensed_installation_says_so() {
     assert_eq!(view.word_limit, None);
     assert_eq!(view.account.allowance, None);
     assert!(!view.cycle_start.is_empty());
+}
+
+/// Reader-note proposals over `book`, with the provider and priority in
+/// force.
+fn notes(book: &str) -> JobAsk<'_> {
+    JobAsk {
+        operation: JobOperation::TranslatorNotes,
+        ..translation(book)
+    }
+}
+
+/// Saves a licence of `limit` words per cycle.
+async fn licence_of(f: &Fixture, limit: i64) {
+    use dragoman_model::licence::{Licence, Plan, document::parse_date, save};
+    let licence = Licence {
+        plan: Plan::Professional,
+        subscribed_at: parse_date("2026-01-05").expect("a date"),
+        word_limit: Some(limit),
+        holder: None,
+        seats: None,
+    };
+    save(&f.db, &licence).await.expect("licence");
+}
+
+async fn ledger_words(f: &Fixture, request_id: &str) -> Vec<i64> {
+    use dragoman_model::entities::licence_word;
+    licence_word::Entity::find()
+        .filter(licence_word::Column::RequestId.eq(request_id))
+        .all(&f.db)
+        .await
+        .expect("ledger")
+        .into_iter()
+        .map(|row| row.words)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_notes_job_needs_a_translation_and_counts_the_words_it_reads() {
+    let mut f = Fixture::new().await;
+    f.limits.licence.margin = 0;
+    // Two chapters of three words in all, counted when they were added.
+    let book = stored_book(&f, "Saga", 1).await;
+    let id = book.project_id.clone();
+    assert!(matches!(
+        start_job(&f.db, &f.principal(), notes(&id), &f.limits).await,
+        Err(SchedulerError::NothingTranslated)
+    ));
+    translate_volume(&f, &id).await;
+
+    // The three words read do not fit in a licence with nothing left.
+    licence_of(&f, 3).await;
+    let requests_before = request::Entity::find().count(&f.db).await.expect("count");
+    assert!(matches!(
+        start_job(&f.db, &f.principal(), notes(&id), &f.limits).await,
+        Err(SchedulerError::LicenceQuotaInsufficient { words: 3, left: 0 })
+    ));
+    let requests_after = request::Entity::find().count(&f.db).await.expect("count");
+    assert_eq!(requests_after, requests_before, "nothing stored");
+
+    // With room, the job starts as a notes job, counted, the book's status
+    // as it was.
+    licence_of(&f, 6).await;
+    let status_before = f.volume(&id).await.status;
+    let started = start_job(&f.db, &f.principal(), notes(&id), &f.limits)
+        .await
+        .expect("started");
+    assert_eq!(
+        started.options.operation,
+        Some(JobOperation::TranslatorNotes)
+    );
+    let job_row = f.job(started.job_id.as_deref().expect("job")).await;
+    assert_eq!(job_row.operation, JobOperation::TranslatorNotes);
+    assert_eq!(started.chapter_ids().len(), 2, "every chapter is read");
+    assert_eq!(ledger_words(&f, &started.id).await, [3]);
+    assert_eq!(f.volume(&id).await.status, status_before);
+
+    // One piece of work at a time on a book, whatever it does.
+    assert!(matches!(
+        start(&f, &f.principal(), &id).await,
+        Err(SchedulerError::BookWorking(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_translation_keeps_its_options_as_they_were() {
+    let f = Fixture::new().await;
+    let book = stored_book(&f, "Saga", 1).await;
+    let started = start(&f, &f.principal(), &book.project_id)
+        .await
+        .expect("started");
+    assert_eq!(started.options.operation, None);
+    let stored = serde_json::to_value(&started.options).expect("json");
+    assert!(stored.get("operation").is_none(), "{stored}");
+    let job_row = f.job(started.job_id.as_deref().expect("job")).await;
+    assert_eq!(job_row.operation, JobOperation::Translate);
+    assert!(ledger_words(&f, &started.id).await.is_empty());
 }

@@ -5,7 +5,7 @@
 use super::DEFAULT_VOLUME_THREADS;
 use crate::error::SchedulerError;
 use dragoman_model::entities::{job, project, request};
-use dragoman_model::vocab::{AnalysisMode, InputKind, Quality, ResultFormat};
+use dragoman_model::vocab::{AnalysisMode, InputKind, JobOperation, Quality, ResultFormat};
 use dragoman_proto::v1::JobTicket;
 use dragoman_proto::wire::WireEnum;
 use sea_orm::sea_query::{Expr, ExprTrait, Query, SelectStatement};
@@ -112,6 +112,8 @@ pub(super) fn ticket(job_row: &job::Model, row: &request::Model, book: Book) -> 
         review_below: review_below(row),
         provider_switches: job_row.provider_switches,
         deliver_epub: row.input == InputKind::Epub
-            && row.options.output_format == Some(ResultFormat::Epub),
+            && row.options.output_format == Some(ResultFormat::Epub)
+            && job_row.operation == JobOperation::Translate,
+        operation: job_row.operation.to_wire(),
     }
 }

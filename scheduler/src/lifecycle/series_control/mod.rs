@@ -63,8 +63,8 @@ use dragoman_model::payload::PipelineOptions;
 use dragoman_model::reading_order;
 use dragoman_model::tenancy::{self, Acting};
 use dragoman_model::vocab::{
-    ControlAction, ErrorCode, InputKind, JobStatus, PassageStatus, Priority, RequestStatus,
-    SeriesAction,
+    ControlAction, ErrorCode, InputKind, JobOperation, JobStatus, PassageStatus, Priority,
+    RequestStatus, SeriesAction,
 };
 use dragoman_proto::api_status::ServiceError;
 use dragoman_proto::principal::Principal;
@@ -413,6 +413,7 @@ async fn start(
         limits,
         provider_id: None,
         priority: None,
+        operation: JobOperation::Translate,
     };
     for volume in &volumes {
         let txn = dragoman_model::db::begin_write(db).await?;
@@ -451,6 +452,9 @@ pub(crate) struct Starter<'a> {
     pub(crate) provider_id: Option<String>,
     /// The priority asked for; none: the default under the ceilings.
     pub(crate) priority: Option<Priority>,
+    /// What the work does: a translation of what is left, or reader-note
+    /// proposals over what is translated.
+    pub(crate) operation: JobOperation,
 }
 
 /// What [`Starter::start_volume`] did.
@@ -474,6 +478,8 @@ pub(crate) enum Skip {
     Working,
     /// Every passage has a usable translation, or there is none.
     NothingLeft,
+    /// No passage has a usable translation, for work that reads it.
+    NothingTranslated,
 }
 
 impl Starter<'_> {
@@ -506,8 +512,12 @@ impl Starter<'_> {
         if working(txn, &volume.id).await? {
             return Ok(Started::Skipped(Skip::Working));
         }
-        if !work_left(txn, &volume.id).await? {
+        let translation = self.operation == JobOperation::Translate;
+        if translation && !work_left(txn, &volume.id).await? {
             return Ok(Started::Skipped(Skip::NothingLeft));
+        }
+        if !translation && !translated(txn, &volume.id).await? {
+            return Ok(Started::Skipped(Skip::NothingTranslated));
         }
         // The checks of spec 4.2 that apply to work on stored chapters, in
         // its order.
@@ -516,9 +526,14 @@ impl Starter<'_> {
             None => intake::provider_in_force(txn, Some(&volume), Some(&series), true).await?,
         };
         let priority = intake::check_priority(self.owner, self.token, self.priority)?;
-        // A volume already counted costs nothing; one stored before the
-        // licence's ledger costs its words still to translate, counted below.
-        let words = crate::licence::words_to_start(txn, &volume).await?;
+        // A translation of a volume already counted costs nothing; of one
+        // stored before the licence's ledger, its words still to translate.
+        // A reader-note pass costs the words it reads. Counted below.
+        let words = if translation {
+            crate::licence::words_to_start(txn, &volume).await?
+        } else {
+            crate::licence::words_translated(txn, &volume.id).await?
+        };
         allowance.fit(txn, true, words).await?;
 
         let chapter_ids: Vec<String> = chapter::Entity::find()
@@ -553,10 +568,16 @@ impl Starter<'_> {
             callback_events: &[],
             chapters: intake::unchanged_chapters(chapter_ids),
             original: None,
+            operation: self.operation,
         };
         let book = volume.clone();
         let row = intake::store_request(txn, &series, volume, new, self.limits).await?;
-        crate::licence::count(txn, &self.limits.licence, self.owner, &book, &row.id, 0).await?;
+        let licence = &self.limits.licence;
+        if translation {
+            crate::licence::count(txn, licence, self.owner, &book, &row.id, 0).await?;
+        } else {
+            crate::licence::count_pass(txn, licence, self.owner, &book, &row.id, words).await?;
+        }
         Ok(Started::Request(Box::new(row)))
     }
 }
@@ -586,6 +607,17 @@ async fn work_left(db: &impl ConnectionTrait, project_id: &str) -> Result<bool, 
         .count(db)
         .await?;
     Ok(left > 0)
+}
+
+/// Whether a passage of the volume has a usable translation.
+async fn translated(db: &impl ConnectionTrait, project_id: &str) -> Result<bool, SchedulerError> {
+    let done = passage::Entity::find()
+        .filter(passage::Column::ProjectId.eq(project_id))
+        .filter(passage::Column::Translation.is_not_null())
+        .filter(passage::Column::Status.is_in(PassageStatus::USABLE))
+        .count(db)
+        .await?;
+    Ok(done > 0)
 }
 
 async fn set_suspended(
