@@ -151,6 +151,18 @@ pub fn texts(code: ErrorCode) -> (&'static str, &'static str) {
             "Ce livre n'a pas encore d'EPUB livré à publier.",
             "This book has no delivered EPUB to publish yet.",
         ),
+        ErrorCode::BatchForeign => (
+            "Ce lot du fournisseur n'appartient pas à ce travail.",
+            "This provider batch does not belong to this job.",
+        ),
+        ErrorCode::BatchUnfinished => (
+            "Le fournisseur n'a pas terminé ce lot : réessayez quand il sera terminé.",
+            "The provider has not finished this batch: try again once it has.",
+        ),
+        ErrorCode::BatchUnverified => (
+            "Le fournisseur n'a pas pu confirmer ce lot.",
+            "The provider could not confirm this batch.",
+        ),
         ErrorCode::MissingPlaceholders => (
             "La traduction perd des balises du passage.",
             "The translation drops placeholders of the passage's markup.",

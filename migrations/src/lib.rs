@@ -22,6 +22,7 @@ mod m0009_deleted_requests;
 mod m0010_usage_stage;
 mod m0011_accounts_mail;
 mod m0012_person_work;
+mod m0013_batch_mode;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0010_usage_stage::Migration),
             Box::new(m0011_accounts_mail::Migration),
             Box::new(m0012_person_work::Migration),
+            Box::new(m0013_batch_mode::Migration),
         ]
     }
 }

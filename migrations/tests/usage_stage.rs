@@ -99,6 +99,7 @@ async fn exercise(db: &DatabaseConnection) {
         price_output: Set(None),
         price_cached_input: Set(None),
         capacity: Set(1),
+        batch_discount: Set(0.5),
         fallback_provider_id: Set(None),
         created_at: Set(T),
         updated_at: Set(T),

@@ -7,7 +7,12 @@
 //! ([`is_outage`]) marks the database away at once, and a probe on a
 //! connection of its own (never one of the pool's, which a busy process may
 //! hold all of) tells within a second when it went away and when it is
-//! back. On that knowledge:
+//! back. The probe's connection is a lone one, not a pool: a pool retries a
+//! refused connection until its acquire timeout, a lone connection is
+//! refused at once. Work that waits on the database longer than usual
+//! ([`DatabaseWatch::bounded`]) asks the probe to look now instead of at
+//! its next turn, so a stopped server is known within a fraction of a
+//! second of the first call it holds up. On that knowledge:
 //!
 //! - the API answers at once instead of hanging ([`DatabaseWatch::bounded`]);
 //! - work that has something to store keeps it and stores it when the
@@ -21,12 +26,14 @@
 //! no probe and is always up.
 
 use crate::error::ModelError;
-use sea_orm::sqlx;
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr, RuntimeErr};
+use sea_orm::sqlx::postgres::{PgConnectOptions, PgConnection};
+use sea_orm::sqlx::{self, Connection};
+use sea_orm::{DbErr, RuntimeErr};
 use std::future::Future;
+use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 /// How often the probe asks while the database answers.
@@ -36,6 +43,10 @@ const PROBE_EVERY: Duration = Duration::from_secs(1);
 const PROBE_AWAY_EVERY: Duration = Duration::from_millis(250);
 /// A probe not answered within this finds the database away.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// Work bounded by [`DatabaseWatch::bounded`] that has not finished after
+/// this asks the probe to look now: most calls finish well within it, and
+/// an extra probe costs one `SELECT 1` on the probe's connection.
+const SUSPECT_AFTER: Duration = Duration::from_millis(150);
 
 /// What this process knows of the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,8 +129,10 @@ fn sqlx_outage(error: &sqlx::Error) -> bool {
 /// doc).
 pub struct DatabaseWatch {
     health: watch::Sender<Health>,
-    /// The probe's own connection; none for SQLite.
-    probe: Option<DatabaseConnection>,
+    /// Where the probe connects; none for SQLite.
+    probe: Option<PgConnectOptions>,
+    /// Asks the probe to look now.
+    suspect: Notify,
     limit: Duration,
 }
 
@@ -129,20 +142,22 @@ impl DatabaseWatch {
     /// longest outage work rides through.
     pub async fn open(url: &str, limit: Duration) -> Result<Arc<DatabaseWatch>, ModelError> {
         let probe = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let mut options = ConnectOptions::new(url);
-            options
-                .sqlx_logging(false)
-                .min_connections(0)
-                .max_connections(1)
-                .connect_timeout(PROBE_TIMEOUT)
-                .acquire_timeout(PROBE_TIMEOUT);
-            Some(Database::connect(options).await?)
+            let options = PgConnectOptions::from_str(url)
+                .map_err(|e| DbErr::Conn(RuntimeErr::SqlxError(Arc::new(e))))?;
+            // Connecting once here refuses a wrong address at start, as the
+            // pool does.
+            let connection = PgConnection::connect_with(&options)
+                .await
+                .map_err(|e| DbErr::Conn(RuntimeErr::SqlxError(Arc::new(e))))?;
+            let _ = connection.close().await;
+            Some(options)
         } else {
             None
         };
         Ok(Arc::new(DatabaseWatch {
             health: watch::channel(Health::default()).0,
             probe,
+            suspect: Notify::new(),
             limit,
         }))
     }
@@ -153,6 +168,7 @@ impl DatabaseWatch {
         Arc::new(DatabaseWatch {
             health: watch::channel(Health::default()).0,
             probe: None,
+            suspect: Notify::new(),
             limit,
         })
     }
@@ -209,13 +225,16 @@ impl DatabaseWatch {
     }
 
     /// Probes the database until `stop` turns true (nothing to do without a
-    /// probe connection).
+    /// probe connection): at each turn, and at once when bounded work finds
+    /// it slow.
     pub async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
-        let Some(probe) = &self.probe else { return };
+        let Some(options) = &self.probe else { return };
+        let mut connection = None;
         while !*stop.borrow() {
-            match tokio::time::timeout(PROBE_TIMEOUT, probe.ping()).await {
-                Ok(Ok(())) => self.mark_up(),
-                Ok(Err(_)) | Err(_) => self.mark_down(),
+            if answers(options, &mut connection).await {
+                self.mark_up();
+            } else {
+                self.mark_down();
             }
             let every = if self.is_up() {
                 PROBE_EVERY
@@ -224,6 +243,7 @@ impl DatabaseWatch {
             };
             tokio::select! {
                 _ = tokio::time::sleep(every) => {}
+                _ = self.suspect.notified() => {}
                 _ = stop.changed() => {}
             }
         }
@@ -258,15 +278,22 @@ impl DatabaseWatch {
     /// Runs `work`, answering [`Outage::Away`] instead of waiting when the
     /// database is or goes away and `work` has not finished `grace` later:
     /// what needs no database (an answer held in a cache) still comes
-    /// back, what waits for a connection does not hang its caller.
+    /// back, what waits for a connection does not hang its caller. Work
+    /// still running after [`SUSPECT_AFTER`] has the probe look at once.
     pub async fn bounded<F: Future>(&self, work: F, grace: Duration) -> Result<F::Output, Outage> {
         tokio::pin!(work);
+        let suspect = async {
+            tokio::time::sleep(SUSPECT_AFTER).await;
+            self.suspect.notify_one();
+            std::future::pending::<()>().await
+        };
         tokio::select! {
             biased;
             done = &mut work => Ok(done),
             _ = self.until_down() => tokio::time::timeout(grace, work)
                 .await
                 .map_err(|_| Outage::Away),
+            _ = suspect => unreachable!("pending never resolves"),
         }
     }
 
@@ -290,6 +317,36 @@ impl DatabaseWatch {
                 Err(error) => return Err(RideError::Db(error)),
             }
         }
+    }
+}
+
+/// Whether the database answers on the probe's `connection`, which is
+/// opened again when it broke. Each step is one attempt bounded by
+/// [`PROBE_TIMEOUT`]: a stopped server refuses at once, an unreachable one
+/// takes the timeout.
+async fn answers(options: &PgConnectOptions, connection: &mut Option<PgConnection>) -> bool {
+    if let Some(open) = connection.as_mut() {
+        if matches!(
+            tokio::time::timeout(PROBE_TIMEOUT, open.ping()).await,
+            Ok(Ok(()))
+        ) {
+            return true;
+        }
+        // Broken: dropped without a goodbye the server would not read.
+        *connection = None;
+    }
+    let reopened = tokio::time::timeout(PROBE_TIMEOUT, async {
+        let mut fresh = PgConnection::connect_with(options).await?;
+        fresh.ping().await?;
+        Ok::<_, sqlx::Error>(fresh)
+    })
+    .await;
+    match reopened {
+        Ok(Ok(fresh)) => {
+            *connection = Some(fresh);
+            true
+        }
+        Ok(Err(_)) | Err(_) => false,
     }
 }
 
@@ -385,7 +442,8 @@ mod tests {
         let watch = DatabaseWatch {
             health: watch::channel(Health::default()).0,
             // A probe that never runs: the outage never ends.
-            probe: Some(sea_orm::DatabaseConnection::default()),
+            probe: Some(PgConnectOptions::new()),
+            suspect: Notify::new(),
             limit: Duration::from_secs(1),
         };
         watch.mark_down();

@@ -223,6 +223,7 @@ mod tests {
             price_input: prices.map(|p| p.0),
             price_output: prices.map(|p| p.1),
             price_cached_input: None,
+            batch_discount: 0.5,
             capacity,
             fallback_provider_id: None,
             created_at: 0,

@@ -98,6 +98,7 @@ mod tests {
             price_output: Set(prices.map(|p| p.1)),
             price_cached_input: Set(None),
             capacity: Set(1),
+            batch_discount: Set(0.5),
             fallback_provider_id: Set(fallback.map(|f| format!("id-{f}"))),
             created_at: Set(0),
             updated_at: Set(0),

@@ -65,6 +65,21 @@ pub struct StoredOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub operation: Option<JobOperation>,
+    /// Whether the request asked for the provider's batch mode, if it said.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub batch: Option<bool>,
+    /// Whether its calls go by the provider's batch mode: the request's
+    /// choice, else the volume's, else the installation's.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub batch_in_force: Option<bool>,
 }
 
 impl StoredOptions {
@@ -99,6 +114,12 @@ impl StoredOptions {
     /// What the request's job does (a translation unless it says otherwise).
     pub fn operation(&self) -> JobOperation {
         self.operation.unwrap_or(JobOperation::Translate)
+    }
+
+    /// Whether the job's calls go by the provider's batch mode (never for a
+    /// request stored before there was one).
+    pub fn batch(&self) -> bool {
+        self.batch_in_force.unwrap_or(false)
     }
 
     /// The language translated into; `en` when none was stored.
@@ -167,6 +188,8 @@ mod tests {
             target_language: Some("fr".into()),
             source_language: Some("en".into()),
             operation: None,
+            batch: None,
+            batch_in_force: None,
         };
         let stored = serde_json::to_value(&options).expect("json");
         assert_eq!(

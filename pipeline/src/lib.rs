@@ -2,6 +2,7 @@
 //! provider clients, the batch translation ladder, the analysis and review
 //! passes, the worker loop that runs jobs, and usage and cost.
 pub mod analysis;
+pub mod batch_mode;
 pub mod call_metrics;
 pub mod error;
 pub mod llm;

@@ -223,6 +223,7 @@ impl World {
             original_blob: Set(None),
             analysis_mode: Set(None),
             threads: Set(None),
+            batch: Set(None),
             archived: Set(false),
             ai_disclosure: Set(None),
             licence_counted: Set(true),

@@ -318,6 +318,7 @@ async fn insert_provider(db: &DatabaseConnection, name: &str) -> provider::Model
         price_output: Set(None),
         price_cached_input: Set(None),
         capacity: Set(4),
+        batch_discount: Set(0.5),
         fallback_provider_id: Set(None),
         created_at: Set(now),
         updated_at: Set(now),

@@ -35,6 +35,8 @@ pub mod passage_version;
 pub mod password_reset;
 pub mod project;
 pub mod provider;
+pub mod provider_batch;
+pub mod provider_batch_item;
 pub mod provider_call;
 pub mod publication;
 pub mod reader_note;

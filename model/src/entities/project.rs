@@ -31,6 +31,9 @@ pub struct Model {
     pub original_blob: Option<String>,
     pub analysis_mode: Option<AnalysisMode>,
     pub threads: Option<i32>,
+    /// The volume's default for its requests' `batch` (the provider's
+    /// batch mode); `None`: the installation's.
+    pub batch: Option<bool>,
     pub archived: bool,
     /// Whether written EPUBs carry the AI-assisted-translation mention;
     /// null follows the installation's setting.
@@ -153,6 +156,7 @@ impl ActiveModel {
             original_blob: sea_orm::Set(None),
             analysis_mode: sea_orm::Set(None),
             threads: sea_orm::Set(None),
+            batch: sea_orm::Set(None),
             archived: sea_orm::Set(false),
             ai_disclosure: sea_orm::Set(None),
             // A volume made by this version has its words counted as its

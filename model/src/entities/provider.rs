@@ -25,6 +25,10 @@ pub struct Model {
     /// cache; `None`: the kind's default share of `price_input`.
     pub price_cached_input: Option<f64>,
     pub capacity: i32,
+    /// The share of the list price taken off calls sent by batch (0.5:
+    /// half the price), applied to their recorded cost, the estimate and
+    /// budgets.
+    pub batch_discount: f64,
     /// The cheaper provider a job moves to near its budget.
     pub fallback_provider_id: Option<String>,
     pub created_at: i64,
@@ -59,5 +63,9 @@ impl Related<super::provider_call::Entity> for Entity {
         Relation::ProviderCall.def()
     }
 }
+
+/// The batch discount of a provider that names none: the providers'
+/// batch APIs answer within a day at half the price.
+pub const DEFAULT_BATCH_DISCOUNT: f64 = 0.5;
 
 impl ActiveModelBehavior for ActiveModel {}

@@ -32,7 +32,11 @@ pub struct Model {
     /// splits its usage (`translation` for calls recorded before stages
     /// were).
     pub stage: UsageStage,
+    /// The cost of the call; for a call sent by batch, at the provider's
+    /// batch discount.
     pub cost: Option<f64>,
+    /// Sent in a provider batch rather than on its own.
+    pub batch: bool,
     pub duration_ms: i64,
     pub status: String,
     pub error: String,

@@ -139,6 +139,11 @@ error_codes! {
     LibraryNotConfigured = ("library_not_configured", "library_not_configured", 409, FailedPrecondition),
     /// Publishing a book that has no delivered EPUB yet.
     NothingToPublish = ("nothing_to_publish", "nothing_to_publish", 409, FailedPrecondition),
+    /// A reconcile naming a remote batch that is not the job's (another
+    /// key in its metadata or items), or a key the job never used.
+    BatchForeign = ("batch_foreign", "conflict", 409, FailedPrecondition),
+    /// A reconcile naming a remote batch the provider has not finished.
+    BatchUnfinished = ("batch_unfinished", "conflict", 409, FailedPrecondition),
 
     /// A request the transport itself could not read (malformed headers).
     BadRequest = ("bad_request", "bad_request", 400, InvalidArgument),
@@ -167,6 +172,9 @@ error_codes! {
     QueueFull = ("queue_full", "queue_full", 429, ResourceExhausted),
 
     ServerError = ("server_error", "server_error", 500, Internal),
+    /// The provider could not confirm a batch named in a reconcile (it did
+    /// not answer, or does not know the id).
+    BatchUnverified = ("batch_unverified", "provider_unavailable", 502, Unavailable),
     /// The database does not answer (an outage): nothing was done, asking
     /// again later may succeed (`Retry-After`).
     ServiceUnavailable = ("service_unavailable", "service_unavailable", 503, Unavailable),

@@ -10,6 +10,7 @@
 #[macro_use]
 mod macros;
 mod audit;
+mod batch;
 mod channel;
 mod error_code;
 mod glossary;
@@ -26,6 +27,7 @@ mod status;
 mod usage;
 
 pub use audit::{AuditAction, AuditTarget};
+pub use batch::BatchState;
 pub use channel::Channel;
 pub use error_code::ErrorCode;
 pub use glossary::{CsvDelimiter, GlossaryFormat, ImportStrategy};

@@ -178,6 +178,7 @@ mod tests {
             price_output: Some(2.0),
             price_cached_input: None,
             capacity: 1,
+            batch_discount: 0.5,
             fallback_provider_id: None,
             created_at: 0,
             updated_at: 0,

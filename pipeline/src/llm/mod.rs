@@ -17,6 +17,7 @@
 //! prefix a provider's prompt cache can serve.
 
 mod anthropic;
+mod batch;
 mod codex;
 mod config;
 mod openai;
@@ -29,6 +30,7 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use sha2::{Digest, Sha256};
 
+pub use batch::{BatchLimits, Found, ItemAnswer, RemoteBatch, RemoteStatus};
 pub use config::{
     ACCOUNT_ID_SUFFIX, AccountIds, ORGANIZATION_SUFFIX, PROJECT_SUFFIX, ProviderConfig,
     chatgpt_account_of, default_base_url,

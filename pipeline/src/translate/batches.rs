@@ -98,6 +98,7 @@ mod tests {
             price_output: None,
             price_cached_input: None,
             capacity: 1,
+            batch_discount: 0.5,
             fallback_provider_id: None,
             created_at: 0,
             updated_at: 0,

@@ -836,6 +836,7 @@ impl Worker {
                 cache_write_tokens: Set(i64::try_from(c.cache_write_tokens).unwrap_or(i64::MAX)),
                 stage: Set(stage),
                 cost: Set(c.cost),
+                batch: Set(false),
                 duration_ms: Set(i64::try_from(c.duration_ms).unwrap_or(i64::MAX)),
                 status: Set(c.outcome),
                 error: Set(c.error),

@@ -503,6 +503,8 @@ pub async fn store_request(
         // Kept only when it is not a translation, so that the options of a
         // translation read as they always did.
         operation: (new.operation != JobOperation::Translate).then_some(new.operation),
+        batch: None,
+        batch_in_force: None,
     };
     let row = request::ActiveModel {
         id: Set(ids::new_id()),

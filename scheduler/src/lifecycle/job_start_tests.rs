@@ -60,6 +60,7 @@ async fn spend(f: &Fixture, request_id: &str, cost: f64) {
         cached_prompt_tokens: Set(0),
         cache_write_tokens: Set(0),
         stage: Set(UsageStage::Translation),
+        batch: Set(false),
         cost: Set(Some(cost)),
         duration_ms: Set(1000),
         status: Set("ok".into()),

@@ -52,6 +52,7 @@ async fn record(f: &Fixture, row: &request::Model, call: Call) {
         cached_prompt_tokens: Set(cached_prompt),
         cache_write_tokens: Set(0),
         stage: Set(call.stage),
+        batch: Set(false),
         cost: Set(call.cost),
         duration_ms: Set(if call.sent { 900 } else { 0 }),
         status: Set(if call.sent {

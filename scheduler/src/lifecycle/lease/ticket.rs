@@ -115,5 +115,6 @@ pub(super) fn ticket(job_row: &job::Model, row: &request::Model, book: Book) -> 
             && row.options.output_format == Some(ResultFormat::Epub)
             && job_row.operation == JobOperation::Translate,
         operation: job_row.operation.to_wire(),
+        batch: row.options.batch(),
     }
 }
