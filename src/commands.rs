@@ -90,10 +90,24 @@ pub enum ProviderCommand {
         /// budget.
         #[arg(long)]
         fallback: Option<String>,
+        /// Share of the price taken off the calls sent by the provider's
+        /// batch mode, at least 0 and below 1 (default 0.5: half price).
+        #[arg(long)]
+        batch_discount: Option<f64>,
         /// Make it the installation's default provider, used when a request,
         /// its volume and its series name none.
         #[arg(long)]
         default: bool,
+    },
+    /// Change a provider's settings.
+    Edit {
+        /// The provider's name.
+        #[arg(long)]
+        name: String,
+        /// Share of the price taken off the calls sent by the provider's
+        /// batch mode, at least 0 and below 1.
+        #[arg(long)]
+        batch_discount: f64,
     },
     /// List providers (never their keys).
     List,
@@ -401,6 +415,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), E
             price_cached_input,
             capacity,
             fallback,
+            batch_discount,
             default,
         } => {
             let added = dragoman_pipeline::providers::add(
@@ -416,6 +431,7 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), E
                     price_cached_input,
                     capacity: capacity.map(i64::from),
                     fallback,
+                    batch_discount,
                 },
             )
             .await
@@ -427,6 +443,19 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), E
                     .map_err(Error::Provider)?;
             }
             println!("added provider {id}");
+        }
+        ProviderCommand::Edit {
+            name,
+            batch_discount,
+        } => {
+            let changed =
+                dragoman_pipeline::providers::set_batch_discount(&db, &name, batch_discount)
+                    .await
+                    .map_err(Error::Provider)?;
+            println!(
+                "provider {}: batch discount {}",
+                changed.id, changed.batch_discount
+            );
         }
         ProviderCommand::List => {
             for p in dragoman_pipeline::providers::list_admin(&db)

@@ -141,6 +141,9 @@ pub struct Config {
     pub analysis_mode: AnalysisMode,
     /// `FINAL_REVIEW`: false disables the review stage for every request.
     pub final_review: bool,
+    /// `DRAGOMAN_BATCH`: whether a request's calls go by the provider's
+    /// batch mode when neither the request nor its volume chooses.
+    pub batch: bool,
     /// `QUALITY_REVIEW_BELOW`: passages scoring below it (0 to 100) are
     /// checked, retried by the autopilot and counted `to_review`.
     pub quality_review_below: i32,
@@ -172,6 +175,12 @@ pub struct Config {
     pub api_webhook_timeout_seconds: u64,
     /// Spec `API_WEBHOOK_SECRET` (at least 32 characters, or empty).
     pub api_webhook_secret: String,
+    /// Wait before a provider batch is first asked where it stands, in
+    /// milliseconds (30 s; tests shorten it). Later waits double.
+    pub batch_poll_first_ms: u64,
+    /// Longest wait between two polls of a provider batch, in milliseconds
+    /// (10 min).
+    pub batch_poll_longest_ms: u64,
     /// Wait after a webhook's first failed call, in milliseconds (30 s; tests
     /// shorten it). Later waits double.
     pub webhook_retry_first_ms: u64,
@@ -282,6 +291,7 @@ impl Default for Config {
             context_tokens: 400,
             analysis_mode: AnalysisMode::Parallel,
             final_review: true,
+            batch: false,
             quality_review_below: 70,
             autopilot_rounds: 3,
             autopilot_provider: None,
@@ -293,6 +303,8 @@ impl Default for Config {
             api_webhook_max_attempts: webhook_settings::DEFAULT_MAX_ATTEMPTS,
             api_webhook_timeout_seconds: webhook_settings::DEFAULT_TIMEOUT_SECONDS,
             api_webhook_secret: String::new(),
+            batch_poll_first_ms: 30_000,
+            batch_poll_longest_ms: 600_000,
             webhook_retry_first_ms: millis(RetrySchedule::default().first),
             webhook_retry_longest_ms: millis(RetrySchedule::default().longest),
             mail_max_attempts: mail::DEFAULT_MAX_ATTEMPTS,
@@ -745,6 +757,9 @@ impl Config {
         self.webhook_settings().map_err(|e| e.to_string())?;
         self.queue_settings().map_err(|e| e.to_string())?;
         self.external_memory()?;
+        if self.batch_poll_first_ms == 0 || self.batch_poll_longest_ms < self.batch_poll_first_ms {
+            return Err("DRAGOMAN_BATCH_POLL_FIRST_MS must be at least 1 and at most DRAGOMAN_BATCH_POLL_LONGEST_MS".into());
+        }
         if self.webhook_retry_first_ms == 0
             || self.webhook_retry_longest_ms < self.webhook_retry_first_ms
         {

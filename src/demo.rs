@@ -122,6 +122,7 @@ pub async fn run(config: &Config, args: DemoArgs) -> Result<(), Error> {
                 price_cached_input: None,
                 capacity: Some(4),
                 fallback: None,
+                batch_discount: None,
             },
         )
         .await

@@ -23,6 +23,7 @@ use dragoman_model::db_watch::DatabaseWatch;
 use dragoman_model::server_key::ServerKey;
 use dragoman_model::webhook::WebhookPolicy;
 use dragoman_pipeline::PipelineService;
+use dragoman_pipeline::batch_mode::BatchPoll;
 use dragoman_pipeline::translate::RetryPolicy;
 use dragoman_pipeline::worker::{Worker, WorkerConfig};
 use dragoman_proto::principal::InternalCredential;
@@ -338,6 +339,7 @@ fn scheduler_service(
         max_chapters: config.api_max_chapters,
         analysis_mode: config.analysis_mode,
         final_review: config.final_review,
+        batch: config.batch,
         review_below: config.quality_review_below,
         licence: config.licence_settings(),
         budget_switch_percent: config.budget_switch_percent,
@@ -710,6 +712,10 @@ fn worker_config(config: &Config) -> WorkerConfig {
         autopilot_provider: config.autopilot_provider.clone(),
         budget_switch_percent: config.budget_switch_percent,
         provider_outage: config.provider_outage(),
+        batch_poll: BatchPoll {
+            first: Duration::from_millis(config.batch_poll_first_ms),
+            longest: Duration::from_millis(config.batch_poll_longest_ms),
+        },
     }
 }
 

@@ -178,6 +178,7 @@ fn detail(
         analysis_mode: v.analysis_mode,
         threads: v.threads,
         ai_disclosure: v.ai_disclosure,
+        batch: v.batch,
         created_at: v.created_at,
         updated_at: v.updated_at,
     }

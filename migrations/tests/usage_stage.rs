@@ -88,8 +88,10 @@ async fn exercise(db: &DatabaseConnection) {
     .exec_without_returning(db)
     .await
     .expect("account");
-    let llm = provider::ActiveModel {
-        id: Set(new_id()),
+    // Inserted without reading it back, like the account.
+    let provider_id = new_id();
+    provider::Entity::insert(provider::ActiveModel {
+        id: Set(provider_id.clone()),
         name: Set("sim".into()),
         kind: Set(ProviderKind::OpenAi),
         model: Set("m".into()),
@@ -99,15 +101,15 @@ async fn exercise(db: &DatabaseConnection) {
         price_output: Set(None),
         price_cached_input: Set(None),
         capacity: Set(1),
-        batch_discount: Set(0.5),
         fallback_provider_id: Set(None),
         created_at: Set(T),
         updated_at: Set(T),
-    }
-    .insert(db)
+        ..Default::default()
+    })
+    .exec_without_returning(db)
     .await
     .expect("provider");
-    let earlier = call(&owner_id, &llm.id, None);
+    let earlier = call(&owner_id, &provider_id, None);
     let earlier_id = earlier.id.clone().unwrap();
     provider_call::Entity::insert(earlier)
         .exec_without_returning(db)
@@ -116,7 +118,7 @@ async fn exercise(db: &DatabaseConnection) {
 
     Migrator::up(db, None).await.expect("up");
     assert_eq!(stage_of(db, &earlier_id).await, UsageStage::Translation);
-    let later = call(&owner_id, &llm.id, Some(UsageStage::Review))
+    let later = call(&owner_id, &provider_id, Some(UsageStage::Review))
         .insert(db)
         .await
         .expect("a call recorded after the migration");

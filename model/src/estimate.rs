@@ -11,9 +11,15 @@
 //! text again; the autopilot's retranslations and retried calls are the
 //! margin between the expected and the high figures. The low figures are
 //! the translation stage alone.
+//!
+//! A job in the provider's batch mode costs its calls at the provider's
+//! batch discount, when the provider's kind has a batch API; a kind without
+//! one runs the calls synchronously at full price, and the estimate says
+//! which mode it counted.
 
 use crate::batching;
 use crate::entities::{provider, provider_call};
+use crate::vocab::ProviderKind;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
@@ -33,6 +39,39 @@ pub const ANALYSIS_COMPLETION_SHARE: f64 = 0.3;
 pub const REVIEW_COMPLETION_SHARE: f64 = 0.2;
 /// Retried calls and the autopilot's rounds, on top of the expected work.
 const HIGH_MARGIN: f64 = 1.25;
+/// The providers' batch APIs answer within this window; a batch job's
+/// duration is at most this past its calls.
+pub const BATCH_WINDOW_SECONDS: f64 = 86_400.0;
+
+/// Whether providers of `kind` have a batch API (the OpenAI batches and
+/// Anthropic's message batches; not the ChatGPT-account Codex).
+pub fn has_batch_api(kind: ProviderKind) -> bool {
+    matches!(
+        kind,
+        ProviderKind::OpenAi
+            | ProviderKind::OpenAiDirect
+            | ProviderKind::OpenAiResponses
+            | ProviderKind::Anthropic
+    )
+}
+
+/// Whether a job that asked for the batch mode (`asked`) runs in it on
+/// `provider`.
+pub fn batch_runs(asked: bool, provider: &provider::Model) -> bool {
+    asked && has_batch_api(provider.kind)
+}
+
+/// The share of a price a call pays on `provider`: its batch discount
+/// taken off when the call goes by batch. A discount outside 0 to 1 (a
+/// row written by hand) counts as none.
+pub fn price_factor(batch: bool, provider: &provider::Model) -> f64 {
+    let discount = provider.batch_discount;
+    if batch && (0.0..1.0).contains(&discount) {
+        1.0 - discount
+    } else {
+        1.0
+    }
+}
 
 /// What the work covers and how the pipeline runs it.
 #[derive(Debug, Clone)]
@@ -52,6 +91,8 @@ pub struct Work<'a> {
     pub context_tokens: u64,
     /// Parallel batches of the job (its `threads`).
     pub threads: u64,
+    /// Whether the job asked for the provider's batch mode.
+    pub batch: bool,
 }
 
 /// How fast and how verbose the provider was on its recent calls.
@@ -102,6 +143,13 @@ pub struct Estimate {
     pub parallel_calls: u64,
     pub throughput: Throughput,
     pub made_at: i64,
+    /// Whether the calls go by the provider's batch mode (asked, and the
+    /// provider's kind has a batch API): `cost` is then at the provider's
+    /// batch discount, and the work may take up to 24 h. False for a job
+    /// that asked for it on a provider without one: its calls run at once,
+    /// at full price.
+    #[serde(default)]
+    pub batch: bool,
 }
 
 impl Estimate {
@@ -183,8 +231,12 @@ pub fn estimate(
         prompt += source as f64 + translated + (translation_calls * CALL_OVERHEAD_TOKENS) as f64;
         completion += source as f64 * REVIEW_COMPLETION_SHARE;
     }
+    let batch = batch_runs(work.batch, provider);
+    let factor = price_factor(batch, provider);
     let price = |prompt: f64, completion: f64| match (provider.price_input, provider.price_output) {
-        (Some(input), Some(output)) => Some((prompt * input + completion * output) / 1_000_000.0),
+        (Some(input), Some(output)) => {
+            Some((prompt * input + completion * output) / 1_000_000.0 * factor)
+        }
         _ => None,
     };
     let cost = price(prompt, completion).map(|expected| {
@@ -194,6 +246,11 @@ pub fn estimate(
     let capacity = u64::try_from(provider.capacity).unwrap_or(1).max(1);
     let parallel = capacity.min(work.threads.max(1));
     let seconds = |calls: u64| calls.div_ceil(parallel) as f64 * throughput.seconds_per_call;
+    let mut duration = Range::scaled(seconds(translation_calls), seconds(calls));
+    if batch {
+        // Each stage's batch may wait out the provider's window.
+        duration.high = duration.high.max(BATCH_WINDOW_SECONDS);
+    }
     Estimate {
         provider_id: provider.id.clone(),
         passages: work.passages.len() as u64,
@@ -201,10 +258,11 @@ pub fn estimate(
         prompt_tokens: prompt.ceil() as u64,
         completion_tokens: completion.ceil() as u64,
         cost,
-        duration_seconds: Range::scaled(seconds(translation_calls), seconds(calls)),
+        duration_seconds: duration,
         parallel_calls: parallel,
         throughput,
         made_at: now,
+        batch,
     }
 }
 
@@ -247,6 +305,7 @@ mod tests {
             batch_tokens: fixed() + 800,
             context_tokens: 0,
             threads: 4,
+            batch: false,
         }
     }
 
@@ -301,5 +360,31 @@ mod tests {
         assert_eq!(e.cost, None);
         assert_eq!(e.passages, 1);
         assert_eq!(e.parallel_calls, 1);
+    }
+
+    #[test]
+    fn batch_mode_costs_the_discounted_price_where_the_kind_has_one() {
+        let text = "a".repeat(300);
+        let passages = vec![("p", text.as_str()); 10];
+        let priced = provider(Some((1.0, 2.0)), 2);
+        let sync = estimate(&work(passages.clone(), true, true), &priced, STEADY, 0);
+        let mut asked = work(passages, true, true);
+        asked.batch = true;
+        let batch = estimate(&asked, &priced, STEADY, 0);
+        assert!(batch.batch);
+        assert!(!sync.batch);
+        let (full, half) = (sync.cost.expect("priced"), batch.cost.expect("priced"));
+        assert!((half.expected - full.expected * 0.5).abs() < 1e-12);
+        assert!((half.low - full.low * 0.5).abs() < 1e-12);
+        assert_eq!(batch.calls, sync.calls);
+        assert!(batch.duration_seconds.high >= BATCH_WINDOW_SECONDS);
+
+        let codex = provider::Model {
+            kind: ProviderKind::CodexChatgpt,
+            ..priced
+        };
+        let unsupported = estimate(&asked, &codex, STEADY, 0);
+        assert!(!unsupported.batch);
+        assert_eq!(unsupported.cost, sync.cost);
     }
 }

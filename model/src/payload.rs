@@ -175,6 +175,11 @@ pub struct PipelineOptions {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 64)]
     pub threads: Option<i64>,
+    /// Whether the calls go by the provider's batch mode (answered within
+    /// 24 h at the provider's batch discount). Default: the volume's choice,
+    /// else the server setting `DRAGOMAN_BATCH` (false).
+    #[serde(default)]
+    pub batch: Option<bool>,
 }
 
 /// The stored result's format.

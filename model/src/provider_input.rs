@@ -31,6 +31,10 @@ pub struct NewProvider {
     /// Concurrent calls the provider accepts from the whole installation.
     #[serde(default)]
     pub capacity: Option<i64>,
+    /// Share of the price taken off the calls sent by the provider's batch
+    /// mode, 0 to below 1; default `provider::DEFAULT_BATCH_DISCOUNT`.
+    #[serde(default)]
+    pub batch_discount: Option<f64>,
     /// Name of an existing, cheaper provider a job on this one moves to
     /// near its budget (see `crate::fallback`).
     #[serde(default)]

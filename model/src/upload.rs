@@ -121,6 +121,10 @@ pub struct UploadForm {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 64)]
     pub threads: Option<i64>,
+    /// Whether the calls go by the provider's batch mode. Default: the
+    /// volume's choice, else the server setting `DRAGOMAN_BATCH` (false).
+    #[serde(default)]
+    pub batch: Option<bool>,
     /// TXT or DOCX only: `headings` cuts one file at its chapter headings.
     #[serde(default)]
     pub split: Option<Split>,
@@ -196,6 +200,7 @@ impl UploadForm {
                 priority: self.priority,
                 analysis_mode: self.analysis_mode,
                 threads: self.threads,
+                batch: self.batch,
             },
             output: OutputOptions {
                 format: self.output_format,

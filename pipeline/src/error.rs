@@ -21,6 +21,21 @@ pub enum PipelineError {
     /// are plain computation).
     #[error("assessment: {0}")]
     Assessment(String),
+    /// A reconcile naming a batch that is not the job's.
+    #[error("the batch is not this job's: {0}")]
+    BatchForeign(String),
+    /// A reconcile naming a batch the provider has not finished.
+    #[error("the provider has not finished the batch")]
+    BatchUnfinished,
+    /// The provider could not confirm the batch a reconcile names.
+    #[error("the provider could not confirm the batch: {0}")]
+    BatchUnverified(String),
+    /// A reconcile of a batch that does not wait for one (not `unknown`).
+    #[error("the batch is not waiting for a reconcile")]
+    BatchNotUnknown,
+    /// A job that is not one of the caller's.
+    #[error("no such job")]
+    JobNotFound,
 }
 
 impl From<PipelineError> for ServiceError {
@@ -39,6 +54,15 @@ impl From<PipelineError> for ServiceError {
                 ServiceError::storage(dragoman_model::db_watch::is_outage(&e), message)
             }
             PipelineError::Assessment(_) => ServiceError::new(ErrorCode::ServerError, message),
+            PipelineError::BatchForeign(_) => ServiceError::new(ErrorCode::BatchForeign, message),
+            PipelineError::BatchUnfinished => {
+                ServiceError::new(ErrorCode::BatchUnfinished, message)
+            }
+            PipelineError::BatchUnverified(_) => {
+                ServiceError::new(ErrorCode::BatchUnverified, message)
+            }
+            PipelineError::BatchNotUnknown => ServiceError::new(ErrorCode::Conflict, message),
+            PipelineError::JobNotFound => ServiceError::new(ErrorCode::NotFound, message),
         }
     }
 }

@@ -45,6 +45,7 @@ fn admin(
         capacity: p.capacity,
         is_default,
         fallback,
+        batch_discount: p.batch_discount,
     }
 }
 
@@ -139,6 +140,41 @@ pub fn from_message(input: AddProviderRequest) -> Result<NewProvider, PipelineEr
     })
 }
 
+/// A batch discount takes off at least nothing and less than the whole
+/// price.
+pub fn valid_batch_discount(discount: f64) -> bool {
+    (0.0..1.0).contains(&discount)
+}
+
+fn batch_discount_issue() -> Issue {
+    Issue::at("body", "batch_discount", IssueKind::OutOfRange).with_ctx(
+        IssueContext::new()
+            .min(0)
+            .expected("at least 0 and below 1"),
+    )
+}
+
+/// Sets the batch discount of the provider named `name`; answers it as
+/// administrators see it.
+pub async fn set_batch_discount(
+    db: &impl ConnectionTrait,
+    name: &str,
+    discount: f64,
+) -> Result<provider::Model, PipelineError> {
+    if !valid_batch_discount(discount) {
+        return Err(PipelineError::Invalid(vec![batch_discount_issue()]));
+    }
+    let found = provider::Entity::find()
+        .filter(provider::Column::Name.eq(name))
+        .one(db)
+        .await?
+        .ok_or(PipelineError::UnknownProvider)?;
+    let mut row: provider::ActiveModel = found.into();
+    row.batch_discount = Set(discount);
+    row.updated_at = Set(clock::now());
+    Ok(row.update(db).await?)
+}
+
 /// The rules of a provider, checked here once.
 trait ProviderRules {
     fn check(&self) -> Vec<Issue>;
@@ -191,6 +227,11 @@ impl ProviderRules for NewProvider {
                     .with_ctx(IssueContext::new().min(1).max(10000)),
             );
         }
+        if let Some(discount) = self.batch_discount
+            && !valid_batch_discount(discount)
+        {
+            issues.push(batch_discount_issue());
+        }
         issues
     }
 }
@@ -238,7 +279,9 @@ pub async fn add(
         price_output: Set(input.price_output),
         price_cached_input: Set(input.price_cached_input),
         capacity: Set(capacity),
-        batch_discount: Set(provider::DEFAULT_BATCH_DISCOUNT),
+        batch_discount: Set(input
+            .batch_discount
+            .unwrap_or(provider::DEFAULT_BATCH_DISCOUNT)),
         fallback_provider_id: Set(fallback.as_ref().map(|f| f.id.clone())),
         created_at: Set(now),
         updated_at: Set(now),
@@ -293,7 +336,9 @@ async fn fallback_of(
         price_output: input.price_output,
         price_cached_input: input.price_cached_input,
         capacity: 0,
-        batch_discount: provider::DEFAULT_BATCH_DISCOUNT,
+        batch_discount: input
+            .batch_discount
+            .unwrap_or(provider::DEFAULT_BATCH_DISCOUNT),
         fallback_provider_id: None,
         created_at: 0,
         updated_at: 0,
@@ -325,6 +370,7 @@ mod tests {
             price_cached_input: None,
             capacity: Some(4),
             fallback: None,
+            batch_discount: None,
         }
     }
 
@@ -394,6 +440,7 @@ mod tests {
         p.price_output = Some(-1.0);
         p.price_cached_input = Some(f64::NAN);
         p.capacity = Some(0);
+        p.batch_discount = Some(1.0);
         let kinds: Vec<IssueKind> = p.check().into_iter().map(|i| i.kind).collect();
         assert_eq!(
             kinds,
@@ -402,9 +449,36 @@ mod tests {
                 IssueKind::Pattern,
                 IssueKind::NotPositive,
                 IssueKind::NotPositive,
+                IssueKind::OutOfRange,
                 IssueKind::OutOfRange
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn the_batch_discount_is_stored_and_changed_within_its_range() {
+        let db = database().await;
+        let mut p = provider(ProviderKind::Anthropic);
+        add(&db, p.clone()).await.expect("added");
+        let listed = list_admin(&db).await.expect("list");
+        assert_eq!(listed[0].batch_discount, provider::DEFAULT_BATCH_DISCOUNT);
+        p.name = "other".into();
+        p.batch_discount = Some(0.3);
+        add(&db, p).await.expect("added");
+        let changed = set_batch_discount(&db, "sim", 0.0).await.expect("changed");
+        assert_eq!(changed.batch_discount, 0.0);
+        for wrong in [1.0, -0.1, f64::NAN] {
+            assert!(matches!(
+                set_batch_discount(&db, "other", wrong).await,
+                Err(PipelineError::Invalid(_))
+            ));
+        }
+        let listed = list_admin(&db).await.expect("list");
+        assert_eq!(listed[0].batch_discount, 0.3);
+        assert!(matches!(
+            set_batch_discount(&db, "nobody", 0.2).await,
+            Err(PipelineError::UnknownProvider)
+        ));
     }
 
     async fn database() -> sea_orm::DatabaseConnection {

@@ -96,4 +96,20 @@ impl dragoman_proto::Pipeline for PipelineService {
             .map_err(|e| PipelineError::Assessment(e.to_string()))?;
         Ok(Response::new(assessment))
     }
+
+    async fn reconcile_batch(
+        &self,
+        request: Request<ReconcileBatchRequest>,
+    ) -> Result<Response<ReconcileBatchResponse>, Status> {
+        let who = self.credential.principal(&request)?;
+        let m = request.into_inner();
+        let ask = crate::batch_mode::reconcile::Ask {
+            account_id: &who.account_id,
+            job_id: &m.job_id,
+            submission_key: &m.submission_key,
+            remote_id: &m.remote_id,
+        };
+        let row = crate::batch_mode::reconcile::reconcile(&self.db, &ask).await?;
+        Ok(Response::new(ReconcileBatchResponse { batch_id: row.id }))
+    }
 }

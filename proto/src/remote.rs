@@ -106,6 +106,7 @@ remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, crate::v1::pipe
     add_provider(AddProviderRequest) -> ProviderAdmin;
     set_default_provider(SetDefaultProviderRequest) -> ListProvidersAdminResponse;
     assess_edit(AssessEditRequest) -> EditAssessment;
+    reconcile_batch(ReconcileBatchRequest) -> ReconcileBatchResponse;
 });
 
 remote_service!(RemoteDelivery, DeliveryClient, crate::Delivery, crate::v1::delivery_server::SERVICE_NAME, {

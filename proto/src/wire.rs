@@ -150,6 +150,7 @@ pub fn submission(payload: &TranslationPayload) -> v1::Submission {
             priority: p.priority.map(WireEnum::to_wire),
             threads: p.threads,
             analysis_mode: p.analysis_mode.map(WireEnum::to_wire),
+            batch: p.batch,
         }),
         output_format: payload.output.format.map(WireEnum::to_wire),
         callback_url: payload.callback_url.clone(),
@@ -207,6 +208,7 @@ pub fn payload(message: v1::Submission) -> Result<TranslationPayload, WireError>
             priority: WireEnum::from_wire_opt(p.priority, "pipeline.priority")?,
             threads: p.threads,
             analysis_mode: WireEnum::from_wire_opt(p.analysis_mode, "pipeline.analysis_mode")?,
+            batch: p.batch,
         },
         output: OutputOptions {
             format: WireEnum::from_wire_opt(message.output_format, "output.format")?,
@@ -270,6 +272,7 @@ pub fn add_provider(new: &NewProvider) -> v1::AddProviderRequest {
             .capacity
             .map(|c| i32::try_from(c).unwrap_or(if c < 0 { i32::MIN } else { i32::MAX })),
         fallback: new.fallback.clone(),
+        batch_discount: new.batch_discount,
     }
 }
 
@@ -286,6 +289,7 @@ pub fn new_provider(message: v1::AddProviderRequest) -> Result<NewProvider, Wire
         price_cached_input: message.price_cached_input,
         capacity: message.capacity.map(i64::from),
         fallback: message.fallback,
+        batch_discount: message.batch_discount,
     })
 }
 

@@ -86,6 +86,7 @@ fn options_in_force(row: &request::Model) -> RequestOptions {
         output_format: row.options.output_format(),
         analysis_mode: row.options.analysis_mode,
         threads: row.options.threads,
+        batch: row.options.batch(),
     }
 }
 

@@ -600,6 +600,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
             provider: m.provider.as_deref(),
             priority,
             operation,
+            batch: m.batch,
         };
         let row = crate::library::jobs::start_job(&self.db, &who, ask, &self.limits).await?;
         // As after a series start: long polls of the new request, and the
@@ -643,6 +644,7 @@ impl dragoman_proto::Scheduler for SchedulerService {
             &who,
             &m.project_id,
             m.provider.as_deref(),
+            m.batch,
             &self.limits,
             &self.start,
         )

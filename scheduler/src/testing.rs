@@ -101,6 +101,7 @@ impl Fixture {
                 max_chapters: 50,
                 analysis_mode: AnalysisMode::Parallel,
                 final_review: true,
+                batch: false,
                 review_below: crate::lifecycle::lease::DEFAULT_REVIEW_BELOW,
                 queue: QueueSettings::default(),
                 licence: dragoman_model::licence::LicenceSettings::default(),

@@ -8,6 +8,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use dragoman_model::tokens::estimate_tokens;
+use serde_json::Value;
 
 use crate::message::Message;
 use crate::prompts::Prompt;
@@ -51,6 +52,38 @@ pub(crate) async fn handle(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Response {
+    respond(shared, wire, headers, body, false).await
+}
+
+/// The answer to one call of a batch: what the ordinary request of
+/// `wire`'s protocol would get, as its status and JSON body (a body that is
+/// not JSON, from a malformed-answer fault, as a JSON string).
+pub(crate) async fn batch_item(
+    shared: Arc<Shared>,
+    wire: Wire,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> (StatusCode, Value) {
+    let response = respond(shared, wire, headers, body, true).await;
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap_or_default();
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, body)
+}
+
+/// One request's answer. A call of a batch (`batched`) waits for no
+/// latency (the batch's delay stands for it), and a hang drawn for it is a
+/// server error: the provider's own worker gives up on the call.
+async fn respond(
+    shared: Arc<Shared>,
+    wire: Wire,
+    headers: &HeaderMap,
+    body: Bytes,
+    batched: bool,
+) -> Response {
     let n = count_request(&shared, wire);
     let refuse = |status: StatusCode, message: &str| {
         shared.count(|s| s.bad_requests += 1);
@@ -83,7 +116,10 @@ pub(crate) async fn handle(
         project: header_text(headers, "openai-project"),
         account_id: header_text(headers, "chatgpt-account-id"),
     });
-    let fault = shared.draw();
+    let fault = match shared.draw() {
+        Fault::Hang if batched => Fault::Server,
+        fault => fault,
+    };
     let content = match &message {
         Message::Translation(job) => {
             shared.draw_content(job.passages.iter().map(|p| p.text.as_str()))
@@ -93,7 +129,7 @@ pub(crate) async fn handle(
     if fault == Fault::Hang {
         return hang(&shared, wire).await;
     }
-    if !shared.config.latency.is_zero() {
+    if !batched && !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
     if let Some(failure) = transport_fault(&shared, wire, &request, n, fault) {

@@ -75,11 +75,22 @@ pub struct SimulatorConfig {
     /// object a line.
     #[arg(long = "prompt-log", value_name = "FILE")]
     pub prompt_log: Option<PathBuf>,
+    /// Time from a batch's creation until it ends (its calls answered),
+    /// in milliseconds.
+    #[arg(long = "batch-delay-ms", value_name = "MS", default_value = "2000", value_parser = parse_millis)]
+    pub batch_delay: Duration,
+    /// Every Nth call of a batch fails with a server error (0: none).
+    #[arg(long = "batch-fail-every", value_name = "N", default_value_t = 0)]
+    pub batch_fail_every: u64,
+    /// Batches end expired at their deadline (the batch delay): the first
+    /// half of their calls answered, the others expired.
+    #[arg(long = "batch-expire")]
+    pub batch_expire: bool,
 }
 
 impl Default for SimulatorConfig {
     /// Pseudo-translation, no latency, no faults, seed 0, `Retry-After: 1`,
-    /// no prompt log file.
+    /// no prompt log file; batches end after two seconds, whole.
     fn default() -> Self {
         SimulatorConfig {
             translator: Translator::Pseudo,
@@ -99,6 +110,9 @@ impl Default for SimulatorConfig {
             rate_untranslated: 0.0,
             rate_wrong_language: 0.0,
             prompt_log: None,
+            batch_delay: Duration::from_millis(2000),
+            batch_fail_every: 0,
+            batch_expire: false,
         }
     }
 }

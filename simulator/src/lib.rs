@@ -30,6 +30,17 @@
 //! `--prompt-log FILE` every such prompt is also appended to the file as a
 //! JSON line.
 //!
+//! Batches (see `batches.rs`): OpenAI's Files API and `/batches` over
+//! chat completions and Responses (`/v1/files`, `/v1/batches` and the
+//! bare prefix), Anthropic's `/v1/messages/batches`, in memory. A batch
+//! ends `--batch-delay-ms` after its creation, its calls answered then as
+//! the ordinary requests of their protocol are (recorded, counted and
+//! faulted alike), except every `--batch-fail-every`th call, which fails
+//! with a server error; with `--batch-expire` it ends expired, half its
+//! calls unanswered. `GET /batch-items` lists every call received in a
+//! batch, oldest first: `{"batch_id", "custom_id", "wire", "kind",
+//! "user", "received_at"}`.
+//!
 //! Answers. A user message in the analysis protocol of
 //! `dragoman_pipeline::analysis` (`"task": "analysis"`) gets `{"analyses": [...]}`, a deterministic
 //! reading of each passage (see `analysis.rs`: names, all-capitals terms,
@@ -101,6 +112,7 @@
 
 mod analysis;
 mod apertium;
+mod batches;
 mod cache;
 mod completions;
 mod config;
@@ -121,6 +133,7 @@ mod state;
 mod stats;
 mod translation;
 
+pub use batches::BatchItem;
 pub use config::{SimulatorConfig, Translator};
 pub use faults::{FaultKind, FaultRecord, KEPT as FAULTS_KEPT};
 pub use prompts::{KEPT as PROMPTS_KEPT, Prompt};

@@ -1,5 +1,6 @@
 //! The simulator's routes: the completion endpoints of every protocol,
-//! embeddings, and the `/stats`, `/prompts` and `/faults` reports.
+//! embeddings, the `/stats`, `/prompts` and `/faults` reports, and the
+//! batch APIs (`batches.rs`).
 
 use std::sync::Arc;
 
@@ -31,7 +32,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/stats", get(stats))
         .route("/prompts", get(prompt_log))
         .route("/faults", get(fault_ledger))
-        .with_state(shared)
+        .with_state(shared.clone())
+        .merge(crate::batches::router(shared))
 }
 
 async fn openai(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {

@@ -12,6 +12,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::apertium::Apertium;
+use crate::batches::BatchItem;
 use crate::config::{SimulatorConfig, Translator};
 use crate::faults::FaultRecord;
 use crate::prompts::{KEPT as PROMPTS_KEPT, Prompt};
@@ -133,6 +134,12 @@ impl RunningSimulator {
     /// The last prompts served, oldest first (what `GET /prompts` answers).
     pub fn prompts(&self) -> Vec<Prompt> {
         self.shared.prompts.recent()
+    }
+
+    /// Every call received in a batch, oldest first (what
+    /// `GET /batch-items` answers).
+    pub fn batch_items(&self) -> Vec<BatchItem> {
+        self.shared.batches.received()
     }
 
     /// The fault ledger, oldest first (what `GET /faults` answers).

@@ -1,6 +1,6 @@
 //! The state every request of a running simulator shares: its
 //! configuration, the seeded fault draws, the counters, the prompt cache,
-//! the prompt log and the fault ledger.
+//! the prompt log, the fault ledger and the batches.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
@@ -13,6 +13,7 @@ use rand::{Rng, SeedableRng};
 use tokio::sync::watch;
 
 use crate::apertium::Apertium;
+use crate::batches::Batches;
 use crate::cache::PromptCache;
 use crate::config::SimulatorConfig;
 use crate::faults::{FaultLedger, KEPT as FAULTS_KEPT};
@@ -36,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) stopping: watch::Receiver<bool>,
     /// Apertium, in `--translator apertium` mode.
     pub(crate) apertium: Option<Apertium>,
+    /// The files and batches of the batch APIs.
+    pub(crate) batches: Batches,
 }
 
 /// A mutex guard even after a panic elsewhere: the data are counters and
@@ -142,6 +145,7 @@ pub(crate) fn shared(
         faults: FaultLedger::new(FAULTS_KEPT),
         stopping,
         apertium,
+        batches: Batches::default(),
     });
     Ok((shared, stop))
 }

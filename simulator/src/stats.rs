@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 /// `glossary_violations`, `untranslated` and `wrong_language` the content
 /// faults in translation answers that went out whole, so a request carrying
 /// one still counts as `ok` (or `dropped_placeholders`), and one answer may
-/// carry several.
+/// carry several; `batches` and `batch_items` count the batch APIs' input.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SimulatorStats {
@@ -48,6 +48,12 @@ pub struct SimulatorStats {
     pub glossary_violations: u64,
     pub untranslated: u64,
     pub wrong_language: u64,
+    /// Batches created (OpenAI `POST /batches`, Anthropic
+    /// `POST /v1/messages/batches`), refused ones not included.
+    pub batches: u64,
+    /// Calls received in those batches. Each answered one also counts as a
+    /// request of its protocol, with its outcome.
+    pub batch_items: u64,
 }
 
 impl SimulatorStats {

@@ -1,7 +1,7 @@
 //! The provider simulator as a separate process:
 //! `dragoman simulate-provider --listen 127.0.0.1:0 …`, started from the same
 //! binary as the service, read for its address, asked for its `/stats`,
-//! `/prompts` and `/faults`, and killed on drop (or stopped and started
+//! `/prompts`, `/faults` and `/batch-items`, and killed on drop (or stopped and started
 //! again on the same address, as a provider that goes away and comes back). With `--translator
 //! apertium` ([`Simulator::start_apertium`]) it translates with Apertium,
 //! which the machine must have with the `eng-spa` pair
@@ -166,6 +166,22 @@ impl Simulator {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// `GET /batch-items`: every call received in a provider batch, oldest
+    /// first, each `{batch_id, custom_id, wire, kind, user, received_at}`
+    /// (`user` the call's user message, `kind` as in [`Simulator::prompts`]).
+    pub async fn batch_items(&self) -> Vec<Value> {
+        let answer: Value = self
+            .client
+            .get(format!("{}/batch-items", self.base))
+            .send()
+            .await
+            .expect("simulator /batch-items")
+            .json()
+            .await
+            .expect("simulator /batch-items is JSON");
+        answer.as_array().cloned().unwrap_or_default()
     }
 
     async fn messages(&self, kind: &str) -> Vec<Value> {

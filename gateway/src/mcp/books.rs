@@ -92,6 +92,10 @@ pub struct ConfigureBookArgs {
     /// Whether exported EPUBs carry the AI-assisted-translation mention.
     #[serde(default)]
     ai_disclosure: Option<bool>,
+    /// The book's default for its jobs: true sends their calls by the
+    /// provider's batch mode (answered within 24 h, at about half the price).
+    #[serde(default)]
+    batch: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -241,6 +245,7 @@ impl McpTools {
                     analysis_mode: args.analysis_mode,
                     threads: args.threads,
                     ai_disclosure: args.ai_disclosure,
+                    batch: args.batch,
                 };
                 operations::books::configure(&self.state, &caller, args.book_id, change).await
             }

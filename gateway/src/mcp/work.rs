@@ -72,6 +72,12 @@ pub struct StartJobArgs {
     #[serde(default)]
     #[schemars(schema_with = "priority_schema")]
     priority: Option<Priority>,
+    /// True sends the job's calls by the provider's batch mode: answered
+    /// within 24 h at the provider's batch discount (about half the price).
+    /// A provider without a batch API runs them at once, at full price.
+    /// Default: the book's choice, else the server's (false).
+    #[serde(default)]
+    batch: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -143,6 +149,11 @@ pub struct EstimateJobArgs {
     /// A provider's name; default: the one a job would use.
     #[serde(default)]
     provider: Option<String>,
+    /// Estimate a job in the provider's batch mode (at its batch discount
+    /// when the provider has one). Default: the book's choice, else the
+    /// server's.
+    #[serde(default)]
+    batch: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -187,6 +198,7 @@ impl McpTools {
                     args.book_id,
                     args.provider,
                     args.priority,
+                    args.batch,
                 )
                 .await
             }
@@ -259,7 +271,14 @@ impl McpTools {
         Ok(answer(
             async {
                 let args = args?;
-                operations::jobs::estimate(&self.state, &caller, args.book_id, args.provider).await
+                operations::jobs::estimate(
+                    &self.state,
+                    &caller,
+                    args.book_id,
+                    args.provider,
+                    args.batch,
+                )
+                .await
             }
             .await,
         ))

@@ -230,6 +230,7 @@ pub struct Configuration {
     pub analysis_mode: Option<dragoman_model::vocab::AnalysisMode>,
     pub threads: Option<i64>,
     pub ai_disclosure: Option<bool>,
+    pub batch: Option<bool>,
 }
 
 /// Changes the given fields of one of the caller's books and answers the
@@ -255,6 +256,7 @@ pub async fn configure(
             .threads
             .map(|t| i32::try_from(t).unwrap_or(if t < 0 { i32::MIN } else { i32::MAX })),
         ai_disclosure: change.ai_disclosure,
+        batch: change.batch,
     };
     let answer = caller
         .call(state, WRITE, message, |request| {

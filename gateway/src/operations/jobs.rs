@@ -38,6 +38,7 @@ pub async fn start(
     book_id: String,
     provider: Option<String>,
     priority: Option<Priority>,
+    batch: Option<bool>,
 ) -> ApiResult<Value> {
     caller.require(WRITE)?;
     let message = StartJobRequest {
@@ -46,6 +47,7 @@ pub async fn start(
         priority: priority.map(WireEnum::to_wire),
         // A translation: the tools start no other operation.
         operation: None,
+        batch,
     };
     let doc = caller
         .call(state, START, message, |request| {
@@ -87,10 +89,12 @@ pub async fn estimate(
     caller: &Caller,
     book_id: String,
     provider: Option<String>,
+    batch: Option<bool>,
 ) -> ApiResult<Value> {
     let message = EstimateJobRequest {
         project_id: book_id,
         provider,
+        batch,
     };
     let answer = caller
         .call(state, READ, message, |request| {

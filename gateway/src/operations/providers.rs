@@ -93,6 +93,7 @@ fn admin_view(p: &ProviderAdmin) -> ApiResult<ProviderAdminView> {
     let provider = provider_view(provider)?;
     Ok(ProviderAdminView {
         api_key_env: p.api_key_env.clone(),
+        batch_discount: p.batch_discount,
         capacity: p.capacity,
         created_at: provider.created_at,
         default: p.is_default,
@@ -177,6 +178,7 @@ mod tests {
             capacity: 2,
             is_default: true,
             fallback: Some("Cheap".into()),
+            batch_discount: 0.4,
         };
         let view = admin_view(&admin).expect("known kind");
         let value = serde_json::to_value(&view).expect("serializes");
@@ -186,6 +188,7 @@ mod tests {
         assert_eq!(value["default"], true);
         assert_eq!(value["fallback"], "Cheap");
         assert_eq!(value["price_cached_input"], 0.25);
+        assert_eq!(value["batch_discount"], 0.4);
         assert!(value.get("base_url").is_none());
 
         let orphan = ProviderAdmin {

@@ -567,7 +567,9 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains(r#""residuals_truncated":false,"usage":{"cached_calls":0,"#),
+            text.contains(
+                r#""residuals_truncated":false,"usage":{"batch_calls":0,"batch_note":null,"cached_calls":0,"#
+            ),
             "{text}"
         );
         assert!(text.contains(r#""version":1},"request_id":"r1""#), "{text}");

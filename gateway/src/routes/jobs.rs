@@ -46,6 +46,10 @@ pub struct JobBody {
     /// A provider's name; none: the book's, the series', the default.
     #[serde(default)]
     provider: Option<String>,
+    /// The provider's batch mode; none: the book's default, else the
+    /// server's.
+    #[serde(default)]
+    batch: Option<bool>,
 }
 
 /// The answer: what a person needs to follow the job.
@@ -81,6 +85,7 @@ pub async fn start(
         provider: body.provider,
         priority: None,
         operation: Some(body.operation.to_wire()),
+        batch: body.batch,
     };
     let answer = state
         .scheduler

@@ -3,6 +3,7 @@
 //! routes answer at once while the database is away ([`crate::outage`]);
 //! `/health` says so.
 pub mod auth;
+pub mod batch;
 pub mod book_budget;
 pub mod demo;
 pub mod edition;
@@ -222,6 +223,7 @@ pub fn router(state: AppState) -> Router {
         .merge(onboarding::routes())
         .merge(demo::routes())
         .merge(passages::routes())
+        .merge(batch::routes())
         .merge(reader_notes::routes())
         .merge(jobs::routes())
         .merge(library::routes())

@@ -43,6 +43,11 @@ pub struct BookDetail {
     pub threads: Option<i32>,
     #[schema(required = true)]
     pub ai_disclosure: Option<bool>,
+    /// The book's default for its requests' `batch` (the provider's batch
+    /// mode); null: the server's.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub batch: Option<bool>,
     pub chapters: usize,
     pub passages: usize,
     /// Passages with a translation in force (stored, status `ok` or

@@ -5,6 +5,7 @@
 //! the conversions in `dragoman_proto::documents`.
 
 pub mod admin_settings;
+pub mod batch;
 pub mod book_settings;
 pub mod consistency;
 pub mod deletion;

@@ -32,6 +32,9 @@ pub struct ProviderView {
 pub struct ProviderAdminView {
     /// The name of the environment variable holding the key, never the key.
     pub api_key_env: String,
+    /// Share of the price taken off the calls sent by the provider's batch
+    /// mode (0.5: half price).
+    pub batch_discount: f64,
     /// Jobs it runs at once.
     pub capacity: i32,
     pub created_at: i64,
@@ -93,6 +96,7 @@ mod tests {
     fn the_admin_view_adds_its_fields_in_key_order_with_nulls() {
         let admin = ProviderAdminView {
             api_key_env: "LOCAL_KEY".into(),
+            batch_discount: 0.5,
             capacity: 2,
             created_at: 1,
             default: true,
@@ -115,6 +119,7 @@ mod tests {
             "created_at": 1,
             "default_for_series": ["s1"],
             "api_key_env": "LOCAL_KEY",
+            "batch_discount": 0.5,
             "price_input": 1.0,
             "price_output": null,
             "price_cached_input": 0.25,

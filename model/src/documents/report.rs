@@ -93,6 +93,16 @@ pub struct Residual {
 /// The provider calls of the request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Usage {
+    /// Calls sent by the provider's batch mode, priced at its batch
+    /// discount (0 in reports of builds without one).
+    #[serde(default)]
+    pub batch_calls: u64,
+    /// Null unless the request asked for the provider's batch mode and its
+    /// provider's kind has no batch API: then says that its calls ran
+    /// synchronously at full price.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub batch_note: Option<String>,
     /// The same figures for each stage of the pipeline the calls were
     /// made for; every stage is present (zeros and a null cost without
     /// calls) and the stages add up to the totals. An addition to the

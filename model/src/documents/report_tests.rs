@@ -81,10 +81,12 @@ fn a_report_of_the_first_build_reads() {
     assert_eq!(report.cost.book_budget, None);
     assert_eq!(report.residuals[0].segment_id, "p3");
     assert_eq!(report.chapter_map[0].status, ChapterChange::Created);
-    // Written again, it is the old report with the two fields that now
-    // always go out, and still no `by_stage`.
+    // Written again, it is the old report with the fields that now always
+    // go out, and still no `by_stage`.
     let mut expected = first_build_report();
     expected["usage"]["cached_prompt_tokens"] = json!(0);
+    expected["usage"]["batch_calls"] = json!(0);
+    expected["usage"]["batch_note"] = Value::Null;
     expected["cost"]["book_budget"] = Value::Null;
     assert_eq!(serde_json::to_value(&report).expect("json"), expected);
 }

@@ -262,6 +262,11 @@ pub struct RequestOptions {
     pub analysis_mode: Option<AnalysisMode>,
     #[schema(required = true)]
     pub threads: Option<i64>,
+    /// Whether the calls go by the provider's batch mode: the request's
+    /// choice, else the volume's, else the server's. A provider kind without
+    /// a batch API runs them synchronously at full price (the report says so).
+    #[serde(default)]
+    pub batch: bool,
 }
 
 /// Why a job waits for a running slot (spec 8, queue rule 3).

@@ -60,6 +60,8 @@ vocabulary! {
         PassageEdit = "passage.edit",
         /// A person set a book's reader note on a glossary term.
         ReaderNoteSet = "reader_note.set",
+        /// The owner reconciled a provider batch of one of the book's jobs.
+        BatchReconcile = "book.batch.reconcile",
     }
 }
 
@@ -84,7 +86,9 @@ impl AuditAction {
             | PasswordResetComplete => AuditTarget::Account,
             SecondFactorRecoveryRenew => AuditTarget::Account,
             TokenCreate | TokenRevoke | TokenQueue | TokenBudget => AuditTarget::ApiToken,
-            BookBudget | BookPublish | PassageEdit | ReaderNoteSet => AuditTarget::Project,
+            BookBudget | BookPublish | PassageEdit | ReaderNoteSet | BatchReconcile => {
+                AuditTarget::Project
+            }
             LicenceSet
             | LicenceClear
             | MailSettingsUpdate

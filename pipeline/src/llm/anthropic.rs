@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Completion, LlmError, Prompt, ProviderConfig, send};
 
-const VERSION: &str = "2023-06-01";
+pub(super) const VERSION: &str = "2023-06-01";
 
 #[derive(Debug, Serialize)]
-struct MessagesRequest<'a> {
+pub(super) struct MessagesRequest<'a> {
     model: &'a str,
     max_tokens: u32,
     temperature: f32,
@@ -26,7 +26,7 @@ struct MessagesRequest<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct TextBlock<'a> {
+pub(super) struct TextBlock<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     text: &'a str,
@@ -35,18 +35,21 @@ struct TextBlock<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct CacheControl {
+pub(super) struct CacheControl {
     #[serde(rename = "type")]
     kind: &'static str,
 }
 
 #[derive(Debug, Serialize)]
-struct Message<'a> {
+pub(super) struct Message<'a> {
     role: &'static str,
     content: &'a str,
 }
 
-fn request_body<'a>(config: &'a ProviderConfig, prompt: &Prompt<'a>) -> MessagesRequest<'a> {
+pub(super) fn request_body<'a>(
+    config: &'a ProviderConfig,
+    prompt: &Prompt<'a>,
+) -> MessagesRequest<'a> {
     MessagesRequest {
         model: &config.model,
         max_tokens: prompt.max_tokens,

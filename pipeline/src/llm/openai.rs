@@ -30,10 +30,10 @@ use super::{
 
 /// Error codes of a prompt rejected by a content filter (Azure OpenAI and
 /// OpenAI answer 400 with these) — a refusal, not a broken request.
-const REFUSAL_CODES: [&str; 2] = ["content_filter", "content_policy_violation"];
+pub(super) const REFUSAL_CODES: [&str; 2] = ["content_filter", "content_policy_violation"];
 
 #[derive(Debug, Serialize)]
-struct ChatRequest<'a> {
+pub(super) struct ChatRequest<'a> {
     model: &'a str,
     messages: [ChatMessage<'a>; 2],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,14 +49,14 @@ struct ChatRequest<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct ChatMessage<'a> {
+pub(super) struct ChatMessage<'a> {
     role: &'static str,
     content: &'a str,
 }
 
 /// The request body for a kind: the common subset for `openai`, OpenAI's
 /// own fields for `openai_direct`.
-fn request_body<'a>(config: &'a ProviderConfig, prompt: &Prompt<'a>) -> ChatRequest<'a> {
+pub(super) fn request_body<'a>(config: &'a ProviderConfig, prompt: &Prompt<'a>) -> ChatRequest<'a> {
     let messages = [
         ChatMessage {
             role: "system",

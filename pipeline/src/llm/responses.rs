@@ -22,7 +22,7 @@ use super::{
 };
 
 /// Error codes of a prompt the content filter rejected.
-const REFUSAL_CODES: [&str; 2] = ["content_filter", "content_policy_violation"];
+pub(super) const REFUSAL_CODES: [&str; 2] = ["content_filter", "content_policy_violation"];
 
 /// A Responses request body.
 #[derive(Debug, Serialize)]
@@ -112,8 +112,13 @@ pub(super) async fn complete(
         request = request.header("OpenAI-Project", project);
     }
     let text = send(request, &REFUSAL_CODES).await?;
+    parse(&text)
+}
+
+/// Reads a Responses answer body (not streamed).
+pub(super) fn parse(body: &str) -> Result<Completion, LlmError> {
     let response: Response =
-        serde_json::from_str(&text).map_err(|e| LlmError::Malformed(format!("response: {e}")))?;
+        serde_json::from_str(body).map_err(|e| LlmError::Malformed(format!("response: {e}")))?;
     response.completion(None)
 }
 

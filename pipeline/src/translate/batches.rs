@@ -86,6 +86,7 @@ mod tests {
             batch_tokens: batch_tokens as u64,
             context_tokens: 0,
             threads: 1,
+            batch: false,
         };
         let provider = provider::Model {
             id: "p".into(),

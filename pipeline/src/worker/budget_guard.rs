@@ -743,6 +743,47 @@ impl Worker {
         }
     }
 
+    /// Lets calls sent by batch go: what they are expected to cost at the
+    /// provider's batch discount must find room under every cap, as an
+    /// ordinary call's does (a refusal moves the job to a cheaper provider
+    /// or pauses it). The room is given back once they are written down:
+    /// their answers come within the provider's window, long after a
+    /// reservation expires, and are recorded as they come.
+    pub(super) async fn admit_batch(&self, purse: &Purse, sizes: &[CallSize]) -> Result<(), Stop> {
+        let guard = self.guard();
+        let mut looked_idle = false;
+        loop {
+            if purse.paused() {
+                return Err(Stop::Released);
+            }
+            if purse.draining() {
+                return Err(Stop::Drained);
+            }
+            if !self.database.is_up() {
+                return Err(Stop::Unavailable);
+            }
+            let limit = purse.limit();
+            let engine = self.current_engine(purse).await?;
+            let share = 1.0 - engine.provider.batch_discount.clamp(0.0, 1.0);
+            let expected: f64 = sizes
+                .iter()
+                .filter_map(|size| purse.expected_cost(size, &engine.provider))
+                .map(|(reserve, _)| reserve * share)
+                .sum();
+            match guard.reserve(purse, expected, limit).await? {
+                Room::Reserved(hold) => {
+                    guard.release(hold).await;
+                    return Ok(());
+                }
+                Room::Refused => {
+                    looked_idle = self
+                        .budget_refused(&guard, purse, limit, looked_idle)
+                        .await?;
+                }
+            }
+        }
+    }
+
     /// After the call: gives its slot back, records its usage under
     /// `stage`, then frees its reservations — in that order, so its cost is always either
     /// reserved or recorded — and lets the calls waiting for it ask again.

@@ -47,6 +47,7 @@
 
 mod analysis_stage;
 mod autopilot;
+mod batch_stage;
 mod budget_guard;
 mod export_stage;
 mod lease_hold;
@@ -62,6 +63,7 @@ pub use provider_wait::ProviderReach;
 pub use recall::MEMORY_OUTCOME;
 pub use slots::ProviderSlots;
 
+use crate::batch_mode::BatchPoll;
 use crate::llm::{LlmClient, ProviderConfig};
 use crate::titles;
 use crate::translate::{self, CallRecord, PassageIn, RetryPolicy, TranslateJob};
@@ -119,6 +121,8 @@ pub struct WorkerConfig {
     /// `DRAGOMAN_PROVIDER_OUTAGE_MINUTES`: how long a job waits for a
     /// provider that does not answer before it fails.
     pub provider_outage: Duration,
+    /// How often a job asks the provider where its batches stand.
+    pub batch_poll: BatchPoll,
 }
 
 /// A provider with its client and its capacity.
@@ -354,7 +358,10 @@ impl Worker {
                     }
                 }
             } => outcome,
-            _ = heartbeat => Err(Stop::Released),
+            _ = heartbeat => {
+                self.cancel_batches(&ticket).await;
+                Err(Stop::Released)
+            }
             _ = turned_true(&mut force) => {
                 tracing::warn!(job = %ticket.job_id, "job cut short by a forced stop, its calls in flight dropped");
                 self.release(worker_id, &ticket.job_id).await;
@@ -583,7 +590,7 @@ impl Worker {
             .recall(ticket, &engine.provider, &todo, recalled_titles)
             .await?;
         let keys = Arc::new(recall.keys);
-        let passages: Vec<PassageIn> = titles
+        let mut passages: Vec<PassageIn> = titles
             .into_iter()
             .chain(
                 todo.iter()
@@ -594,6 +601,11 @@ impl Worker {
                     }),
             )
             .collect();
+        if ticket.batch && !passages.is_empty() {
+            passages = self
+                .batch_translation(ticket, purse, lost, passages, &keys)
+                .await?;
+        }
         // Planned as the job's estimate counted them (`plan_translation`).
         let batches = translate::plan_translation(
             &passages,

@@ -120,7 +120,7 @@ impl Worker {
 
     /// Sets the step of the job's running request. The step only informs:
     /// a failure to store it is logged, not the job's end.
-    async fn set_step(&self, ticket: &JobTicket, step: &str) {
+    pub(super) async fn set_step(&self, ticket: &JobTicket, step: &str) {
         let stored = request::Entity::update_many()
             .col_expr(request::Column::Step, Expr::value(step))
             .filter(request::Column::Id.eq(ticket.request_id.clone()))

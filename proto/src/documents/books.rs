@@ -62,6 +62,7 @@ impl From<BookDetail> for v1::BookDetail {
             analysis_mode: b.analysis_mode.map(WireEnum::to_wire),
             threads: b.threads,
             ai_disclosure: b.ai_disclosure,
+            batch: b.batch,
             chapters: wire_count(b.chapters),
             passages: wire_count(b.passages),
             translated: wire_count(b.translated),
@@ -114,6 +115,7 @@ impl TryFrom<v1::BookDetail> for BookDetail {
             provider: b.provider,
             threads: b.threads,
             ai_disclosure: b.ai_disclosure,
+            batch: b.batch,
             created_at: b.created_at,
             updated_at: b.updated_at,
         })

@@ -28,6 +28,7 @@ fn detail() -> BookDetail {
         analysis_mode: Some(AnalysisMode::Strict),
         threads: Some(4),
         ai_disclosure: Some(false),
+        batch: Some(true),
         chapters: 3,
         passages: 40,
         translated: 38,
@@ -55,7 +56,7 @@ fn a_book_detail_crosses_the_wire_and_reads_as_before() {
             "volume_label": "II", "source_language": "en", "target_language": "fr",
             "source_format": "epub", "project_kind": "volume", "status": "translated",
             "shelved": true, "provider": "main", "analysis_mode": "strict", "threads": 4,
-            "ai_disclosure": false, "chapters": 3, "passages": 40, "translated": 38,
+            "ai_disclosure": false, "batch": true, "chapters": 3, "passages": 40, "translated": 38,
             "last_request": {"id": "r1", "status": "completed", "created_at": 10,
                              "finished_at": 20},
             "created_at": 1, "updated_at": 2

@@ -171,6 +171,8 @@ impl TryFrom<v1::Residual> for Residual {
 impl From<Usage> for v1::Usage {
     fn from(u: Usage) -> Self {
         Self {
+            batch_calls: u.batch_calls,
+            batch_note: u.batch_note,
             by_stage: u.by_stage.map(Into::into),
             cached_calls: u.cached_calls,
             cached_prompt_tokens: u.cached_prompt_tokens,
@@ -187,6 +189,8 @@ impl TryFrom<v1::Usage> for Usage {
 
     fn try_from(m: v1::Usage) -> Result<Self, WireError> {
         Ok(Self {
+            batch_calls: m.batch_calls,
+            batch_note: m.batch_note,
             by_stage: m.by_stage.map(TryInto::try_into).transpose()?,
             cached_calls: m.cached_calls,
             cached_prompt_tokens: m.cached_prompt_tokens,

@@ -175,6 +175,8 @@ pub fn full_report() -> CompletionReport {
         }],
         residuals_truncated: false,
         usage: Usage {
+            batch_calls: 6,
+            batch_note: None,
             by_stage: Some(UsageByStage {
                 analysis: stage(1),
                 autopilot: stage(2),

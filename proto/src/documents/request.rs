@@ -341,6 +341,7 @@ impl From<RequestOptions> for v1::RequestOptions {
             output_format: o.output_format.to_wire(),
             analysis_mode: o.analysis_mode.map(WireEnum::to_wire),
             threads: o.threads,
+            batch: o.batch,
         }
     }
 }
@@ -355,6 +356,7 @@ impl TryFrom<v1::RequestOptions> for RequestOptions {
             output_format: ResultFormat::from_wire(m.output_format, "options.output_format")?,
             analysis_mode: AnalysisMode::from_wire_opt(m.analysis_mode, "options.analysis_mode")?,
             threads: m.threads,
+            batch: m.batch,
         })
     }
 }
@@ -470,6 +472,7 @@ impl From<Estimate> for v1::Estimate {
             parallel_calls: e.parallel_calls,
             throughput: Some(e.throughput.into()),
             made_at: e.made_at,
+            batch: e.batch,
         }
     }
 }
@@ -489,6 +492,7 @@ impl TryFrom<v1::Estimate> for Estimate {
             parallel_calls: m.parallel_calls,
             throughput: required(m.throughput, "estimate.throughput")?.into(),
             made_at: m.made_at,
+            batch: m.batch,
         })
     }
 }

@@ -87,6 +87,7 @@ pub fn full_document() -> RequestDocument {
                 completion_ratio: 1.2,
             },
             made_at: 1_700_000_050,
+            batch: true,
         }),
         error: "provider failed".into(),
         stop_reason: "budget_exceeded".into(),
@@ -125,6 +126,7 @@ pub fn full_document() -> RequestDocument {
             output_format: ResultFormat::EpubBilingual,
             analysis_mode: Some(AnalysisMode::Parallel),
             threads: Some(3),
+            batch: true,
         },
         priority: Priority::High,
         queue: Some(QueueState {
@@ -163,11 +165,11 @@ const FULL_JSON: &str = concat!(
     r#"{"chapter_events":{"batches":2,"delivered":1,"error":"timeout","event":"chapters.translated","failed":1,"pending":0,"waiting_chapters":1},"#,
     r#""chapters":{"created":1,"items":[{"chapter_id":"ch_1","complete":false,"display_label":"Chapitre 1","external_id":"c1","flagged":1,"kind":"chapter","label":"Chapter 1","mapping":{"confidence":0.85,"detected":true,"reason":"heading"},"number":1,"part":1,"part_count":2,"position":0,"segments":4,"title":"The Start","translated":3,"validated":1}],"new":["ch_1"],"replaced":3,"unchanged":2},"#,
     r#""created_at":1700000000,"error":"provider failed","#,
-    r#""estimate":{"calls":3,"completion_tokens":1440,"cost":{"expected":1.0,"high":1.25,"low":0.5},"duration_seconds":{"expected":30.5,"high":40.0,"low":10.0},"made_at":1700000050,"parallel_calls":2,"passages":4,"prompt_tokens":1200,"provider_id":"prov_1","throughput":{"completion_ratio":1.2,"measured":true,"seconds_per_call":9.5}},"#,
+    r#""estimate":{"batch":true,"calls":3,"completion_tokens":1440,"cost":{"expected":1.0,"high":1.25,"low":0.5},"duration_seconds":{"expected":30.5,"high":40.0,"low":10.0},"made_at":1700000050,"parallel_calls":2,"passages":4,"prompt_tokens":1200,"provider_id":"prov_1","throughput":{"completion_ratio":1.2,"measured":true,"seconds_per_call":9.5}},"#,
     r#""external_id":"ext-1","finished_at":1700000200,"input":"epub","job_id":"job_1","#,
     r#""memory":{"answered_by":"external","backend":"hybrid","external_batches":5,"fallbacks":2,"internal_batches":2,"note":"the external memory failed"},"#,
     r#""next_attempt":1700000400,"#,
-    r#""options":{"analysis_mode":"parallel","final_review":false,"output_format":"epub-bilingual","start":true,"threads":3},"#,
+    r#""options":{"analysis_mode":"parallel","batch":true,"final_review":false,"output_format":"epub-bilingual","start":true,"threads":3},"#,
     r#""priority":"high","#,
     r#""progress":{"analysis":{"done":4,"entities":7,"failed":1,"mode":"strict","percent":100,"terms":12,"total":4},"percent":75,"segments":4,"#,
     r#""stages":[{"done":1,"key":"import","percent":100,"skipped":false,"total":1},{"done":4,"key":"analysis","percent":100,"skipped":false,"total":4},{"done":4,"key":"translation","percent":100,"skipped":false,"total":4},{"done":1,"key":"review","percent":50,"skipped":false,"total":2},{"done":0,"key":"export","percent":0,"skipped":true,"total":0}],"translated":3},"#,
@@ -287,7 +289,7 @@ fn a_job_estimate_survives_the_wire_and_keeps_its_json() {
     assert_eq!(
         back.to_value().expect("json").to_string(),
         concat!(
-            r#"{"book_id":"prj_1","calls":3,"completion_tokens":1440,"#,
+            r#"{"batch":true,"book_id":"prj_1","calls":3,"completion_tokens":1440,"#,
             r#""cost":{"expected":1.0,"high":1.25,"low":0.5},"#,
             r#""duration_seconds":{"expected":30.5,"high":40.0,"low":10.0},"#,
             r#""licence_words":1500,"made_at":1700000050,"parallel_calls":2,"passages":4,"#,

@@ -65,6 +65,10 @@ pub struct IntakeLimits {
     pub analysis_mode: AnalysisMode,
     /// `FINAL_REVIEW`: whether the installation lets the review stage run.
     pub final_review: bool,
+    /// `DRAGOMAN_BATCH`: whether the calls of a request that does not
+    /// choose, on a volume that does not either, go by the provider's batch
+    /// mode.
+    pub batch: bool,
     /// `QUALITY_REVIEW_BELOW`: passages scoring below it are checked,
     /// retried by the autopilot and counted `to_review`.
     pub review_below: i32,
@@ -503,8 +507,8 @@ pub async fn store_request(
         // Kept only when it is not a translation, so that the options of a
         // translation read as they always did.
         operation: (new.operation != JobOperation::Translate).then_some(new.operation),
-        batch: None,
-        batch_in_force: None,
+        batch: pipeline.batch,
+        batch_in_force: Some(pipeline.batch.or(volume.batch).unwrap_or(limits.batch)),
     };
     let row = request::ActiveModel {
         id: Set(ids::new_id()),

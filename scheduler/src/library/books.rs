@@ -43,6 +43,7 @@ struct Changes {
     analysis_mode: Option<AnalysisMode>,
     threads: Option<i32>,
     ai_disclosure: Option<bool>,
+    batch: Option<bool>,
 }
 
 /// Reads and checks `ask`, locating every problem (never quoting a value).
@@ -129,6 +130,7 @@ fn changes(ask: ConfigureBookRequest) -> Result<Changes, SchedulerError> {
         analysis_mode,
         threads: ask.threads,
         ai_disclosure: ask.ai_disclosure,
+        batch: ask.batch,
     })
 }
 
@@ -186,6 +188,9 @@ pub async fn configure(
     }
     if let Some(disclosure) = changes.ai_disclosure {
         row.ai_disclosure = Set(Some(disclosure));
+    }
+    if let Some(batch) = changes.batch {
+        row.batch = Set(Some(batch));
     }
     if row.is_changed() {
         row.updated_at = Set(clock::now());

@@ -77,6 +77,9 @@ pub struct JobAsk<'a> {
     pub provider: Option<&'a str>,
     pub priority: Option<Priority>,
     pub operation: JobOperation,
+    /// The provider's batch mode; none: the book's default, else the
+    /// installation's.
+    pub batch: Option<bool>,
 }
 
 /// Starts work on one of the caller's books: a new request with its job
@@ -92,6 +95,7 @@ pub async fn start_job(
         provider,
         priority,
         operation,
+        batch,
     } = ask;
     let (owner, token) = caller(db, who).await?;
     let txn = dragoman_model::db::begin_write(db).await?;
@@ -107,6 +111,7 @@ pub async fn start_job(
         provider_id,
         priority,
         operation,
+        batch,
     };
     let mut allowance = Allowance::new(&owner, token.as_ref(), &limits.queue, &limits.licence);
     let outcome = starter.start_volume(&txn, &book, &mut allowance).await;
@@ -292,6 +297,7 @@ pub async fn estimate_job(
     who: &Principal,
     project_id: &str,
     provider: Option<&str>,
+    batch: Option<bool>,
     limits: &IntakeLimits,
     settings: &StartSettings,
 ) -> Result<JobEstimate, SchedulerError> {
@@ -322,6 +328,8 @@ pub async fn estimate_job(
     // The options a job started now would run with (see `start_job`).
     let options = StoredOptions {
         final_review: Some(limits.final_review),
+        batch,
+        batch_in_force: Some(batch.or(book.batch).unwrap_or(limits.batch)),
         ..StoredOptions::default()
     };
     let made = estimate_chapters(db, &chapter_ids, &book.id, &options, &chosen, settings).await?;

@@ -274,6 +274,7 @@ pub async fn estimate_chapters(
         batch_tokens: settings.batch_tokens,
         context_tokens: settings.context_tokens,
         threads: u64::try_from(threads).unwrap_or(1),
+        batch: options.batch(),
     };
     let throughput = estimate::throughput(db, &provider.id).await?;
     Ok(estimate::estimate(

@@ -26,7 +26,7 @@ use dragoman_model::documents::report::{
     ChapterChange, ChapterMapEntry, CompletionReport, Decisions, Durations, IntakeDecision,
     PassagesByStatus, REPORT_VERSION, ReportPassages,
 };
-use dragoman_model::entities::{chapter, job, passage, provider_call, request};
+use dragoman_model::entities::{chapter, job, passage, provider, provider_call, request};
 use dragoman_model::vocab::{PassageStatus, RequestStatus};
 use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::Value;
@@ -123,11 +123,22 @@ pub async fn build(
         .filter(provider_call::Column::RequestId.eq(row.id.clone()))
         .all(db)
         .await?;
-    let usage = usage::section(&calls);
+    let mut usage = usage::section(&calls);
     let job_row = match &row.job_id {
         Some(id) => job::Entity::find_by_id(id.clone()).one(db).await?,
         None => None,
     };
+    if row.options.batch() {
+        let provider_id = job_row
+            .as_ref()
+            .and_then(|j| j.provider_id.clone())
+            .or_else(|| row.options.provider_id.clone());
+        let ran_on = match provider_id {
+            Some(id) => provider::Entity::find_by_id(id).one(db).await?,
+            None => None,
+        };
+        usage.batch_note = usage::batch_note(true, ran_on.as_ref());
+    }
     let cost = cost::section(db, row, job_row.as_ref(), usage.cost, now).await?;
     let started = job_row.as_ref().and_then(|j| j.started_at);
     let chapter_status = row.chapters.get("map");

@@ -5,6 +5,8 @@
 //! `TEST_DATABASE_URL` is set, on Postgres (+ Redis with `TEST_REDIS_URL`):
 //! their tests are named `<scenario>::sqlite` and `<scenario>::postgres`.
 
+mod batch_mode;
+mod batch_surface;
 mod blob_store;
 mod book_settings;
 mod books;

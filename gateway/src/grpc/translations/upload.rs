@@ -303,6 +303,7 @@ pub fn fields(options: &UploadOptions) -> Vec<(String, String)> {
     add("priority", o.priority.map(name::<Priority>));
     add("analysis_mode", o.analysis_mode.map(name::<AnalysisMode>));
     add("threads", o.threads.map(|v| v.to_string()));
+    add("batch", o.batch.map(|v| v.to_string()));
     add("split", o.split.clone());
     fields
 }
@@ -336,6 +337,7 @@ mod tests {
             priority: Some(Priority::Low.to_wire()),
             analysis_mode: Some(AnalysisMode::Strict.to_wire()),
             threads: Some(4),
+            batch: Some(true),
             split: Some("headings".into()),
             idempotency_key: Some("k".into()),
             ..Default::default()
@@ -366,6 +368,7 @@ mod tests {
         assert_eq!(payload.pipeline.priority, Some(Priority::Low));
         assert_eq!(payload.pipeline.analysis_mode, Some(AnalysisMode::Strict));
         assert_eq!(payload.pipeline.threads, Some(4));
+        assert_eq!(payload.pipeline.batch, Some(true));
     }
 
     #[test]

@@ -14,7 +14,9 @@
 //! `metadata`, so a batch can be found by it after a crash. An answer comes
 //! back with its `custom_id` and is read with the same parser as the
 //! kind's ordinary answer ([`ItemAnswer`]); a line that cannot be read or
-//! names no `custom_id` is skipped with a logged reason.
+//! names no `custom_id` is skipped with a logged reason. A call its batch
+//! did not run is an [`LlmError::Failed`] coded `batch_expired` or
+//! `batch_cancelled`, whatever the protocol calls them.
 
 mod anthropic;
 mod openai;
@@ -128,9 +130,9 @@ impl LlmClient {
             max_tokens,
         };
         match self.config.kind {
-            ProviderKind::Anthropic => Ok(anthropic::line(&self.config, custom_id, &prompt)),
+            ProviderKind::Anthropic => anthropic::line(&self.config, custom_id, &prompt),
             ProviderKind::OpenAi | ProviderKind::OpenAiDirect | ProviderKind::OpenAiResponses => {
-                Ok(openai::line(&self.config, custom_id, &prompt))
+                openai::line(&self.config, custom_id, &prompt)
             }
             ProviderKind::CodexChatgpt => Err(unsupported()),
         }
@@ -138,7 +140,11 @@ impl LlmClient {
 
     /// Sends what must be uploaded before the batch is created: OpenAI's
     /// input file (its id is given back), nothing for Anthropic.
-    pub async fn batch_upload(&self, key: &str, lines: &[Value]) -> Result<Option<String>, LlmError> {
+    pub async fn batch_upload(
+        &self,
+        key: &str,
+        lines: &[Value],
+    ) -> Result<Option<String>, LlmError> {
         match self.config.kind {
             ProviderKind::Anthropic => Ok(None),
             ProviderKind::CodexChatgpt => Err(unsupported()),
@@ -209,4 +215,56 @@ impl LlmClient {
 
 fn unsupported() -> LlmError {
     LlmError::Config("the provider's kind has no batch API".into())
+}
+
+/// The error of a call its batch did not run before the completion window
+/// ended.
+fn expired() -> LlmError {
+    LlmError::Failed {
+        code: "batch_expired".into(),
+        message: "the batch's completion window ended before this call ran".into(),
+    }
+}
+
+/// The error of a call its batch's cancellation kept from running.
+fn cancelled() -> LlmError {
+    LlmError::Failed {
+        code: "batch_cancelled".into(),
+        message: "the batch was cancelled before this call ran".into(),
+    }
+}
+
+/// `id` when it can name a remote batch or file in a URL path (letters,
+/// digits, `_` and `-`, as the providers' ids are): an id given by hand
+/// cannot reach another route of the provider.
+fn checked_id(id: &str) -> Result<&str, LlmError> {
+    let valid = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if valid {
+        Ok(id)
+    } else {
+        Err(LlmError::Client(
+            404,
+            format!("not a batch or file id: {}", super::clip(id, 40)),
+        ))
+    }
+}
+
+/// A result line that cannot be read is left out, said in the log.
+fn skipped(reason: &str, line: &str) {
+    tracing::warn!(
+        reason,
+        line = %super::clip(line, 200),
+        "a batch result line was skipped"
+    );
+}
+
+/// A JSON number as a count.
+fn count(value: Option<&Value>) -> u32 {
+    value
+        .and_then(Value::as_u64)
+        .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
 }

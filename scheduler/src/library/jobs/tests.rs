@@ -37,6 +37,7 @@ fn translation(book: &str) -> JobAsk<'_> {
         provider: None,
         priority: None,
         operation: JobOperation::Translate,
+        batch: None,
     }
 }
 
@@ -390,6 +391,7 @@ async fn the_estimate_counts_what_is_left() {
         &f.principal(),
         &book.project_id,
         None,
+        None,
         &f.limits,
         &f.start,
     )
@@ -408,6 +410,7 @@ async fn the_estimate_counts_what_is_left() {
             &f.principal(),
             &book.project_id,
             Some("nobody"),
+            None,
             &f.limits,
             &f.start
         )
@@ -421,6 +424,7 @@ async fn the_estimate_counts_what_is_left() {
             &outsider,
             &book.project_id,
             None,
+            None,
             &f.limits,
             &f.start
         )
@@ -432,6 +436,7 @@ async fn the_estimate_counts_what_is_left() {
         &f.db,
         &f.principal(),
         &book.project_id,
+        None,
         None,
         &f.limits,
         &f.start,

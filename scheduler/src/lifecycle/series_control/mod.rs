@@ -414,6 +414,7 @@ async fn start(
         provider_id: None,
         priority: None,
         operation: JobOperation::Translate,
+        batch: None,
     };
     for volume in &volumes {
         let txn = dragoman_model::db::begin_write(db).await?;
@@ -455,6 +456,9 @@ pub(crate) struct Starter<'a> {
     /// What the work does: a translation of what is left, or reader-note
     /// proposals over what is translated.
     pub(crate) operation: JobOperation,
+    /// The provider's batch mode asked for; none: the volume's default,
+    /// else the installation's.
+    pub(crate) batch: Option<bool>,
 }
 
 /// What [`Starter::start_volume`] did.
@@ -544,7 +548,10 @@ impl Starter<'_> {
             .into_tuple()
             .all(txn)
             .await?;
-        let pipeline = PipelineOptions::default();
+        let pipeline = PipelineOptions {
+            batch: self.batch,
+            ..PipelineOptions::default()
+        };
         let languages = (
             volume.source_language.clone(),
             volume.target_language.clone(),

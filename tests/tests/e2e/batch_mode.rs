@@ -1,0 +1,315 @@
+//! The provider's batch mode end to end: a book asked with
+//! `pipeline.batch: true` sends its translation calls as a provider batch
+//! (the simulator answers it after a delay), its batch summary shows a
+//! spec state while it waits, the server killed with SIGKILL mid-batch and
+//! restarted finds the batch again instead of sending it twice, and the
+//! book completes at about half the list price. Items the provider fails
+//! are translated by ordinary calls; the OpenAI Responses and Anthropic
+//! protocols batch too.
+
+use dragoman_e2e::translation::chapter;
+use dragoman_e2e::{Api, Backend, on_both_backends};
+use sea_orm::{ConnectionTrait, Statement};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::time::Duration;
+
+on_both_backends!(
+    a_batch_outlives_a_kill_and_costs_about_half,
+    failed_items_go_by_ordinary_calls,
+    the_responses_and_messages_protocols_batch_too
+);
+
+const FINISH_WITHIN: Duration = Duration::from_secs(120);
+
+/// The spec's batch states (section 3).
+const BATCH_STATES: [&str; 8] = [
+    "collecting",
+    "uploading",
+    "submitting",
+    "submitted",
+    "canceling",
+    "ready",
+    "unknown",
+    "unsupported",
+];
+
+/// An API whose workers poll batches every few hundred milliseconds, on a
+/// simulator started with `flags`.
+async fn start(backend: Backend, flags: &[&str]) -> Api {
+    Api::builder(backend)
+        .env("DRAGOMAN_BATCH_POLL_FIRST_MS", "300")
+        .env("DRAGOMAN_BATCH_POLL_LONGEST_MS", "1000")
+        // A killed server's job is leased again soon.
+        .env("DRAGOMAN_LEASE_SECONDS", "10")
+        .env(KEY_VARIABLE, "sk-e2e-batch")
+        // One passage a call: the book's calls are several batch items.
+        .env("DRAGOMAN_BATCH_TOKENS", "1")
+        .simulator(flags)
+        .start()
+        .await
+}
+
+const KEY_VARIABLE: &str = "E2E_BATCH_KEY";
+
+/// A book of three chapters of four paragraphs, translated by batch
+/// without analysis or review (quality `fast`): every call is a
+/// translation.
+fn book(api: &Api, series: &str, provider_id: &str) -> Value {
+    let chapters = (1..=3).map(|n| chapter(series, n, 4)).collect();
+    let mut body = api.payload(series, chapters);
+    body["provider_id"] = json!(provider_id);
+    body["pipeline"] = json!({"quality": "fast", "batch": true});
+    body
+}
+
+/// The request's provider calls: (cost, prompt tokens, completion tokens,
+/// by batch).
+async fn calls(api: &Api, request_id: &str) -> Vec<(Option<f64>, i64, i64, bool)> {
+    let db = api.server.installation.sql().await;
+    let statement = Statement::from_sql_and_values(
+        db.get_database_backend(),
+        match db.get_database_backend() {
+            sea_orm::DbBackend::Postgres => {
+                "SELECT cost, prompt_tokens, completion_tokens, batch FROM provider_calls \
+                 WHERE request_id = $1"
+            }
+            _ => {
+                "SELECT cost, prompt_tokens, completion_tokens, batch FROM provider_calls \
+                 WHERE request_id = ?"
+            }
+        },
+        [request_id.into()],
+    );
+    db.query_all_raw(statement)
+        .await
+        .expect("provider calls")
+        .into_iter()
+        .map(|row| {
+            (
+                row.try_get("", "cost").expect("cost"),
+                row.try_get("", "prompt_tokens").expect("prompt_tokens"),
+                row.try_get("", "completion_tokens")
+                    .expect("completion_tokens"),
+                row.try_get("", "batch").expect("batch"),
+            )
+        })
+        .collect()
+}
+
+/// The state of the book's batch through the session route.
+async fn batch_state(api: &Api, project_id: &str) -> String {
+    let session = api.session().await;
+    let summary = session
+        .get(&format!("/api/projects/{project_id}/batch"))
+        .await
+        .expect(200);
+    summary["state"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no batch state in {summary}"))
+        .to_owned()
+}
+
+/// Every batch item the simulator received, as (custom_id, passage ids of
+/// its call).
+async fn items(api: &Api) -> Vec<(String, Vec<String>)> {
+    api.simulator
+        .batch_items()
+        .await
+        .into_iter()
+        .map(|item| {
+            let custom_id = item["custom_id"].as_str().unwrap_or_default().to_owned();
+            (custom_id, passage_ids(&item))
+        })
+        .collect()
+}
+
+/// The passage ids of a batch item's translation call, wherever the
+/// protocol puts the user message.
+fn passage_ids(item: &Value) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut texts = Vec::new();
+    collect_strings(item, &mut texts);
+    for text in texts {
+        if let Ok(message) = serde_json::from_str::<Value>(&text)
+            && let Some(passages) = message["passages"].as_array()
+        {
+            ids.extend(
+                passages
+                    .iter()
+                    .filter_map(|p| p["id"].as_str().map(str::to_owned)),
+            );
+        }
+    }
+    ids
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(values) => values.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// No custom_id twice, no passage in two items.
+fn sent_once(items: &[(String, Vec<String>)]) {
+    let mut ids = HashSet::new();
+    let mut passages = HashSet::new();
+    for (custom_id, carried) in items {
+        assert!(ids.insert(custom_id.clone()), "{custom_id} sent twice");
+        for passage in carried {
+            assert!(
+                passages.insert(passage.clone()),
+                "passage {passage} in two batch items"
+            );
+        }
+    }
+}
+
+/// Registers the simulator as a provider of `kind` (prices 1 and 2 per
+/// million tokens, default batch discount).
+async fn add_provider(api: &Api, kind: &str) -> String {
+    let base_url = if kind == "anthropic" {
+        api.simulator.base().to_owned()
+    } else {
+        api.simulator.openai_base_url()
+    };
+    let name = format!("batch-{kind}");
+    let model = format!("sim-{kind}");
+    let output = api
+        .server
+        .installation
+        .cli_ok(&[
+            "provider",
+            "add",
+            "--name",
+            &name,
+            "--kind",
+            kind,
+            "--model",
+            &model,
+            "--base-url",
+            &base_url,
+            "--api-key-env",
+            KEY_VARIABLE,
+            "--price-input",
+            "1",
+            "--price-output",
+            "2",
+        ])
+        .await;
+    output
+        .trim()
+        .strip_prefix("added provider ")
+        .unwrap_or_else(|| panic!("unexpected `provider add` output: {output}"))
+        .to_owned()
+}
+
+/// What the calls cost against their list price (1 and 2 per million
+/// tokens).
+fn cost_and_list(calls: &[(Option<f64>, i64, i64, bool)]) -> (f64, f64) {
+    let cost: f64 = calls.iter().filter_map(|c| c.0).sum();
+    let list: f64 = calls
+        .iter()
+        .map(|c| (c.1 as f64 + 2.0 * c.2 as f64) / 1_000_000.0)
+        .sum();
+    (cost, list)
+}
+
+async fn a_batch_outlives_a_kill_and_costs_about_half(backend: Backend) {
+    let mut api = start(backend, &["--batch-delay-ms", "6000"]).await;
+    let provider = api.provider_id.clone();
+    let summary = api.submit_ok(&book(&api, "Batch kill", &provider)).await;
+    let id = summary["request_id"].as_str().expect("id").to_owned();
+    let waiting = api
+        .wait_until(&id, Duration::from_secs(30), "waiting for the batch", |d| {
+            d["step"] == "waiting for the provider's batch"
+        })
+        .await;
+    let project_id = waiting["project_id"]
+        .as_str()
+        .expect("project id")
+        .to_owned();
+    let state = batch_state(&api, &project_id).await;
+    assert!(
+        BATCH_STATES.contains(&state.as_str()),
+        "batch state {state}"
+    );
+
+    api.kill_and_restart().await;
+
+    let done = api.wait_final(&id, FINISH_WITHIN).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let calls = calls(&api, &id).await;
+    assert!(
+        calls.iter().any(|c| c.3),
+        "no call went by batch: {calls:?}"
+    );
+    let (cost, list) = cost_and_list(&calls);
+    assert!(list > 0.0, "{calls:?}");
+    assert!(
+        cost <= 0.6 * list,
+        "cost {cost} above 60 % of the list price {list}"
+    );
+    let reported = done["report"]["usage"]["cost"].as_f64().unwrap_or(cost);
+    assert!(
+        reported <= 0.6 * list + 1e-9,
+        "usage.cost {reported} above 60 % of {list}"
+    );
+    let usage = &done["report"]["usage"];
+    assert!(
+        usage["batch_calls"].as_u64() > Some(0),
+        "report.usage: {usage}"
+    );
+    let items = items(&api).await;
+    assert!(!items.is_empty(), "the simulator received no batch item");
+    sent_once(&items);
+}
+
+async fn failed_items_go_by_ordinary_calls(backend: Backend) {
+    let api = start(
+        backend,
+        &["--batch-delay-ms", "500", "--batch-fail-every", "3"],
+    )
+    .await;
+    let provider = api.provider_id.clone();
+    let body = book(&api, "Batch failures", &provider);
+    let summary = api.submit_ok(&body).await;
+    let id = summary["request_id"].as_str().expect("id").to_owned();
+    let done = api.wait_final(&id, FINISH_WITHIN).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let calls = calls(&api, &id).await;
+    assert!(
+        calls.iter().any(|c| c.3),
+        "no call went by batch: {calls:?}"
+    );
+    // The failed items' passages went by ordinary calls.
+    assert!(
+        calls.iter().any(|c| !c.3),
+        "no ordinary call after failed items: {calls:?}"
+    );
+    let items = items(&api).await;
+    sent_once(&items);
+}
+
+async fn the_responses_and_messages_protocols_batch_too(backend: Backend) {
+    let api = start(backend, &["--batch-delay-ms", "500"]).await;
+    for kind in ["openai_responses", "anthropic"] {
+        let provider = add_provider(&api, kind).await;
+        let series = format!("Batch {kind}");
+        let summary = api.submit_ok(&book(&api, &series, &provider)).await;
+        let id = summary["request_id"].as_str().expect("id").to_owned();
+        let done = api.wait_final(&id, FINISH_WITHIN).await;
+        assert_eq!(done["status"], "completed", "{kind}: {done}");
+        let calls = calls(&api, &id).await;
+        assert!(
+            calls.iter().any(|c| c.3),
+            "{kind}: no call by batch: {calls:?}"
+        );
+        let (cost, list) = cost_and_list(&calls);
+        assert!(cost <= 0.6 * list, "{kind}: cost {cost} of list {list}");
+    }
+    sent_once(&items(&api).await);
+}
