@@ -9,6 +9,8 @@
 pub mod reconcile;
 pub mod runner;
 pub mod store;
+#[cfg(test)]
+mod testing;
 
 use std::time::Duration;
 

@@ -186,12 +186,11 @@ fn refused(ask: &Ask<'_>, error: PipelineError) -> PipelineError {
 mod tests {
     use super::*;
     use crate::llm::ProviderKind;
-    use dragoman_migrations::{Migrator, MigratorTrait};
     use dragoman_model::entities::{account, project, series};
     use dragoman_model::vocab::InputKind;
     use dragoman_model::vocab::{JobOperation, JobStatus, Priority, SeriesKind, UsageStage};
     use dragoman_simulator::{RunningSimulator, SimulatorConfig};
-    use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
+    use sea_orm::{ActiveModelTrait, Set};
 
     /// A book of `owner`'s with one job on `provider`, whose batch under
     /// `KEY` is `unknown`.
@@ -205,14 +204,8 @@ mod tests {
     const KEY: &str = "dragoman-job-1";
 
     async fn setup(sim: &RunningSimulator, kind: ProviderKind) -> Setup {
-        let db = dragoman_model::db::connect("sqlite::memory:")
-            .await
-            .expect("in-memory database");
-        Migrator::up(&db, None).await.expect("migrations");
         // The job's request is not needed here.
-        db.execute_unprepared("PRAGMA foreign_keys = OFF")
-            .await
-            .expect("pragma");
+        let db = crate::batch_mode::testing::db().await;
         let owner = account::ActiveModel::new_account("owner", String::new(), false)
             .insert(&db)
             .await

@@ -442,37 +442,14 @@ fn millis(d: Duration) -> i64 {
 mod tests {
     use super::*;
     use crate::batch_mode::store::{Call, Owner};
-    use crate::llm::{ItemAnswer, ProviderConfig, ProviderKind};
-    use dragoman_migrations::{Migrator, MigratorTrait};
+    use crate::batch_mode::testing::{self, db};
+    use crate::llm::{ItemAnswer, ProviderKind};
     use dragoman_model::vocab::UsageStage;
     use dragoman_simulator::{RunningSimulator, SimulatorConfig};
-    use sea_orm::ConnectionTrait;
     use serde_json::json;
 
-    async fn db() -> DatabaseConnection {
-        let db = dragoman_model::db::connect("sqlite::memory:")
-            .await
-            .expect("in-memory database");
-        Migrator::up(&db, None).await.expect("migrations");
-        db.execute_unprepared("PRAGMA foreign_keys = OFF")
-            .await
-            .expect("pragma");
-        db
-    }
-
     fn client(base_url: String) -> LlmClient {
-        LlmClient::new(ProviderConfig {
-            kind: ProviderKind::OpenAi,
-            base_url,
-            model: "m".into(),
-            api_key: None,
-            ids: Default::default(),
-            timeout: Duration::from_secs(5),
-            price_input: None,
-            price_output: None,
-            price_cached_input: None,
-        })
-        .expect("client")
+        testing::client(ProviderKind::OpenAi, base_url)
     }
 
     fn translation(id: &str) -> Call {

@@ -392,37 +392,12 @@ pub async fn to_cancel(db: &DatabaseConnection, job_id: &str) -> Result<Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{ProviderConfig, ProviderKind};
-    use dragoman_migrations::{Migrator, MigratorTrait};
+    use crate::batch_mode::testing::{self, db};
+    use crate::llm::ProviderKind;
     use serde_json::json;
-    use std::time::Duration;
-
-    /// A migrated in-memory database whose batches need no job row: the
-    /// store does not read jobs.
-    async fn db() -> DatabaseConnection {
-        let db = dragoman_model::db::connect("sqlite::memory:")
-            .await
-            .expect("in-memory database");
-        Migrator::up(&db, None).await.expect("migrations");
-        db.execute_unprepared("PRAGMA foreign_keys = OFF")
-            .await
-            .expect("pragma");
-        db
-    }
 
     fn client(kind: ProviderKind) -> LlmClient {
-        LlmClient::new(ProviderConfig {
-            kind,
-            base_url: "http://127.0.0.1:9".into(),
-            model: "m".into(),
-            api_key: None,
-            ids: Default::default(),
-            timeout: Duration::from_secs(1),
-            price_input: None,
-            price_output: None,
-            price_cached_input: None,
-        })
-        .expect("client")
+        testing::client(kind, "http://127.0.0.1:9".into())
     }
 
     fn owner() -> Owner {
