@@ -25,11 +25,3 @@ vocabulary! {
         Unsupported = "unsupported",
     }
 }
-
-impl BatchState {
-    /// Whether the batch's calls may still be answered by the provider
-    /// (the worker polls or finds it).
-    pub fn is_open(self) -> bool {
-        !matches!(self, BatchState::Ready | BatchState::Unsupported)
-    }
-}
