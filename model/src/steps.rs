@@ -23,6 +23,10 @@ pub fn autopilot(round: i32) -> String {
     format!("{AUTOPILOT} {round}")
 }
 
+/// A job whose calls wait for the provider's batch to be answered; the
+/// stage stays the one the calls are for.
+pub const WAITING_FOR_BATCH: &str = "waiting for the provider's batch";
+
 /// The start of the step of a job waiting for its provider to answer again.
 pub const WAITING_FOR_PROVIDER: &str = "waiting for the provider";
 

@@ -244,6 +244,13 @@ pub async fn build(
         _ if analysing => (Stage::Analysis, steps::ANALYSING.to_owned()),
         _ => (row.stage, row.step.clone()),
     };
+    // Whichever stage's calls a provider batch carries, the wait is what
+    // a person needs to know of.
+    let step = if running && row.step == steps::WAITING_FOR_BATCH {
+        row.step.clone()
+    } else {
+        step
+    };
     let stages: Vec<StageProgress> = Stage::ALL
         .iter()
         .map(|stage| {

@@ -10,4 +10,4 @@ pub use protocol::{
     ANALYSIS_SYSTEM_PROMPT, AnalysisAnswer, AnalysisMessage, AnswerAnalysis, TASK,
     analysis_message, parse_analysis_answer,
 };
-pub use run::{ANSWER_FACTOR, Languages, analyse};
+pub use run::{ANSWER_FACTOR, Languages, analyse, max_tokens_for};

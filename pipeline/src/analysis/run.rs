@@ -27,7 +27,7 @@ pub const ANSWER_FACTOR: usize = 6;
 
 /// `max_tokens` of an analysis answer: [`ANSWER_FACTOR`] times the
 /// passages' estimate plus room for the JSON, capped.
-fn max_tokens_for(passages: &[PassageIn]) -> u32 {
+pub fn max_tokens_for(passages: &[PassageIn]) -> u32 {
     let tokens: usize = passages.iter().map(passage_tokens).sum();
     u32::try_from(tokens.saturating_mul(ANSWER_FACTOR).saturating_add(1024))
         .unwrap_or(MAX_COMPLETION_TOKENS)

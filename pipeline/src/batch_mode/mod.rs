@@ -14,9 +14,6 @@ mod testing;
 
 use std::time::Duration;
 
-/// The `step` of a request while its job waits for a provider batch.
-pub const WAITING_FOR_BATCH: &str = "waiting for the provider's batch";
-
 /// How often a submitted batch is asked where it stands: `first` after it
 /// was submitted, then twice as long each time, up to `longest`
 /// (`DRAGOMAN_BATCH_POLL_FIRST_MS`, `DRAGOMAN_BATCH_POLL_LONGEST_MS`).

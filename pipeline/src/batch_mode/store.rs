@@ -362,8 +362,11 @@ pub async fn applied(
 }
 
 /// The job's batches the provider still works on (`submitted`), moved to
-/// `canceling`: their ids at the provider.
-pub async fn to_cancel(db: &DatabaseConnection, job_id: &str) -> Result<Vec<String>, DbErr> {
+/// `canceling`: their providers and their ids there.
+pub async fn to_cancel(
+    db: &DatabaseConnection,
+    job_id: &str,
+) -> Result<Vec<(String, String)>, DbErr> {
     let open = provider_batch::Entity::find()
         .filter(provider_batch::Column::JobId.eq(job_id.to_owned()))
         .filter(provider_batch::Column::State.eq(BatchState::Submitted))
@@ -383,7 +386,7 @@ pub async fn to_cancel(db: &DatabaseConnection, job_id: &str) -> Result<Vec<Stri
         .await?
         .is_some()
         {
-            remote.push(remote_id);
+            remote.push((row.provider_id.clone(), remote_id));
         }
     }
     Ok(remote)
@@ -497,7 +500,9 @@ mod tests {
             .await
             .expect("advance")
             .expect("moved");
-        assert_eq!(to_cancel(&db, "job").await.expect("cancel"), ["msgbatch_1"]);
+        let cancelled = to_cancel(&db, "job").await.expect("cancel");
+        let remote: Vec<&str> = cancelled.iter().map(|(_, id)| id.as_str()).collect();
+        assert_eq!(remote, ["msgbatch_1"]);
         assert!(to_cancel(&db, "job").await.expect("cancel").is_empty());
         let left = reread(&db, &waiting[0].id)
             .await

@@ -33,4 +33,4 @@ pub use protocol::{
     MAX_FLAGS, MAX_MESSAGE_CHARS, REVIEW_SYSTEM_PROMPT, ReviewFlag, ReviewItem, ReviewMessage,
     ReviewName, ReviewPassage, ReviewTerm, TASK, parse_review_answer, review_message,
 };
-pub use run::{ReviewOutcome, review};
+pub use run::{ReviewOutcome, match_items, max_tokens_for, review, settled};

@@ -36,7 +36,7 @@ pub struct ReviewOutcome {
 /// `max_tokens` of a review answer: twice each translation's estimate (a
 /// correction repeats the translation, and real tokenizers split some
 /// scripts finer than the estimate) plus [`ROOM_PER_PASSAGE`], capped.
-fn max_tokens_for(passages: &[ReviewPassage]) -> u32 {
+pub fn max_tokens_for(passages: &[ReviewPassage]) -> u32 {
     let tokens = passages
         .iter()
         .map(|p| {
@@ -73,7 +73,7 @@ struct Sheet<'a> {
 /// id, and the ids the answer left out, in the order asked. A single
 /// passage takes the single review whatever id the model wrote; otherwise
 /// the first review of an id wins and unrequested ids are ignored.
-fn match_items(
+pub fn match_items(
     passages: &[ReviewPassage],
     items: Vec<ReviewItem>,
 ) -> (HashMap<String, ReviewItem>, Vec<String>) {
@@ -275,14 +275,7 @@ pub async fn review(
         .iter()
         .map(|p| {
             let result = match found.get(&p.id) {
-                Some(item) => {
-                    let mut item = item.clone();
-                    item.id.clone_from(&p.id);
-                    if item.correction.as_deref().map(str::trim) == Some(p.translation.trim()) {
-                        item.correction = None;
-                    }
-                    Ok(item)
-                }
+                Some(item) => Ok(settled(item.clone(), p)),
                 None => Err(failed
                     .get(&p.id)
                     .filter(|e| !e.is_empty())
@@ -295,6 +288,17 @@ pub async fn review(
             }
         })
         .collect()
+}
+
+/// A passage's review as the caller takes it: under the passage's id,
+/// a correction identical to the translation read as none.
+pub fn settled(item: ReviewItem, passage: &ReviewPassage) -> ReviewItem {
+    let mut item = item;
+    item.id.clone_from(&passage.id);
+    if item.correction.as_deref().map(str::trim) == Some(passage.translation.trim()) {
+        item.correction = None;
+    }
+    item
 }
 
 #[cfg(test)]

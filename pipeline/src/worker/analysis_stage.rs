@@ -17,6 +17,7 @@ use futures::StreamExt;
 use tokio::sync::watch;
 
 use super::budget_guard::{CallSize, Purse};
+use super::by_batch::AnalysisByBatch;
 use super::{Stop, Worker};
 use crate::analysis::{self, ANALYSIS_SYSTEM_PROMPT, Languages};
 use crate::translate::{
@@ -39,37 +40,13 @@ impl Worker {
         lost: &watch::Receiver<bool>,
     ) -> Result<(), Stop> {
         let ticket = run.ticket;
-        let plan = self
-            .memory
-            .plan_analysis(self.credential.system_request(PlanAnalysisRequest {
-                project_id: ticket.project_id.clone(),
-                chapter_ids: ticket.chapter_ids.clone(),
-            }))
-            .await
-            .map_err(|s| memory_unavailable(ticket, &s))?
-            .into_inner();
-        let passages: Vec<PassageIn> = plan
-            .passages
-            .into_iter()
-            .map(|p| PassageIn {
-                id: p.id,
-                text: p.text,
-            })
-            .collect();
-        let overhead = estimate_tokens(ANALYSIS_SYSTEM_PROMPT)
-            + estimate_tokens(&ticket.source_language)
-            + estimate_tokens(&ticket.target_language)
-            + 32;
-        // An analysis answer is longer than its passages: a batch is sized so
-        // that its answer fits the largest completion providers give.
-        let answer_room =
-            (MAX_COMPLETION_TOKENS as usize).saturating_sub(1024) / analysis::ANSWER_FACTOR;
-        let budget = self
-            .config
-            .batch_tokens
-            .saturating_sub(overhead)
-            .min(answer_room)
-            .max(64);
+        let mut passages = self.to_analyse(ticket).await?;
+        let budget = self.analysis_tokens(ticket);
+        if ticket.batch && !passages.is_empty() {
+            let stage = AnalysisByBatch::new(self, run, mode, &passages, budget);
+            self.by_batch(ticket, run.purse, lost, None, &stage).await?;
+            passages = stage.left();
+        }
         let batches = plan_batches(&passages, budget);
         match mode {
             AnalysisMode::Strict => {
@@ -110,6 +87,44 @@ impl Worker {
             .await
             .map_err(|s| memory_unavailable(ticket, &s))?;
         Ok(())
+    }
+
+    /// The job's passages the memory service says are still to analyse.
+    async fn to_analyse(&self, ticket: &JobTicket) -> Result<Vec<PassageIn>, Stop> {
+        let plan = self
+            .memory
+            .plan_analysis(self.credential.system_request(PlanAnalysisRequest {
+                project_id: ticket.project_id.clone(),
+                chapter_ids: ticket.chapter_ids.clone(),
+            }))
+            .await
+            .map_err(|s| memory_unavailable(ticket, &s))?
+            .into_inner();
+        Ok(plan
+            .passages
+            .into_iter()
+            .map(|p| PassageIn {
+                id: p.id,
+                text: p.text,
+            })
+            .collect())
+    }
+
+    /// Prompt tokens of one analysis call's passages at most.
+    fn analysis_tokens(&self, ticket: &JobTicket) -> usize {
+        let overhead = estimate_tokens(ANALYSIS_SYSTEM_PROMPT)
+            + estimate_tokens(&ticket.source_language)
+            + estimate_tokens(&ticket.target_language)
+            + 32;
+        // An analysis answer is longer than its passages: a call is sized so
+        // that its answer fits the largest completion providers give.
+        let answer_room =
+            (MAX_COMPLETION_TOKENS as usize).saturating_sub(1024) / analysis::ANSWER_FACTOR;
+        self.config
+            .batch_tokens
+            .saturating_sub(overhead)
+            .min(answer_room)
+            .max(64)
     }
 
     /// Analyses one batch in a capacity slot, within the budget, and hands

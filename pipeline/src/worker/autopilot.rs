@@ -36,9 +36,11 @@ use dragoman_model::{clock, ids};
 use dragoman_proto::v1::JobTicket;
 use futures::StreamExt;
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::budget_guard::{CallSize, Purse};
+use super::by_batch::RoundByBatch;
 use super::scoring::{Scorer, db_error, scored, stored_assessment};
 use super::{Engine, Stop, Worker};
 use crate::quality::Assessment;
@@ -46,14 +48,15 @@ use crate::translate::{self, CallRecord, PassageIn, TranslateJob};
 
 /// What a round stores for one passage: the passage as read, the round's
 /// attempt at it, and the decision logged.
-type RoundWrite = (
+pub(super) type RoundWrite = (
     passage::Model,
     AutopilotAttempt,
     autopilot_decision::ActiveModel,
 );
 
 /// How a round translates a passage again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub(super) enum RoundKind {
     Alone,
     WithContext,
@@ -78,16 +81,12 @@ pub(super) fn rounds_for(quality: Quality, cap: u32) -> Vec<RoundKind> {
         .collect()
 }
 
-/// How a round asks for a batch of passages again.
-struct Asked<'a> {
-    number: i32,
-    kind: RoundKind,
-    /// The round's own provider (the stronger one), if it has one.
-    own: Option<&'a Arc<Engine>>,
-    /// The batch's context from the memory.
-    context: Option<String>,
-    /// The passages around each passage of the batch, as context sections.
-    around: Vec<String>,
+/// One call of a round: its passages as read, how each stood before, and
+/// what they are asked with.
+pub(super) struct RoundCall {
+    pub batch: Vec<passage::Model>,
+    pub befores: Vec<Assessment>,
+    pub job: TranslateJob,
 }
 
 /// How a round packs its passages into calls: the first in batches of
@@ -118,7 +117,7 @@ fn batches_of(
 }
 
 /// A passage as a translation call asks for it.
-fn passage_in(p: &passage::Model) -> PassageIn {
+pub(super) fn passage_in(p: &passage::Model) -> PassageIn {
     PassageIn {
         id: p.id.clone(),
         text: p.source.clone(),
@@ -292,7 +291,7 @@ impl Worker {
     }
 
     /// The job's passages that fall short, in reading order.
-    async fn short_passages(
+    pub(super) async fn short_passages(
         &self,
         ticket: &JobTicket,
         scorer: &Scorer,
@@ -332,6 +331,62 @@ impl Worker {
             (RoundKind::Stronger, Some(name)) => self.engine_named(name).await?.map(Arc::new),
             _ => None,
         };
+        let own = own.as_ref();
+        let mut candidates = candidates;
+        if ticket.batch {
+            let stage = RoundByBatch {
+                worker: self,
+                ticket,
+                scorer,
+                number,
+                kind,
+                candidates: &candidates,
+            };
+            self.by_batch(ticket, purse, lost, own, &stage).await?;
+            // What the batches delivered is stored with this round; the
+            // rest is asked for by ordinary calls.
+            candidates = self
+                .short_passages(ticket, scorer)
+                .await?
+                .into_iter()
+                .filter(|p| p.autopilot_round < number)
+                .collect();
+            if candidates.is_empty() {
+                return Ok(());
+            }
+        }
+        let calls = self.round_calls(ticket, scorer, kind, candidates).await?;
+        let threads = self.calls_at_once(ticket, purse, own).await?;
+        let mut runs = futures::stream::iter(calls.into_iter().map(|call| {
+            let lost = lost.clone();
+            async move {
+                if *lost.borrow() {
+                    return Err(Stop::Released);
+                }
+                self.retry_call(ticket, purse, scorer, (number, kind), own, call)
+                    .await
+            }
+        }))
+        .buffer_unordered(threads);
+        while let Some(outcome) = runs.next().await {
+            if let Err(stop) = outcome {
+                return Err(purse.wind_down(&mut runs, stop).await);
+            }
+        }
+        Ok(())
+    }
+
+    /// The calls of a round over `candidates`: the first round's in
+    /// batches, each passage still on its own (a passage whose only fault
+    /// is a locked term asked with the locked terms it must use); the
+    /// later rounds' one passage a call, with the passages around it.
+    pub(super) async fn round_calls(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        kind: RoundKind,
+        candidates: Vec<passage::Model>,
+    ) -> Result<Vec<RoundCall>, Stop> {
         let around = match kind {
             RoundKind::Alone => HashMap::new(),
             RoundKind::WithContext | RoundKind::Stronger => self.around(&candidates).await?,
@@ -342,37 +397,32 @@ impl Worker {
             .map(|batch| batch.iter().map(passage_in).collect())
             .collect();
         let contexts = self.contexts(ticket, &asked).await?;
-        let own = own.as_ref();
-        let threads = self.calls_at_once(ticket, purse, own).await?;
-        let around = &around;
-        let mut runs =
-            futures::stream::iter(batches.into_iter().zip(contexts).map(|(batch, context)| {
-                let lost = lost.clone();
-                async move {
-                    if *lost.borrow() {
-                        return Err(Stop::Released);
-                    }
-                    let around: Vec<String> = batch
-                        .iter()
-                        .filter_map(|p| around.get(&p.id).cloned())
-                        .collect();
-                    let asked = Asked {
-                        number,
-                        kind,
-                        own,
-                        context,
-                        around,
-                    };
-                    self.retry_batch(ticket, purse, scorer, batch, asked).await
+        Ok(batches
+            .into_iter()
+            .zip(contexts)
+            .map(|(batch, context)| {
+                let befores: Vec<Assessment> =
+                    batch.iter().map(|p| stored_assessment(scorer, p)).collect();
+                let mut parts: Vec<String> = Vec::new();
+                let required = required_terms(scorer, kind, &batch, &befores);
+                if !required.is_empty() {
+                    parts.push(format!("Glossary:\n{}", required.join("\n")));
                 }
-            }))
-            .buffer_unordered(threads);
-        while let Some(outcome) = runs.next().await {
-            if let Err(stop) = outcome {
-                return Err(purse.wind_down(&mut runs, stop).await);
-            }
-        }
-        Ok(())
+                parts.extend(context);
+                parts.extend(batch.iter().filter_map(|p| around.get(&p.id).cloned()));
+                let job = TranslateJob {
+                    source_language: ticket.source_language.clone(),
+                    target_language: ticket.target_language.clone(),
+                    passages: batch.iter().map(passage_in).collect(),
+                    context: (!parts.is_empty()).then(|| parts.join("\n")),
+                };
+                RoundCall {
+                    batch,
+                    befores,
+                    job,
+                }
+            })
+            .collect())
     }
 
     /// The passages around each candidate, source and translation, as a
@@ -422,59 +472,24 @@ impl Worker {
         Ok(out)
     }
 
-    /// Translates a batch of passages again and keeps, for each, what
-    /// scores better.
-    async fn retry_batch(
+    /// Translates a call's passages again and keeps, for each, what scores
+    /// better.
+    async fn retry_call(
         &self,
         ticket: &JobTicket,
         purse: &Purse,
         scorer: &Scorer,
-        batch: Vec<passage::Model>,
-        asked: Asked<'_>,
+        (number, kind): (i32, RoundKind),
+        own: Option<&Arc<Engine>>,
+        call: RoundCall,
     ) -> Result<(), Stop> {
-        let Asked {
-            number,
-            kind,
-            own,
-            context,
-            around,
-        } = asked;
-        let befores: Vec<Assessment> = batch.iter().map(|p| stored_assessment(scorer, p)).collect();
-        let repairs: Vec<bool> = befores
-            .iter()
-            .map(|b| kind == RoundKind::Alone && only_locked_terms(b))
-            .collect();
-        let mut required: Vec<String> = Vec::new();
-        for (p, _) in batch.iter().zip(&repairs).filter(|(_, repair)| **repair) {
-            for t in scorer
-                .sheet
-                .terms
-                .iter()
-                .filter(|t| t.locked && contains_folded(&p.source, &t.source))
-            {
-                let line = format!("- {} => {} (locked)", t.source, t.translation);
-                if !required.contains(&line) {
-                    required.push(line);
-                }
-            }
-        }
-        let mut parts: Vec<String> = Vec::new();
-        if !required.is_empty() {
-            parts.push(format!("Glossary:\n{}", required.join("\n")));
-        }
-        parts.extend(context);
-        parts.extend(around);
-        let job = TranslateJob {
-            source_language: ticket.source_language.clone(),
-            target_language: ticket.target_language.clone(),
-            passages: batch.iter().map(passage_in).collect(),
-            context: (!parts.is_empty()).then(|| parts.join("\n")),
-        };
-        let admitted = self.admit(purse, own, &CallSize::translation(&job)).await?;
+        let admitted = self
+            .admit(purse, own, &CallSize::translation(&call.job))
+            .await?;
         let mut calls: Vec<CallRecord> = Vec::new();
         let outcomes = translate::translate(
             &admitted.engine.client,
-            &job,
+            &call.job,
             &self.config.retry,
             &mut |r| calls.push(r),
         )
@@ -486,42 +501,18 @@ impl Worker {
             calls,
         )
         .await?;
-        let mut texts: HashMap<String, String> = outcomes
+        let texts: HashMap<String, String> = outcomes
             .into_iter()
             .filter_map(|o| o.result.ok().map(|t| (o.id, t)))
             .collect();
-        let mut writes = Vec::with_capacity(batch.len());
-        for ((p, before), repair) in batch.into_iter().zip(befores).zip(repairs) {
-            let action = match (kind, repair) {
-                (_, true) => AutopilotAction::RepairTerm,
-                (RoundKind::Alone, false) => AutopilotAction::RetranslateAlone,
-                (RoundKind::WithContext, _) => AutopilotAction::RetranslateWithContext,
-                (RoundKind::Stronger, _) => AutopilotAction::RetranslateStronger,
-            };
-            let text = texts.remove(&p.id);
-            let after = text
-                .as_deref()
-                .map(|t| (t, scorer.assess(&p, Some(t), &[])));
-            let better = after.as_ref().filter(|(_, a)| improves(&before, a));
-            let attempt = AutopilotAttempt {
-                round: number,
-                better: better.map(|(t, a)| Retranslation {
-                    translation: (*t).to_owned(),
-                    scored: scored(a),
-                }),
-            };
-            let score_after = better.map_or(before.score, |(_, a)| a.score);
-            let decision = decision(
-                ticket,
-                &p,
-                number,
-                action,
-                describe(&before, scorer.review_below),
-                before.score,
-                Some(score_after),
-            );
-            writes.push((p, attempt, decision));
-        }
+        let writes = judged(
+            ticket,
+            scorer,
+            (number, kind),
+            call.batch,
+            call.befores,
+            texts,
+        );
         let now = clock::now();
         // Paid for: kept until the database takes it.
         self.database
@@ -533,7 +524,7 @@ impl Worker {
     /// Stores a round's passages with their decisions, in one transaction.
     /// A repeat after a broken connection that finds the first decision
     /// already stored was preceded by an attempt that committed.
-    async fn store_round(&self, writes: &[RoundWrite], now: i64) -> Result<(), sea_orm::DbErr> {
+    pub(super) async fn store_round(&self, writes: &[RoundWrite], now: i64) -> Result<(), sea_orm::DbErr> {
         let Some((_, _, first)) = writes.first() else {
             return Ok(());
         };
@@ -628,6 +619,86 @@ impl Worker {
         model.update(&txn).await.map_err(db_error)?;
         txn.commit().await.map_err(db_error)
     }
+}
+
+/// The locked terms the passages to repair must use, as glossary lines:
+/// a passage whose only fault is a locked term gets a repair in the first
+/// round.
+fn required_terms(
+    scorer: &Scorer,
+    kind: RoundKind,
+    batch: &[passage::Model],
+    befores: &[Assessment],
+) -> Vec<String> {
+    let mut required: Vec<String> = Vec::new();
+    for (p, before) in batch.iter().zip(befores) {
+        if !is_repair(kind, before) {
+            continue;
+        }
+        for t in scorer
+            .sheet
+            .terms
+            .iter()
+            .filter(|t| t.locked && contains_folded(&p.source, &t.source))
+        {
+            let line = format!("- {} => {} (locked)", t.source, t.translation);
+            if !required.contains(&line) {
+                required.push(line);
+            }
+        }
+    }
+    required
+}
+
+/// Whether the round asks for a repair of a passage that stood so.
+fn is_repair(kind: RoundKind, before: &Assessment) -> bool {
+    kind == RoundKind::Alone && only_locked_terms(before)
+}
+
+/// What a round stores for a call's passages given the new translations
+/// `texts` (by id): each passage keeps what scores better, with its
+/// decision. A passage without a new translation keeps its own.
+pub(super) fn judged(
+    ticket: &JobTicket,
+    scorer: &Scorer,
+    (number, kind): (i32, RoundKind),
+    batch: Vec<passage::Model>,
+    befores: Vec<Assessment>,
+    mut texts: HashMap<String, String>,
+) -> Vec<RoundWrite> {
+    let mut writes = Vec::with_capacity(batch.len());
+    for (p, before) in batch.into_iter().zip(befores) {
+        let action = match (kind, is_repair(kind, &before)) {
+            (_, true) => AutopilotAction::RepairTerm,
+            (RoundKind::Alone, false) => AutopilotAction::RetranslateAlone,
+            (RoundKind::WithContext, _) => AutopilotAction::RetranslateWithContext,
+            (RoundKind::Stronger, _) => AutopilotAction::RetranslateStronger,
+        };
+        let text = texts.remove(&p.id);
+        let after = text
+            .as_deref()
+            .map(|t| (t, scorer.assess(&p, Some(t), &[])));
+        let better = after.as_ref().filter(|(_, a)| improves(&before, a));
+        let attempt = AutopilotAttempt {
+            round: number,
+            better: better.map(|(t, a)| Retranslation {
+                translation: (*t).to_owned(),
+                scored: scored(a),
+            }),
+        };
+        let score_after = better.map_or(before.score, |(_, a)| a.score);
+        let decision = decision(
+            ticket,
+            &p,
+            number,
+            action,
+            describe(&before, scorer.review_below),
+            before.score,
+            Some(score_after),
+        );
+        writes.push((p, attempt, decision));
+    }
+    writes
 }
 
 /// Whether `needle` occurs in `haystack`, ignoring case.

@@ -749,7 +749,12 @@ impl Worker {
     /// or pauses it). The room is given back once they are written down:
     /// their answers come within the provider's window, long after a
     /// reservation expires, and are recorded as they come.
-    pub(super) async fn admit_batch(&self, purse: &Purse, sizes: &[CallSize]) -> Result<(), Stop> {
+    pub(super) async fn admit_batch(
+        &self,
+        purse: &Purse,
+        own: Option<&Arc<Engine>>,
+        sizes: &[CallSize],
+    ) -> Result<(), Stop> {
         let guard = self.guard();
         let mut looked_idle = false;
         loop {
@@ -763,7 +768,10 @@ impl Worker {
                 return Err(Stop::Unavailable);
             }
             let limit = purse.limit();
-            let engine = self.current_engine(purse).await?;
+            let engine = match own {
+                Some(own) if !purse.switched() => own.clone(),
+                _ => self.current_engine(purse).await?,
+            };
             let share = 1.0 - engine.provider.batch_discount.clamp(0.0, 1.0);
             let expected: f64 = sizes
                 .iter()

@@ -47,7 +47,7 @@
 
 mod analysis_stage;
 mod autopilot;
-mod batch_stage;
+mod by_batch;
 mod budget_guard;
 mod export_stage;
 mod lease_hold;
@@ -602,9 +602,9 @@ impl Worker {
             )
             .collect();
         if ticket.batch && !passages.is_empty() {
-            passages = self
-                .batch_translation(ticket, purse, lost, passages, &keys)
-                .await?;
+            let stage = by_batch::TranslationByBatch::new(self, ticket, &passages, &keys);
+            self.by_batch(ticket, purse, lost, None, &stage).await?;
+            passages = stage.left();
         }
         // Planned as the job's estimate counted them (`plan_translation`).
         let batches = translate::plan_translation(

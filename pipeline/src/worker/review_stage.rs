@@ -19,6 +19,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use tokio::sync::watch;
 
 use super::budget_guard::{CallSize, Purse};
+use super::by_batch::ReviewByBatch;
 use super::scoring::{Scorer, db_error, scored};
 use super::{Stop, Worker};
 use crate::analysis::Languages;
@@ -44,7 +45,21 @@ pub(super) fn wants_review(p: &passage::Model, quality: Quality, review_below: i
     }
 }
 
-fn review_terms(sheet: &Sheet) -> Vec<ReviewTerm> {
+/// The passages as a review call's size counts them: a passage is sent
+/// with its translation, so calls planned as translation calls are (an
+/// answer, corrections of at most every translation, stays well within a
+/// completion).
+pub(super) fn sized_for_review(candidates: &[passage::Model]) -> Vec<PassageIn> {
+    candidates
+        .iter()
+        .map(|p| PassageIn {
+            id: p.id.clone(),
+            text: format!("{}\n{}", p.source, p.translation.as_deref().unwrap_or("")),
+        })
+        .collect()
+}
+
+pub(super) fn review_terms(sheet: &Sheet) -> Vec<ReviewTerm> {
     sheet
         .terms
         .iter()
@@ -56,7 +71,7 @@ fn review_terms(sheet: &Sheet) -> Vec<ReviewTerm> {
         .collect()
 }
 
-fn review_names(sheet: &Sheet) -> Vec<ReviewName> {
+pub(super) fn review_names(sheet: &Sheet) -> Vec<ReviewName> {
     sheet
         .names
         .iter()
@@ -81,32 +96,18 @@ impl Worker {
         quality: Quality,
         lost: &watch::Receiver<bool>,
     ) -> Result<(), Stop> {
-        let candidates: Vec<passage::Model> = passage::Entity::find()
-            .filter(passage::Column::ChapterId.is_in(ticket.chapter_ids.clone()))
-            .filter(passage::Column::Reviewed.eq(false))
-            .filter(passage::Column::Translation.is_not_null())
-            .order_by_asc(passage::Column::ChapterId)
-            .order_by_asc(passage::Column::Position)
-            .all(&self.db)
-            .await
-            .map_err(db_error)?
-            .into_iter()
-            .filter(|p| wants_review(p, quality, scorer.review_below))
-            .collect();
+        let mut candidates = self.review_candidates(ticket, scorer, quality).await?;
+        if ticket.batch && !candidates.is_empty() {
+            let stage = ReviewByBatch::new(self, ticket, scorer, &candidates);
+            self.by_batch(ticket, purse, lost, None, &stage).await?;
+            // What the batches reviewed is marked so; the rest is asked
+            // for by ordinary calls.
+            candidates = self.review_candidates(ticket, scorer, quality).await?;
+        }
         if candidates.is_empty() {
             return Ok(());
         }
-        // Sized on what is sent: the source and the translation.
-        let sized: Vec<PassageIn> = candidates
-            .iter()
-            .map(|p| PassageIn {
-                id: p.id.clone(),
-                text: format!("{}\n{}", p.source, p.translation.as_deref().unwrap_or("")),
-            })
-            .collect();
-        // Sized as translation batches: a passage is sent with its
-        // translation, and an answer (corrections of at most every
-        // translation) stays well within a completion.
+        let sized = sized_for_review(&candidates);
         let batches = plan_batches(&sized, self.config.batch_tokens);
         let terms = review_terms(&scorer.sheet);
         let names = review_names(&scorer.sheet);
@@ -167,9 +168,31 @@ impl Worker {
         Ok(())
     }
 
+    /// The job's passages the review takes up at `quality` and has not
+    /// reviewed yet, in reading order.
+    pub(super) async fn review_candidates(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        quality: Quality,
+    ) -> Result<Vec<passage::Model>, Stop> {
+        Ok(passage::Entity::find()
+            .filter(passage::Column::ChapterId.is_in(ticket.chapter_ids.clone()))
+            .filter(passage::Column::Reviewed.eq(false))
+            .filter(passage::Column::Translation.is_not_null())
+            .order_by_asc(passage::Column::ChapterId)
+            .order_by_asc(passage::Column::Position)
+            .all(&self.db)
+            .await
+            .map_err(db_error)?
+            .into_iter()
+            .filter(|p| wants_review(p, quality, scorer.review_below))
+            .collect())
+    }
+
     /// Stores what the review said of one passage; a passage the review
     /// could not answer for is marked reviewed as it is.
-    async fn store_review(
+    pub(super) async fn store_review(
         &self,
         scorer: &Scorer,
         p: &passage::Model,
