@@ -14,6 +14,12 @@
 //! - `ready`: the results are read (again, after a restart) and handed to
 //!   the stage, which applies them and sets `applied_at`.
 //!
+//! A provider that gives no answer at all (refused connections, timeouts,
+//! server errors) to every step for longer than the provider outage limit
+//! interrupts the run: the job fails with that reason, as a job whose
+//! ordinary calls find its provider away does, and the row stays where it
+//! was for a later run.
+//!
 //! Only answers whose `custom_id` is one of this row's items are kept;
 //! any other is logged and ignored, so an answer never reaches another
 //! call's passages.
@@ -27,7 +33,7 @@ use dragoman_model::vocab::BatchState;
 use sea_orm::{DatabaseConnection, DbErr, Set};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How far before a row's creation the provider's batches are searched
 /// for its key: the provider's clock may differ from ours.
@@ -56,6 +62,9 @@ pub enum Halt {
 pub enum Interrupted {
     Halt(Halt),
     Db(DbErr),
+    /// The provider answered none of the steps for longer than the
+    /// outage limit.
+    Unreachable,
 }
 
 impl From<DbErr> for Interrupted {
@@ -78,6 +87,9 @@ pub struct Runner<'a> {
     pub db: &'a DatabaseConnection,
     pub client: &'a LlmClient,
     pub poll: BatchPoll,
+    /// How long the provider may answer nothing before the run gives up
+    /// (`DRAGOMAN_PROVIDER_OUTAGE_MINUTES`).
+    pub outage: Duration,
 }
 
 /// Whether a failed creation certainly created nothing: the provider
@@ -100,6 +112,8 @@ impl Runner<'_> {
         let mut fresh = false;
         let mut attempt: i32 = 0;
         let mut result_reads: u32 = 0;
+        // Since when every step found the provider away.
+        let mut away_since: Option<Instant> = None;
         loop {
             if let Some(stop) = halt() {
                 return Err(Interrupted::Halt(stop));
@@ -152,6 +166,16 @@ impl Runner<'_> {
                     });
                 }
             };
+            match &step {
+                Step::Retry(e) if unanswered(e) => {
+                    let since = *away_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= self.outage {
+                        tracing::warn!(batch = %row.submission_key, state = %row.state, error = %e, "the provider has answered no step of the batch for the outage limit");
+                        return Err(Interrupted::Unreachable);
+                    }
+                }
+                _ => away_since = None,
+            }
             match step {
                 Step::Moved(Some(moved)) => {
                     if moved.state != row.state {
@@ -375,6 +399,11 @@ impl Runner<'_> {
     }
 }
 
+/// An error that got no answer from the provider at all.
+fn unanswered(e: &LlmError) -> bool {
+    matches!(e, LlmError::Network(_) | LlmError::Timeout | LlmError::Server(_))
+}
+
 /// Pairs the answers with the row's items by `custom_id`: an answer for an
 /// id the row never sent, or a second answer for one, is logged and left
 /// out; an item without an answer has an error.
@@ -522,6 +551,7 @@ mod tests {
                 first: Duration::from_millis(50),
                 longest: Duration::from_millis(200),
             },
+            outage: Duration::from_secs(60),
         };
         let answered = runner.drive(row, &|| None).await.expect("results");
         assert_eq!(answered.row.state, BatchState::Ready);
@@ -563,6 +593,7 @@ mod tests {
                 first: Duration::from_millis(50),
                 longest: Duration::from_millis(100),
             },
+            outage: Duration::from_secs(60),
         };
         let polled = std::sync::atomic::AtomicBool::new(false);
         let halt = || {
@@ -589,6 +620,53 @@ mod tests {
         assert!(seen.remote_id.is_some() && seen.next_poll_at.is_some());
         // Left submitted for the next run, which polls it again.
         assert_eq!(store::to_cancel(&db, "job").await.expect("cancel").len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_provider_away_past_the_outage_limit_interrupts_the_run() {
+        let db = db().await;
+        // Nothing listens there: every step is refused.
+        let client = client("http://127.0.0.1:9".into());
+        let owner = Owner {
+            job_id: "job".into(),
+            request_id: "request".into(),
+            project_id: "project".into(),
+            provider_id: "provider".into(),
+            stage: UsageStage::Translation,
+        };
+        let rows = store::open(&db, &owner, &client, &[translation("c1.p1")])
+            .await
+            .expect("open");
+        let row = rows.into_iter().next().expect("a batch");
+        let change = provider_batch::ActiveModel {
+            state: Set(BatchState::Submitted),
+            remote_id: Set(Some("batch_1".into())),
+            next_poll_at: Set(Some(0)),
+            ..Default::default()
+        };
+        let row = store::advance(&db, &row, BatchState::Collecting, change)
+            .await
+            .expect("advance")
+            .expect("moved");
+        let runner = Runner {
+            db: &db,
+            client: &client,
+            poll: BatchPoll {
+                first: Duration::from_millis(20),
+                longest: Duration::from_millis(50),
+            },
+            outage: Duration::from_millis(300),
+        };
+        let driven = runner.drive(row.clone(), &|| None).await;
+        assert!(matches!(driven, Err(Interrupted::Unreachable)), "{driven:?}");
+        // Left as it was, with what went wrong, for a later run.
+        let left = store::reread(&db, &row.id)
+            .await
+            .expect("row")
+            .expect("row");
+        assert_eq!(left.state, BatchState::Submitted);
+        assert_eq!(left.remote_id.as_deref(), Some("batch_1"));
+        assert!(!left.last_error.is_empty());
     }
 
     fn item(custom_id: &str) -> provider_batch_item::Model {

@@ -387,6 +387,9 @@ impl Worker {
                 finish.error = format!("{OUTAGE_REASON}: {outage}");
             }
             Err(Stop::Failed(reason)) => {
+                // A batch the provider still works on would be paid for
+                // a job that ended.
+                self.cancel_batches(&ticket).await;
                 finish.outcome = JobOutcome::Failed.to_wire();
                 finish.error = reason;
             }

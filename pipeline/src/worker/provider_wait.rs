@@ -94,19 +94,21 @@ impl Worker {
             let lasted = i64::try_from(began.elapsed().as_secs()).unwrap_or(0);
             (began, clock::now() - lasted)
         });
-        let limit = self.config.provider_outage;
-        if since.elapsed() >= limit {
-            let minutes = limit.as_secs().div_ceil(60);
-            let unit = if minutes == 1 { "minute" } else { "minutes" };
-            return Err(Stop::Failed(format!(
-                "the provider {provider} was unreachable for more than {minutes} {unit}"
-            )));
+        if since.elapsed() >= self.config.provider_outage {
+            return Err(Stop::Failed(self.unreachable_for(provider)));
         }
         tracing::warn!(job = %ticket.job_id, provider, "the provider does not answer: the job waits for it");
         self.set_step(ticket, &steps::waiting_for_provider(provider, since_unix))
             .await;
         tokio::time::sleep(ASK_AGAIN_AFTER).await;
         Ok(())
+    }
+
+    /// Why a job whose provider stayed away past the outage limit failed.
+    pub(super) fn unreachable_for(&self, provider: &str) -> String {
+        let minutes = self.config.provider_outage.as_secs().div_ceil(60);
+        let unit = if minutes == 1 { "minute" } else { "minutes" };
+        format!("the provider {provider} was unreachable for more than {minutes} {unit}")
     }
 
     /// The provider answered again after a wait: the step says the job

@@ -5,19 +5,25 @@
 //! restarted finds the batch again instead of sending it twice, and the
 //! book completes at about half the list price. Items the provider fails
 //! are translated by ordinary calls; the OpenAI Responses and Anthropic
-//! protocols batch too.
+//! protocols batch too; at quality `high` the analysis, the review and the
+//! autopilot's rounds go by batch as well. A batch whose creation cannot
+//! be verified after a crash (Anthropic keeps no metadata to find it by)
+//! is `unknown` until its owner reconciles it, and is then used, not sent
+//! again.
 
 use dragoman_e2e::translation::chapter;
 use dragoman_e2e::{Api, Backend, on_both_backends};
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 on_both_backends!(
     a_batch_outlives_a_kill_and_costs_about_half,
     failed_items_go_by_ordinary_calls,
-    the_responses_and_messages_protocols_batch_too
+    the_responses_and_messages_protocols_batch_too,
+    every_stage_that_can_wait_goes_by_batch,
+    an_unverifiable_batch_waits_for_its_owners_reconcile
 );
 
 const FINISH_WITHIN: Duration = Duration::from_secs(120);
@@ -311,5 +317,211 @@ async fn the_responses_and_messages_protocols_batch_too(backend: Backend) {
         let (cost, list) = cost_and_list(&calls);
         assert!(cost <= 0.6 * list, "{kind}: cost {cost} of list {list}");
     }
+    sent_once(&items(&api).await);
+}
+
+/// The request's provider calls counted by (stage, by batch).
+async fn calls_by_stage(api: &Api, request_id: &str) -> HashMap<(String, bool), i64> {
+    let db = api.server.installation.sql().await;
+    let sql = "SELECT stage, batch, COUNT(*) AS n FROM provider_calls \
+               WHERE request_id = {} GROUP BY stage, batch";
+    let placeholder = match db.get_database_backend() {
+        sea_orm::DbBackend::Postgres => "$1",
+        _ => "?",
+    };
+    let statement = Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql.replace("{}", placeholder),
+        [request_id.into()],
+    );
+    db.query_all_raw(statement)
+        .await
+        .expect("provider calls")
+        .into_iter()
+        .map(|row| {
+            let stage: String = row.try_get("", "stage").expect("stage");
+            let batch: bool = row.try_get("", "batch").expect("batch");
+            let n: i64 = row.try_get("", "n").expect("n");
+            ((stage, batch), n)
+        })
+        .collect()
+}
+
+/// The task of a batch item's call (`analysis`, `review`, or none for a
+/// translation) with the passage ids it carries.
+fn task_and_passages(item: &Value) -> (String, Vec<String>) {
+    let mut texts = Vec::new();
+    collect_strings(item, &mut texts);
+    for text in texts {
+        if let Ok(message) = serde_json::from_str::<Value>(&text)
+            && message["passages"].is_array()
+        {
+            let task = message["task"].as_str().unwrap_or("translation").to_owned();
+            return (task, passage_ids(item));
+        }
+    }
+    (String::new(), Vec::new())
+}
+
+async fn every_stage_that_can_wait_goes_by_batch(backend: Backend) {
+    // Faults in the first answers leave the autopilot passages to take up.
+    let api = start(
+        backend,
+        &[
+            "--batch-delay-ms",
+            "300",
+            "--seed",
+            "9",
+            "--rate-untranslated",
+            "0.5",
+            "--rate-wrong-language",
+            "0.5",
+        ],
+    )
+    .await;
+    let provider = api.provider_id.clone();
+    // The review corrects every fault the simulator makes; a book without
+    // it leaves them to the autopilot.
+    let mut stages: HashMap<(String, bool), i64> = HashMap::new();
+    for (series, final_review) in [("Batch reviewed", true), ("Batch piloted", false)] {
+        let mut body = book(&api, series, &provider);
+        body["pipeline"] = json!({"quality": "high", "batch": true, "final_review": final_review});
+        let summary = api.submit_ok(&body).await;
+        let id = summary["request_id"].as_str().expect("id").to_owned();
+        let done = api.wait_final(&id, FINISH_WITHIN).await;
+        assert!(
+            ["completed", "completed_with_residuals"]
+                .contains(&done["status"].as_str().unwrap_or("")),
+            "{series}: {done}"
+        );
+        let (cost, list) = cost_and_list(&calls(&api, &id).await);
+        assert!(
+            cost <= 0.6 * list,
+            "{series}: cost {cost} above 60 % of the list price {list}"
+        );
+        for (key, n) in calls_by_stage(&api, &id).await {
+            *stages.entry(key).or_default() += n;
+        }
+    }
+    for stage in ["analysis", "translation", "review", "autopilot"] {
+        assert!(
+            stages.get(&(stage.to_owned(), true)).copied().unwrap_or(0) > 0,
+            "no {stage} call went by batch: {stages:?}"
+        );
+    }
+    // No custom_id twice; no passage analysed or reviewed by two items.
+    let items = api.simulator.batch_items().await;
+    let mut custom_ids = HashSet::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    for item in &items {
+        let custom_id = item["custom_id"].as_str().unwrap_or_default().to_owned();
+        assert!(custom_ids.insert(custom_id.clone()), "{custom_id} sent twice");
+        let (task, passages) = task_and_passages(item);
+        if task == "analysis" || task == "review" {
+            for passage in passages {
+                assert!(
+                    seen.insert((task.clone(), passage.clone())),
+                    "{task} of passage {passage} in two batch items"
+                );
+            }
+        }
+    }
+    assert!(
+        seen.iter().any(|(task, _)| task == "analysis")
+            && seen.iter().any(|(task, _)| task == "review"),
+        "{seen:?}"
+    );
+}
+
+/// Runs `sql` (with `{}` for its one value) on the installation's database.
+async fn execute(api: &Api, sql: &str, value: &str) {
+    let db = api.server.installation.sql().await;
+    let placeholder = match db.get_database_backend() {
+        sea_orm::DbBackend::Postgres => "$1",
+        _ => "?",
+    };
+    db.execute_raw(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql.replace("{}", placeholder),
+        [value.into()],
+    ))
+    .await
+    .expect("statement");
+}
+
+async fn an_unverifiable_batch_waits_for_its_owners_reconcile(backend: Backend) {
+    let mut api = start(backend, &["--batch-delay-ms", "1500"]).await;
+    let provider = add_provider(&api, "anthropic").await;
+    let summary = api
+        .submit_ok(&book(&api, "Batch reconciled", &provider))
+        .await;
+    let id = summary["request_id"].as_str().expect("id").to_owned();
+    let waiting = api
+        .wait_until(&id, Duration::from_secs(30), "waiting for the batch", |d| {
+            d["step"] == "waiting for the provider's batch"
+        })
+        .await;
+    let project_id = waiting["project_id"].as_str().expect("project").to_owned();
+    let path = format!("/api/projects/{project_id}/batch");
+    let session = api.session().await;
+    let mut submitted = session.get(&path).await.expect(200);
+    for _ in 0..100 {
+        if submitted["state"] == "submitted" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        submitted = session.get(&path).await.expect(200);
+    }
+    assert_eq!(submitted["state"], "submitted", "{submitted}");
+    let remote_id = submitted["remote_id"].as_str().expect("remote id").to_owned();
+    let key = submitted["submission_key"].as_str().expect("key").to_owned();
+
+    // The server dies as the provider accepts the batch, before it could
+    // write down that it did.
+    api.server.kill().await;
+    execute(
+        &api,
+        "UPDATE provider_batches SET state = 'submitting', remote_id = NULL, \
+         submitted_at = NULL, next_poll_at = NULL WHERE submission_key = {}",
+        &key,
+    )
+    .await;
+    api.restart().await;
+
+    let session = api.session().await;
+    let mut unknown = session.get(&path).await.expect(200);
+    for _ in 0..200 {
+        if unknown["state"] == "unknown" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        unknown = session.get(&path).await.expect(200);
+    }
+    assert_eq!(unknown["state"], "unknown", "{unknown}");
+    assert_eq!(unknown["remote_id"], Value::Null, "{unknown}");
+    let reconcile = format!(
+        "/api/projects/{project_id}/jobs/{}/batch/reconcile",
+        waiting["job_id"].as_str().expect("job id")
+    );
+    let ask = json!({"remote_id": remote_id, "submission_key": key, "confirm": true});
+    // The provider may still be answering it: 409 until it has ended.
+    let mut adopted = session.post(&reconcile, &ask).await;
+    for _ in 0..100 {
+        if adopted.status != 409 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        adopted = session.post(&reconcile, &ask).await;
+    }
+    let adopted = adopted.expect(200);
+    assert_eq!(adopted["remote_id"], remote_id.as_str(), "{adopted}");
+
+    let done = api.wait_final(&id, FINISH_WITHIN).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let calls = calls(&api, &id).await;
+    assert!(calls.iter().all(|c| c.3), "an ordinary call: {calls:?}");
+    let (cost, list) = cost_and_list(&calls);
+    assert!(cost <= 0.6 * list, "cost {cost} of list {list}");
+    // The batch was used as the provider had it, never created again.
     sent_once(&items(&api).await);
 }

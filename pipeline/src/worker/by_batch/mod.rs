@@ -196,11 +196,13 @@ impl Worker {
                 db: &self.db,
                 client: &engine.client,
                 poll: self.config.batch_poll,
+                outage: self.config.provider_outage,
             };
             let answered = runner.drive(row, halt).await.map_err(|e| match e {
                 Interrupted::Halt(Halt::Lost) => Stop::Released,
                 Interrupted::Halt(Halt::Drained) => Stop::Drained,
                 Interrupted::Db(e) => scoring::db_error(e),
+                Interrupted::Unreachable => Stop::Failed(self.unreachable_for(&engine.provider.name)),
             })?;
             Ok::<_, Stop>((answered, engine.clone()))
         }))
