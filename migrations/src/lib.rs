@@ -23,6 +23,7 @@ mod m0010_usage_stage;
 mod m0011_accounts_mail;
 mod m0012_person_work;
 mod m0013_batch_mode;
+mod m0014_batch_commitments;
 
 /// The ordered list of Dragoman migrations.
 pub struct Migrator;
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0011_accounts_mail::Migration),
             Box::new(m0012_person_work::Migration),
             Box::new(m0013_batch_mode::Migration),
+            Box::new(m0014_batch_commitments::Migration),
         ]
     }
 }

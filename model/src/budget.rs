@@ -18,7 +18,7 @@
 
 use crate::documents::book_settings::BudgetSpending;
 use crate::documents::report::TokenBudget;
-use crate::entities::{api_token, project, provider_call, request};
+use crate::entities::{api_token, project, provider_batch, provider_call, request};
 use crate::vocab::BudgetPeriod;
 use sea_orm::sea_query::{Expr, ExprTrait, Query};
 use sea_orm::{
@@ -127,6 +127,35 @@ async fn sum_cost(db: &impl ConnectionTrait, filter: Condition) -> Result<f64, D
     Ok(spent.flatten().unwrap_or(0.0))
 }
 
+/// What the batches of the running requests among `requests` are
+/// expected to cost and have not recorded yet: a batch written down holds
+/// its room under the caps until its answers are applied, up to a day
+/// later (calls without a price count 0).
+async fn committed(
+    db: &impl ConnectionTrait,
+    requests: sea_orm::sea_query::SelectStatement,
+) -> Result<f64, DbErr> {
+    let committed: Option<Option<f64>> = provider_batch::Entity::find()
+        .select_only()
+        .column_as(provider_batch::Column::ExpectedCost.sum(), "committed")
+        .filter(provider_batch::Column::AppliedAt.is_null())
+        .filter(provider_batch::Column::RequestId.in_subquery(requests))
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(committed.flatten().unwrap_or(0.0))
+}
+
+/// The running requests of a token or of a book.
+fn running(column: request::Column, value: &str) -> sea_orm::sea_query::SelectStatement {
+    Query::select()
+        .column(request::Column::Id)
+        .from(request::Entity)
+        .and_where(Expr::col(column).eq(value))
+        .and_where(Expr::col(request::Column::FinishedAt).is_null())
+        .to_owned()
+}
+
 /// What a cap covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CapScope {
@@ -140,6 +169,9 @@ pub struct Cap {
     pub scope: CapScope,
     pub amount: f64,
     pub spent: f64,
+    /// What provider batches written down under it are expected to cost
+    /// and have not recorded yet: not spent, but not room either.
+    pub committed: f64,
     /// The coordination pool holding the reservations of calls in flight
     /// under this cap.
     pub pool: String,
@@ -151,17 +183,22 @@ pub struct Cap {
 impl Cap {
     /// Room left below the cap (never negative).
     pub fn left(&self) -> f64 {
-        (self.amount - self.spent).max(0.0)
+        (self.amount - self.taken()).max(0.0)
     }
 
     /// Room left below the switch threshold (never negative).
     pub fn left_before_switch(&self, switch_percent: u8) -> f64 {
-        (self.amount * f64::from(switch_percent) / 100.0 - self.spent).max(0.0)
+        (self.amount * f64::from(switch_percent) / 100.0 - self.taken()).max(0.0)
     }
 
-    /// Whether the spending reached the cap.
+    /// Whether the spending, with what batches committed, reached the cap.
     pub fn reached(&self) -> bool {
-        self.spent >= self.amount
+        self.taken() >= self.amount
+    }
+
+    /// What was spent and what batches committed.
+    fn taken(&self) -> f64 {
+        self.spent + self.committed
     }
 }
 
@@ -181,10 +218,12 @@ pub async fn token_cap(
     };
     let (since, resets_at) = window(period, token.created_at, now);
     let spent = token_spent(db, &token.id, since, resets_at).await?;
+    let committed = committed(db, running(request::Column::TokenId, &token.id)).await?;
     Ok(Some(Cap {
         scope: CapScope::Token,
         amount,
         spent,
+        committed,
         pool: format!("budget:token:{}", token.id),
         view: view_of(&TokenBudget {
             amount,
@@ -204,10 +243,12 @@ pub async fn book_cap(
         return Ok(None);
     };
     let spent = book_spent(db, &book.id).await?;
+    let committed = committed(db, running(request::Column::ProjectId, &book.id)).await?;
     Ok(Some(Cap {
         scope: CapScope::Book,
         amount,
         spent,
+        committed,
         pool: format!("budget:book:{}", book.id),
         view: view_of(&BudgetSpending { amount, spent })?,
     }))
@@ -298,6 +339,7 @@ mod tests {
             scope: CapScope::Token,
             amount,
             spent,
+            committed: 0.0,
             pool: "p".into(),
             view: Value::Null,
         }
@@ -328,5 +370,25 @@ mod tests {
         assert_eq!(over.left(), 0.0);
         assert_eq!(over.left_before_switch(90), 0.0);
         assert!((cap(10.0, 4.0).left_before_switch(90) - 5.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn what_batches_committed_is_not_room() {
+        let waiting = Cap {
+            committed: 5.0,
+            ..cap(10.0, 4.0)
+        };
+        assert!((waiting.left() - 1.0).abs() < 1e-9);
+        assert_eq!(waiting.left_before_switch(90), 0.0);
+        assert!(!waiting.reached());
+        let full = Cap {
+            committed: 6.0,
+            ..cap(10.0, 4.0)
+        };
+        assert!(full.reached());
+        assert!(matches!(
+            standing(&[full], 90, true, false),
+            Standing::Exhausted(_)
+        ));
     }
 }

@@ -85,6 +85,7 @@ mod tests {
             next_poll_at: Some(20_000),
             polls: 2,
             applied_at: None,
+            expected_cost: Some(0.25),
             last_error: String::new(),
             created_at: 1,
             updated_at: 2,

@@ -43,6 +43,9 @@ pub struct Model {
     pub polls: i32,
     /// When its results were stored with the passages, in Unix seconds.
     pub applied_at: Option<i64>,
+    /// What its calls are expected to cost at the batch discount: held
+    /// against the spending caps until it is applied. None when unpriced.
+    pub expected_cost: Option<f64>,
     /// Why the last step with the provider failed; empty when none did.
     #[sea_orm(column_type = "Text")]
     pub last_error: String,

@@ -297,6 +297,7 @@ mod tests {
             next_poll_at: Set(None),
             polls: Set(0),
             applied_at: Set(None),
+            expected_cost: Set(None),
             last_error: Set("acceptance could not be verified".into()),
             created_at: Set(0),
             updated_at: Set(0),

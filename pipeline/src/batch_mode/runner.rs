@@ -493,6 +493,7 @@ mod tests {
             system: crate::translate::SYSTEM_PROMPT.to_owned(),
             user: user.to_string(),
             max_tokens: 256,
+            cost: None,
         }
     }
 

@@ -38,6 +38,8 @@ pub struct Call {
     pub system: String,
     pub user: String,
     pub max_tokens: u32,
+    /// What it is expected to cost at the batch discount, when priced.
+    pub cost: Option<f64>,
 }
 
 /// Why calls could not be written down as batches.
@@ -74,6 +76,8 @@ struct Draft {
     key: String,
     items: Vec<(Value, Value)>,
     bytes: usize,
+    /// What its calls are expected to cost, when any is priced.
+    cost: Option<f64>,
 }
 
 /// Splits `calls` into batches within `limits`, each under a key of
@@ -89,6 +93,7 @@ fn split(
         key: keys(),
         items: Vec::new(),
         bytes: 0,
+        cost: None,
     };
     for call in calls {
         let mut built = line(&custom_id(&current.key, current.items.len() + 1), call)?;
@@ -100,6 +105,7 @@ fn split(
                 key: keys(),
                 items: Vec::new(),
                 bytes: 0,
+                cost: None,
             };
             drafts.push(std::mem::replace(&mut current, next));
             built = line(&custom_id(&current.key, 1), call)?;
@@ -107,6 +113,9 @@ fn split(
         }
         current.items.push((call.subject.clone(), built));
         current.bytes += bytes;
+        if let Some(cost) = call.cost {
+            current.cost = Some(current.cost.unwrap_or(0.0) + cost);
+        }
     }
     if !current.items.is_empty() {
         drafts.push(current);
@@ -160,6 +169,7 @@ pub async fn open(
             next_poll_at: None,
             polls: 0,
             applied_at: None,
+            expected_cost: draft.cost,
             last_error: String::new(),
             created_at: now,
             updated_at: now,
@@ -228,6 +238,7 @@ pub async fn unsupported(db: &DatabaseConnection, owner: &Owner) -> Result<(), D
         next_poll_at: Set(None),
         polls: Set(0),
         applied_at: Set(None),
+        expected_cost: Set(None),
         last_error: Set(String::new()),
         created_at: Set(now),
         updated_at: Set(now),
@@ -534,6 +545,7 @@ mod tests {
             system: String::new(),
             user: "x".repeat(size),
             max_tokens: 1,
+            cost: None,
         }
     }
 

@@ -433,6 +433,15 @@ pub(super) struct Hold {
     pools: Vec<String>,
 }
 
+/// Room under the caps for calls sent by batch, held until they are
+/// written down.
+pub(super) struct BatchRoom {
+    hold: Hold,
+    /// What each call is expected to cost at the batch discount, when
+    /// priced, in the order asked.
+    pub costs: Vec<Option<f64>>,
+}
+
 /// A call allowed to go: the provider it goes to, its capacity slot, its
 /// reservations, and its place among the job's calls in flight.
 pub(super) struct Admitted {
@@ -746,15 +755,17 @@ impl Worker {
     /// Lets calls sent by batch go: what they are expected to cost at the
     /// provider's batch discount must find room under every cap, as an
     /// ordinary call's does (a refusal moves the job to a cheaper provider
-    /// or pauses it). The room is given back once they are written down:
-    /// their answers come within the provider's window, long after a
-    /// reservation expires, and are recorded as they come.
+    /// or pauses it). The room is held until the calls are written down
+    /// with their expected costs ([`BatchRoom::costs`]), which then hold it
+    /// under the caps until their answers are recorded
+    /// (`dragoman_model::budget`): the answers come within the provider's
+    /// window, long after a reservation expires.
     pub(super) async fn admit_batch(
         &self,
         purse: &Purse,
         own: Option<&Arc<Engine>>,
         sizes: &[CallSize],
-    ) -> Result<(), Stop> {
+    ) -> Result<BatchRoom, Stop> {
         let guard = self.guard();
         let mut looked_idle = false;
         loop {
@@ -773,16 +784,17 @@ impl Worker {
                 _ => self.current_engine(purse).await?,
             };
             let share = 1.0 - engine.provider.batch_discount.clamp(0.0, 1.0);
-            let expected: f64 = sizes
+            let costs: Vec<Option<f64>> = sizes
                 .iter()
-                .filter_map(|size| purse.expected_cost(size, &engine.provider))
-                .map(|(reserve, _)| reserve * share)
-                .sum();
+                .map(|size| {
+                    purse
+                        .expected_cost(size, &engine.provider)
+                        .map(|(reserve, _)| reserve * share)
+                })
+                .collect();
+            let expected: f64 = costs.iter().flatten().sum();
             match guard.reserve(purse, expected, limit).await? {
-                Room::Reserved(hold) => {
-                    guard.release(hold).await;
-                    return Ok(());
-                }
+                Room::Reserved(hold) => return Ok(BatchRoom { hold, costs }),
                 Room::Refused => {
                     looked_idle = self
                         .budget_refused(&guard, purse, limit, looked_idle)
@@ -790,6 +802,12 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Gives back the room of calls written down as batches (or that
+    /// could not be).
+    pub(super) async fn free_batch_room(&self, room: BatchRoom) {
+        self.guard().release(room.hold).await;
     }
 
     /// After the call: gives its slot back, records its usage under

@@ -5,11 +5,14 @@ use super::*;
 use crate::llm::{LlmClient, ProviderConfig, ProviderKind as Protocol};
 use dragoman_migrations::{Migrator, MigratorTrait};
 use dragoman_model::coordination::LocalCoordination;
-use dragoman_model::entities::{account, api_token, project, provider_call, series};
-use dragoman_model::vocab::{
-    BudgetPeriod, Priority, ProjectKind, ProviderKind, SeriesKind, VolumeStatus,
+use dragoman_model::entities::{
+    account, api_token, project, provider_batch, provider_call, request, series,
 };
-use sea_orm::{ActiveModelTrait, Set};
+use dragoman_model::vocab::{
+    BatchState, BudgetPeriod, InputKind, Priority, ProjectKind, ProviderKind, RequestStatus,
+    SeriesKind, Stage, VolumeStatus,
+};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use serde_json::json;
 
 /// A token with a cap over its life, a book, two providers, and the
@@ -664,4 +667,133 @@ async fn unpriced_calls_reserve_nothing() {
             .expect("ok"),
     );
     assert!(hold.pools.is_empty());
+}
+
+/// A running request of the bench's token on its book, with a provider
+/// batch written down and expected to cost `expected`; the batch's id.
+async fn waiting_batch(bench: &Bench, provider: &provider::Model, expected: f64) -> String {
+    // The batch's job is not needed here.
+    bench
+        .db
+        .execute_unprepared("PRAGMA foreign_keys = OFF")
+        .await
+        .expect("pragma");
+    let now = clock::now();
+    let request_id = ids::new_id();
+    let book = project::Entity::find_by_id(bench.project_id.clone())
+        .one(&bench.db)
+        .await
+        .expect("book")
+        .expect("book");
+    request::ActiveModel {
+        id: Set(request_id.clone()),
+        account_id: Set(bench.account_id.clone()),
+        token_id: Set(Some(bench.token_id.clone())),
+        external_id: Set(None),
+        idempotency_key: Set(None),
+        content_hash: Set(String::new()),
+        series_id: Set(book.series_id),
+        project_id: Set(bench.project_id.clone()),
+        job_id: Set(Some("job".into())),
+        input: Set(InputKind::Json),
+        status: Set(RequestStatus::Running),
+        stage: Set(Stage::Translation),
+        step: Set(String::new()),
+        error: Set(String::new()),
+        stop_reason: Set(String::new()),
+        priority: Set(Priority::Normal),
+        options: Set(Default::default()),
+        callback_url: Set(None),
+        callback_events: Set(json!([])),
+        chapters: Set(json!({})),
+        result: Set(None),
+        report: Set(None),
+        next_attempt: Set(0),
+        created_at: Set(now),
+        updated_at: Set(now),
+        finished_at: Set(None),
+    }
+    .insert(&bench.db)
+    .await
+    .expect("request");
+    let id = ids::new_id();
+    provider_batch::ActiveModel {
+        id: Set(id.clone()),
+        job_id: Set("job".into()),
+        request_id: Set(request_id),
+        project_id: Set(bench.project_id.clone()),
+        provider_id: Set(provider.id.clone()),
+        stage: Set(UsageStage::Translation),
+        submission_key: Set(format!("dragoman-job-{id}")),
+        state: Set(BatchState::Submitted),
+        remote_id: Set(Some("batch_1".into())),
+        input_file_id: Set(None),
+        items: Set(1),
+        done: Set(0),
+        failed: Set(0),
+        submitted_at: Set(Some(now)),
+        expected_by: Set(None),
+        next_poll_at: Set(None),
+        polls: Set(0),
+        applied_at: Set(None),
+        expected_cost: Set(Some(expected)),
+        last_error: Set(String::new()),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(&bench.db)
+    .await
+    .expect("batch");
+    id
+}
+
+#[tokio::test]
+async fn a_waiting_batch_holds_its_room_until_its_answers_are_recorded() {
+    let bench = Bench::new(Some(10.0), None).await;
+    let dear = bench.provider("dear", Some((10.0, 30.0)), None).await;
+    let guard = bench.guard();
+    let purse = bench.purse(&dear, 0);
+    let batch = waiting_batch(&bench, &dear, 9.5).await;
+    // 9.5 of 10 committed: nothing left below the threshold.
+    refused(
+        guard
+            .reserve(&purse, at(&dear), Limit::Threshold)
+            .await
+            .expect("ok"),
+    );
+    // Its answers recorded, the room is free again.
+    provider_batch::Entity::update_many()
+        .col_expr(
+            provider_batch::Column::AppliedAt,
+            sea_orm::sea_query::Expr::value(clock::now()),
+        )
+        .filter(provider_batch::Column::Id.eq(batch))
+        .exec(&bench.db)
+        .await
+        .expect("applied");
+    let hold = reserved(
+        guard
+            .reserve(&purse, at(&dear), Limit::Threshold)
+            .await
+            .expect("ok"),
+    );
+    guard.release(hold).await;
+    // A batch of a request that ended holds nothing either.
+    waiting_batch(&bench, &dear, 9.5).await;
+    request::Entity::update_many()
+        .col_expr(
+            request::Column::FinishedAt,
+            sea_orm::sea_query::Expr::value(clock::now()),
+        )
+        .filter(request::Column::Status.eq(RequestStatus::Running))
+        .exec(&bench.db)
+        .await
+        .expect("finished");
+    let hold = reserved(
+        guard
+            .reserve(&purse, at(&dear), Limit::Threshold)
+            .await
+            .expect("ok"),
+    );
+    guard.release(hold).await;
 }

@@ -238,14 +238,33 @@ impl Worker {
         planned: Vec<Planned<S>>,
     ) -> Result<Vec<provider_batch::Model>, Stop> {
         let sizes: Vec<CallSize> = planned.iter().map(|p| p.size).collect();
-        self.admit_batch(purse, own, &sizes).await?;
-        // The budget may have moved the job to a cheaper provider.
+        let room = self.admit_batch(purse, own, &sizes).await?;
+        let opened = self
+            .write_batches(purse, own, owner, planned, &room.costs)
+            .await;
+        self.free_batch_room(room).await;
+        let rows = opened?;
+        tracing::info!(job = %ticket.job_id, stage = %owner.stage, batches = rows.len(), "calls written down as provider batches");
+        Ok(rows)
+    }
+
+    /// Writes `planned` down as batches with what each call is expected to
+    /// cost, on the provider the job is on once admitted (the budget may
+    /// have moved it to a cheaper one; one without a batch API takes none).
+    async fn write_batches<S: Serialize>(
+        &self,
+        purse: &Purse,
+        own: Option<&Arc<Engine>>,
+        owner: &store::Owner,
+        planned: Vec<Planned<S>>,
+        costs: &[Option<f64>],
+    ) -> Result<Vec<provider_batch::Model>, Stop> {
         let engine = self.batch_engine(purse, own).await?;
         if !engine.client.batch_supported() {
             return Ok(Vec::new());
         }
         let mut calls = Vec::with_capacity(planned.len());
-        for p in planned {
+        for (n, p) in planned.into_iter().enumerate() {
             let subject = serde_json::to_value(&p.subject)
                 .map_err(|e| Stop::Failed(format!("provider batch: {e}")))?;
             calls.push(store::Call {
@@ -253,20 +272,19 @@ impl Worker {
                 system: p.system,
                 user: p.user,
                 max_tokens: p.max_tokens,
+                cost: costs.get(n).copied().flatten(),
             });
         }
         let owner = store::Owner {
             provider_id: engine.provider.id.clone(),
             ..owner.clone()
         };
-        let rows = store::open(&self.db, &owner, &engine.client, &calls)
+        store::open(&self.db, &owner, &engine.client, &calls)
             .await
             .map_err(|e| match e {
                 store::OpenError::Db(e) => scoring::db_error(e),
                 store::OpenError::Line(e) => Stop::Failed(format!("provider batch: {e}")),
-            })?;
-        tracing::info!(job = %ticket.job_id, stage = %owner.stage, calls = calls.len(), batches = rows.len(), "calls written down as provider batches");
-        Ok(rows)
+            })
     }
 
     /// Has the stage store what a batch's answers gave, then records one
