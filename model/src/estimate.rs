@@ -39,8 +39,8 @@ pub const ANALYSIS_COMPLETION_SHARE: f64 = 0.3;
 pub const REVIEW_COMPLETION_SHARE: f64 = 0.2;
 /// Retried calls and the autopilot's rounds, on top of the expected work.
 const HIGH_MARGIN: f64 = 1.25;
-/// The providers' batch APIs answer within this window; a batch job's
-/// duration is at most this past its calls.
+/// The providers' batch APIs answer within this window; each stage of a
+/// batch job may take it.
 pub const BATCH_WINDOW_SECONDS: f64 = 86_400.0;
 
 /// Whether providers of `kind` have a batch API (the OpenAI batches and
@@ -248,8 +248,14 @@ pub fn estimate(
     let seconds = |calls: u64| calls.div_ceil(parallel) as f64 * throughput.seconds_per_call;
     let mut duration = Range::scaled(seconds(translation_calls), seconds(calls));
     if batch {
-        // Each stage's batch may wait out the provider's window.
-        duration.high = duration.high.max(BATCH_WINDOW_SECONDS);
+        // Each stage's batches may wait out the provider's window, one
+        // stage after the other: the translation, the analysis and the
+        // review when they run, and the autopilot's rounds, counted once
+        // as they are in the margin of calls.
+        let windows = 2 + u32::from(work.analysis) + u32::from(work.review);
+        duration.high = duration
+            .high
+            .max(BATCH_WINDOW_SECONDS * f64::from(windows));
     }
     Estimate {
         provider_id: provider.id.clone(),
@@ -377,7 +383,13 @@ mod tests {
         assert!((half.expected - full.expected * 0.5).abs() < 1e-12);
         assert!((half.low - full.low * 0.5).abs() < 1e-12);
         assert_eq!(batch.calls, sync.calls);
-        assert!(batch.duration_seconds.high >= BATCH_WINDOW_SECONDS);
+        // Analysis, translation, review and the autopilot: four windows.
+        assert!(batch.duration_seconds.high >= 4.0 * BATCH_WINDOW_SECONDS);
+        let mut fast = asked.clone();
+        (fast.analysis, fast.review) = (false, false);
+        let fast = estimate(&fast, &priced, STEADY, 0);
+        assert!(fast.duration_seconds.high >= 2.0 * BATCH_WINDOW_SECONDS);
+        assert!(fast.duration_seconds.high < 3.0 * BATCH_WINDOW_SECONDS);
 
         let codex = provider::Model {
             kind: ProviderKind::CodexChatgpt,
