@@ -253,9 +253,7 @@ pub fn estimate(
         // review when they run, and the autopilot's rounds, counted once
         // as they are in the margin of calls.
         let windows = 2 + u32::from(work.analysis) + u32::from(work.review);
-        duration.high = duration
-            .high
-            .max(BATCH_WINDOW_SECONDS * f64::from(windows));
+        duration.high = duration.high.max(BATCH_WINDOW_SECONDS * f64::from(windows));
     }
     Estimate {
         provider_id: provider.id.clone(),

@@ -401,7 +401,10 @@ impl Runner<'_> {
 
 /// An error that got no answer from the provider at all.
 fn unanswered(e: &LlmError) -> bool {
-    matches!(e, LlmError::Network(_) | LlmError::Timeout | LlmError::Server(_))
+    matches!(
+        e,
+        LlmError::Network(_) | LlmError::Timeout | LlmError::Server(_)
+    )
 }
 
 /// Pairs the answers with the row's items by `custom_id`: an answer for an
@@ -659,7 +662,10 @@ mod tests {
             outage: Duration::from_millis(300),
         };
         let driven = runner.drive(row.clone(), &|| None).await;
-        assert!(matches!(driven, Err(Interrupted::Unreachable)), "{driven:?}");
+        assert!(
+            matches!(driven, Err(Interrupted::Unreachable)),
+            "{driven:?}"
+        );
         // Left as it was, with what went wrong, for a later run.
         let left = store::reread(&db, &row.id)
             .await

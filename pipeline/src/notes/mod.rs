@@ -30,4 +30,4 @@ pub use protocol::{
     MAX_NOTE_CHARS, NOTES_SYSTEM_PROMPT, NotesExample, NotesMessage, NotesTerm, Proposal, TASK,
     notes_message, parse_notes_answer,
 };
-pub use run::{NotesOutcome, propose};
+pub use run::{NotesOutcome, max_tokens_for, propose};

@@ -31,7 +31,7 @@ pub struct NotesOutcome {
 }
 
 /// `max_tokens` of an answer about `terms`.
-fn max_tokens_for(terms: &[NotesTerm]) -> u32 {
+pub fn max_tokens_for(terms: &[NotesTerm]) -> u32 {
     u32::try_from(terms.len())
         .unwrap_or(u32::MAX)
         .saturating_mul(ROOM_PER_TERM)

@@ -524,7 +524,11 @@ impl Worker {
     /// Stores a round's passages with their decisions, in one transaction.
     /// A repeat after a broken connection that finds the first decision
     /// already stored was preceded by an attempt that committed.
-    pub(super) async fn store_round(&self, writes: &[RoundWrite], now: i64) -> Result<(), sea_orm::DbErr> {
+    pub(super) async fn store_round(
+        &self,
+        writes: &[RoundWrite],
+        now: i64,
+    ) -> Result<(), sea_orm::DbErr> {
         let Some((_, _, first)) = writes.first() else {
             return Ok(());
         };

@@ -47,8 +47,8 @@
 
 mod analysis_stage;
 mod autopilot;
-mod by_batch;
 mod budget_guard;
+mod by_batch;
 mod export_stage;
 mod lease_hold;
 mod notes_stage;

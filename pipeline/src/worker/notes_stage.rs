@@ -30,6 +30,7 @@ use tokio::sync::watch;
 
 use super::analysis_stage::memory_unavailable;
 use super::budget_guard::{CallKind, CallSize, Purse};
+use super::by_batch::NotesByBatch;
 use super::scoring::db_error;
 use super::{Stop, Worker};
 use crate::analysis::Languages;
@@ -86,7 +87,7 @@ fn terms_to_ask(terms: Vec<Term>, read: &[Read], skip: &HashSet<String>) -> Vec<
 }
 
 /// The estimated size of a call about `terms`.
-fn call_size(languages: Languages<'_>, terms: &[NotesTerm]) -> CallSize {
+pub(super) fn call_size(languages: Languages<'_>, terms: &[NotesTerm]) -> CallSize {
     let user = notes_message(languages, terms);
     CallSize {
         kind: CallKind::Review,
@@ -115,9 +116,18 @@ impl Worker {
             .terms;
         let read = self.translated(ticket).await?;
         let skip = self.decided_terms(ticket).await?;
-        let asked = terms_to_ask(terms, &read, &skip);
+        let mut asked = terms_to_ask(terms, &read, &skip);
         if asked.is_empty() {
             return Ok(());
+        }
+        if ticket.batch {
+            let stage = NotesByBatch::new(self, ticket, &asked);
+            self.by_batch(ticket, purse, lost, None, &stage).await?;
+            let answered = stage.answered();
+            asked.retain(|t| !answered.contains(&t.id));
+            if asked.is_empty() {
+                return Ok(());
+            }
         }
         let languages = Languages {
             source: &ticket.source_language,
@@ -125,21 +135,7 @@ impl Worker {
         };
         let by_id: std::collections::HashMap<&str, &NotesTerm> =
             asked.iter().map(|t| (t.id.as_str(), t)).collect();
-        // Sized on what is sent of each term, within the translation
-        // batches' budget less the instructions.
-        let sized: Vec<PassageIn> = asked
-            .iter()
-            .map(|t| PassageIn {
-                id: t.id.clone(),
-                text: serde_json::to_string(t).unwrap_or_default(),
-            })
-            .collect();
-        let budget = self
-            .config
-            .batch_tokens
-            .saturating_sub(estimate_tokens(NOTES_SYSTEM_PROMPT))
-            .max(64);
-        let batches = plan_batches(&sized, budget);
+        let batches = self.notes_calls(&asked);
         let threads = self.calls_at_once(ticket, purse, None).await?;
         let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
             let by_id = &by_id;
@@ -183,6 +179,24 @@ impl Worker {
             }
         }
         Ok(())
+    }
+
+    /// The terms asked about in each call: sized on what is sent of each
+    /// term, within the translation calls' budget less the instructions.
+    pub(super) fn notes_calls(&self, asked: &[NotesTerm]) -> Vec<Vec<PassageIn>> {
+        let sized: Vec<PassageIn> = asked
+            .iter()
+            .map(|t| PassageIn {
+                id: t.id.clone(),
+                text: serde_json::to_string(t).unwrap_or_default(),
+            })
+            .collect();
+        let budget = self
+            .config
+            .batch_tokens
+            .saturating_sub(estimate_tokens(NOTES_SYSTEM_PROMPT))
+            .max(64);
+        plan_batches(&sized, budget)
     }
 
     /// The job's passages with a usable translation, in reading order.
@@ -244,7 +258,7 @@ impl Worker {
 
     /// Stores the proposals of one batch (paid for: kept until the
     /// database takes them).
-    async fn store_proposals(
+    pub(super) async fn store_proposals(
         &self,
         ticket: &JobTicket,
         proposals: &[Proposal],

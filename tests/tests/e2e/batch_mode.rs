@@ -6,11 +6,13 @@
 //! book completes at about half the list price. Items the provider fails
 //! are translated by ordinary calls; the OpenAI Responses and Anthropic
 //! protocols batch too; at quality `high` the analysis, the review and the
-//! autopilot's rounds go by batch as well. A batch whose creation cannot
+//! autopilot's rounds go by batch as well, and so does a
+//! `translator_notes` job's reader-note pass. A batch whose creation cannot
 //! be verified after a crash (Anthropic keeps no metadata to find it by)
 //! is `unknown` until its owner reconciles it, and is then used, not sent
 //! again.
 
+use dragoman_e2e::mcp::call;
 use dragoman_e2e::translation::chapter;
 use dragoman_e2e::{Api, Backend, on_both_backends};
 use sea_orm::{ConnectionTrait, Statement};
@@ -23,7 +25,8 @@ on_both_backends!(
     failed_items_go_by_ordinary_calls,
     the_responses_and_messages_protocols_batch_too,
     every_stage_that_can_wait_goes_by_batch,
-    an_unverifiable_batch_waits_for_its_owners_reconcile
+    an_unverifiable_batch_waits_for_its_owners_reconcile,
+    reader_notes_go_by_batch
 );
 
 const FINISH_WITHIN: Duration = Duration::from_secs(120);
@@ -415,7 +418,10 @@ async fn every_stage_that_can_wait_goes_by_batch(backend: Backend) {
     let mut seen: HashSet<(String, String)> = HashSet::new();
     for item in &items {
         let custom_id = item["custom_id"].as_str().unwrap_or_default().to_owned();
-        assert!(custom_ids.insert(custom_id.clone()), "{custom_id} sent twice");
+        assert!(
+            custom_ids.insert(custom_id.clone()),
+            "{custom_id} sent twice"
+        );
         let (task, passages) = task_and_passages(item);
         if task == "analysis" || task == "review" {
             for passage in passages {
@@ -473,8 +479,14 @@ async fn an_unverifiable_batch_waits_for_its_owners_reconcile(backend: Backend) 
         submitted = session.get(&path).await.expect(200);
     }
     assert_eq!(submitted["state"], "submitted", "{submitted}");
-    let remote_id = submitted["remote_id"].as_str().expect("remote id").to_owned();
-    let key = submitted["submission_key"].as_str().expect("key").to_owned();
+    let remote_id = submitted["remote_id"]
+        .as_str()
+        .expect("remote id")
+        .to_owned();
+    let key = submitted["submission_key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
 
     // The server dies as the provider accepts the batch, before it could
     // write down that it did.
@@ -524,4 +536,68 @@ async fn an_unverifiable_batch_waits_for_its_owners_reconcile(backend: Backend) 
     assert!(cost <= 0.6 * list, "cost {cost} of list {list}");
     // The batch was used as the provider had it, never created again.
     sent_once(&items(&api).await);
+}
+
+async fn reader_notes_go_by_batch(backend: Backend) {
+    let api = start(backend, &["--batch-delay-ms", "300"]).await;
+    let provider = api.provider_id.clone();
+    let mut body = api.payload(
+        "Batch notes",
+        vec![json!({"number": 1, "title": "Chapter 1",
+            "content": "They ate haggis before the ceilidh began.\n\nThe ceilidh went on until dawn."})],
+    );
+    body["provider_id"] = json!(provider);
+    body["pipeline"] = json!({"quality": "fast", "batch": true});
+    let summary = api.submit_ok(&body).await;
+    let id = summary["request_id"].as_str().expect("id").to_owned();
+    let done = api.wait_final(&id, FINISH_WITHIN).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let book = summary["project_id"].as_str().expect("book").to_owned();
+    for (source, translation) in [("haggis", "panse farcie"), ("ceilidh", "bal écossais")] {
+        call(
+            &api.server,
+            &api.token,
+            "add_term",
+            json!({"book_id": book, "source": source, "translation": translation,
+                "category": "custom"}),
+        )
+        .await
+        .value("add_term");
+    }
+    let session = api.session().await;
+    let started = session
+        .post(
+            &format!("/api/projects/{book}/jobs"),
+            &json!({"operation": "translator_notes", "batch": true}),
+        )
+        .await
+        .expect(202);
+    let notes = started["request_id"].as_str().expect("request").to_owned();
+    let ended = api.wait_final(&notes, FINISH_WITHIN).await;
+    assert_eq!(ended["status"], "completed", "{ended}");
+    let counted = calls_by_stage(&api, &notes).await;
+    assert!(
+        counted
+            .get(&("review".to_owned(), true))
+            .copied()
+            .unwrap_or(0)
+            > 0
+            && !counted.contains_key(&("review".to_owned(), false)),
+        "the pass's calls went by batch only: {counted:?}"
+    );
+    let listing = session
+        .get(&format!("/api/projects/{book}/reader-notes"))
+        .await
+        .expect(200);
+    let proposed = listing["terms"]
+        .as_array()
+        .expect("terms")
+        .iter()
+        .filter(|t| {
+            t["proposals"]
+                .as_array()
+                .is_some_and(|p| p.iter().any(|p| p["job_id"] == started["job_id"]))
+        })
+        .count();
+    assert_eq!(proposed, 2, "{listing}");
 }

@@ -3,7 +3,7 @@
 //! completion window at its batch discount, and applied by the stage.
 //!
 //! Each stage that can wait (analysis, translation, review, an autopilot
-//! round) says what its calls are and how an answer is applied
+//! round, a `translator_notes` job's reader-note pass) says what its calls are and how an answer is applied
 //! ([`BatchedStage`]); [`Worker::by_batch`] does the rest the same way for
 //! all of them. A job leased again (after a crash or a drain) first drives
 //! the batches of the stage it already wrote down and applies them; the
@@ -15,11 +15,13 @@
 
 mod analysis;
 mod autopilot;
+mod notes;
 mod review;
 mod translation;
 
 pub(super) use analysis::AnalysisByBatch;
 pub(super) use autopilot::RoundByBatch;
+pub(super) use notes::NotesByBatch;
 pub(super) use review::ReviewByBatch;
 pub(super) use translation::TranslationByBatch;
 
@@ -163,7 +165,10 @@ impl Worker {
             earlier.into_iter().filter(store::pending).collect();
         let planned = stage.plan(&carried).await?;
         if !planned.is_empty() {
-            rows.extend(self.open_batches(ticket, purse, own, &owner, planned).await?);
+            rows.extend(
+                self.open_batches(ticket, purse, own, &owner, planned)
+                    .await?,
+            );
         }
         if rows.is_empty() {
             return Ok(());
@@ -202,7 +207,9 @@ impl Worker {
                 Interrupted::Halt(Halt::Lost) => Stop::Released,
                 Interrupted::Halt(Halt::Drained) => Stop::Drained,
                 Interrupted::Db(e) => scoring::db_error(e),
-                Interrupted::Unreachable => Stop::Failed(self.unreachable_for(&engine.provider.name)),
+                Interrupted::Unreachable => {
+                    Stop::Failed(self.unreachable_for(&engine.provider.name))
+                }
             })?;
             Ok::<_, Stop>((answered, engine.clone()))
         }))

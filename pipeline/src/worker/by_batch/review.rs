@@ -172,9 +172,7 @@ impl BatchedStage for ReviewByBatch<'_> {
                         })
                 });
                 if let Some(p) = current {
-                    self.worker
-                        .store_review(self.scorer, p, Some(item))
-                        .await?;
+                    self.worker.store_review(self.scorer, p, Some(item)).await?;
                 }
             }
         }

@@ -143,7 +143,10 @@ impl BatchedStage for TranslationByBatch<'_> {
 
 /// The passages an answer delivers, checked as an ordinary answer is, and
 /// what it left out.
-pub(super) fn delivered(passages: &[PassageIn], completion: &Completion) -> (Vec<PassageOutcome>, String) {
+pub(super) fn delivered(
+    passages: &[PassageIn],
+    completion: &Completion,
+) -> (Vec<PassageOutcome>, String) {
     if completion.refusal {
         return (Vec::new(), "refused".into());
     }
