@@ -59,6 +59,22 @@ pub struct Completion {
     pub truncated: bool,
 }
 
+#[cfg(test)]
+impl Completion {
+    /// A plain answer of `text` with 10 prompt and 5 completion tokens.
+    pub(crate) fn of_text(text: &str) -> Completion {
+        Completion {
+            text: text.into(),
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            cached_prompt_tokens: 0,
+            cache_write_tokens: 0,
+            refusal: false,
+            truncated: false,
+        }
+    }
+}
+
 impl Completion {
     /// The provider served part of the prompt from its cache.
     pub fn cached(&self) -> bool {

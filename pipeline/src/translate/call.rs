@@ -224,18 +224,6 @@ mod tests {
         }
     }
 
-    fn completion(text: &str) -> Completion {
-        Completion {
-            text: text.into(),
-            prompt_tokens: 10,
-            completion_tokens: 5,
-            cached_prompt_tokens: 0,
-            cache_write_tokens: 0,
-            refusal: false,
-            truncated: false,
-        }
-    }
-
     /// The failure of a failed call, with its retryable and fatal flags.
     fn failed(result: &CallResult) -> (&Failure, bool, bool, Option<Duration>) {
         match result {
@@ -253,7 +241,7 @@ mod tests {
     fn a_full_answer_is_ok() {
         let job = job(&["a", "b"]);
         let text = r#"{"translations":[{"id":"a","text":"A"},{"id":"b","text":"B"}]}"#;
-        let verdict = judge_completion(&job, &[0, 1], &completion(text));
+        let verdict = judge_completion(&job, &[0, 1], &Completion::of_text(text));
         assert_eq!((verdict.outcome, verdict.error.as_str()), ("ok", ""));
         let CallResult::Answered(results) = verdict.result else {
             panic!("expected an answer");
@@ -265,7 +253,7 @@ mod tests {
     fn an_answer_missing_passages_is_incomplete_and_names_them() {
         let job = job(&["a", "b", "c"]);
         let text = r#"{"translations":[{"id":"b","text":"B"}]}"#;
-        let verdict = judge_completion(&job, &[0, 1, 2], &completion(text));
+        let verdict = judge_completion(&job, &[0, 1, 2], &Completion::of_text(text));
         assert_eq!(verdict.outcome, "incomplete");
         assert_eq!(
             verdict.error,
@@ -277,7 +265,7 @@ mod tests {
     #[test]
     fn a_malformed_answer_is_retryable_and_a_cut_one_says_so() {
         let job = job(&["a"]);
-        let verdict = judge_completion(&job, &[0], &completion("Voici la traduction."));
+        let verdict = judge_completion(&job, &[0], &Completion::of_text("Voici la traduction."));
         assert_eq!(verdict.outcome, "malformed");
         let (failure, retryable, fatal, _) = failed(&verdict.result);
         assert_eq!(failure.reason, reason::PROVIDER_ERROR);
@@ -290,7 +278,7 @@ mod tests {
 
         let cut = Completion {
             truncated: true,
-            ..completion(r#"{"translations":[{"id":"a","text":"A"#)
+            ..Completion::of_text(r#"{"translations":[{"id":"a","text":"A"#)
         };
         let verdict = judge_completion(&job, &[0], &cut);
         assert_eq!(verdict.outcome, "malformed");
@@ -307,7 +295,7 @@ mod tests {
         let job = job(&["a"]);
         let refusal = Completion {
             refusal: true,
-            ..completion("I cannot help with that.")
+            ..Completion::of_text("I cannot help with that.")
         };
         let verdict = judge_completion(&job, &[0], &refusal);
         assert_eq!(verdict.outcome, "refused");

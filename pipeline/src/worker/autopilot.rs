@@ -227,12 +227,7 @@ impl Worker {
             if number < run.round {
                 continue;
             }
-            let candidates: Vec<passage::Model> = self
-                .short_passages(ticket, scorer)
-                .await?
-                .into_iter()
-                .filter(|p| p.autopilot_round < number)
-                .collect();
+            let candidates = self.round_candidates(ticket, scorer, number).await?;
             if candidates.is_empty() {
                 continue;
             }
@@ -290,8 +285,24 @@ impl Worker {
         model.update(&self.db).await.map_err(db_error)
     }
 
+    /// The passages round `number` takes up: those that fall short and
+    /// that it has not taken yet, in reading order.
+    async fn round_candidates(
+        &self,
+        ticket: &JobTicket,
+        scorer: &Scorer,
+        number: i32,
+    ) -> Result<Vec<passage::Model>, Stop> {
+        Ok(self
+            .short_passages(ticket, scorer)
+            .await?
+            .into_iter()
+            .filter(|p| p.autopilot_round < number)
+            .collect())
+    }
+
     /// The job's passages that fall short, in reading order.
-    pub(super) async fn short_passages(
+    async fn short_passages(
         &self,
         ticket: &JobTicket,
         scorer: &Scorer,
@@ -345,12 +356,7 @@ impl Worker {
             self.by_batch(ticket, purse, lost, own, &stage).await?;
             // What the batches delivered is stored with this round; the
             // rest is asked for by ordinary calls.
-            candidates = self
-                .short_passages(ticket, scorer)
-                .await?
-                .into_iter()
-                .filter(|p| p.autopilot_round < number)
-                .collect();
+            candidates = self.round_candidates(ticket, scorer, number).await?;
             if candidates.is_empty() {
                 return Ok(());
             }

@@ -16,6 +16,7 @@ use dragoman_model::vocab::{PassageStatus, Quality, UsageStage};
 use dragoman_proto::v1::JobTicket;
 use futures::StreamExt;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use std::collections::HashMap;
 use tokio::sync::watch;
 
 use super::budget_guard::{CallSize, Purse};
@@ -55,6 +56,22 @@ pub(super) fn sized_for_review(candidates: &[passage::Model]) -> Vec<PassageIn> 
         .map(|p| PassageIn {
             id: p.id.clone(),
             text: format!("{}\n{}", p.source, p.translation.as_deref().unwrap_or("")),
+        })
+        .collect()
+}
+
+/// The passages of a planned review call as it sends them.
+pub(super) fn review_passages(
+    batch: &[PassageIn],
+    by_id: &HashMap<&str, &passage::Model>,
+) -> Vec<ReviewPassage> {
+    batch
+        .iter()
+        .filter_map(|b| by_id.get(b.id.as_str()))
+        .map(|p| ReviewPassage {
+            id: p.id.clone(),
+            source: p.source.clone(),
+            translation: p.translation.clone().unwrap_or_default(),
         })
         .collect()
 }
@@ -112,7 +129,7 @@ impl Worker {
         let terms = review_terms(&scorer.sheet);
         let names = review_names(&scorer.sheet);
         let threads = self.calls_at_once(ticket, purse, None).await?;
-        let by_id: std::collections::HashMap<&str, &passage::Model> =
+        let by_id: HashMap<&str, &passage::Model> =
             candidates.iter().map(|p| (p.id.as_str(), p)).collect();
         let mut runs = futures::stream::iter(batches.into_iter().map(|batch| {
             let terms = &terms;
@@ -123,15 +140,7 @@ impl Worker {
                 if *lost.borrow() {
                     return Err(Stop::Released);
                 }
-                let passages: Vec<ReviewPassage> = batch
-                    .iter()
-                    .filter_map(|b| by_id.get(b.id.as_str()))
-                    .map(|p| ReviewPassage {
-                        id: p.id.clone(),
-                        source: p.source.clone(),
-                        translation: p.translation.clone().unwrap_or_default(),
-                    })
-                    .collect();
+                let passages = review_passages(&batch, by_id);
                 let languages = Languages {
                     source: &ticket.source_language,
                     target: &ticket.target_language,

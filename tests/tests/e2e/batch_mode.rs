@@ -14,7 +14,7 @@
 
 use dragoman_e2e::mcp::call;
 use dragoman_e2e::translation::chapter;
-use dragoman_e2e::{Api, Backend, on_both_backends};
+use dragoman_e2e::{Api, Backend, Session, on_both_backends};
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -455,6 +455,19 @@ async fn execute(api: &Api, sql: &str, value: &str) {
     .expect("statement");
 }
 
+/// The book's batch summary at `path` once it is in `state` (within 20 s).
+async fn summary_in(session: &Session, path: &str, state: &str) -> Value {
+    let mut summary = session.get(path).await.expect(200);
+    for _ in 0..200 {
+        if summary["state"] == state {
+            return summary;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        summary = session.get(path).await.expect(200);
+    }
+    panic!("the batch is not {state}: {summary}");
+}
+
 async fn an_unverifiable_batch_waits_for_its_owners_reconcile(backend: Backend) {
     let mut api = start(backend, &["--batch-delay-ms", "1500"]).await;
     let provider = add_provider(&api, "anthropic").await;
@@ -470,15 +483,7 @@ async fn an_unverifiable_batch_waits_for_its_owners_reconcile(backend: Backend) 
     let project_id = waiting["project_id"].as_str().expect("project").to_owned();
     let path = format!("/api/projects/{project_id}/batch");
     let session = api.session().await;
-    let mut submitted = session.get(&path).await.expect(200);
-    for _ in 0..100 {
-        if submitted["state"] == "submitted" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        submitted = session.get(&path).await.expect(200);
-    }
-    assert_eq!(submitted["state"], "submitted", "{submitted}");
+    let submitted = summary_in(&session, &path, "submitted").await;
     let remote_id = submitted["remote_id"]
         .as_str()
         .expect("remote id")
@@ -501,15 +506,7 @@ async fn an_unverifiable_batch_waits_for_its_owners_reconcile(backend: Backend) 
     api.restart().await;
 
     let session = api.session().await;
-    let mut unknown = session.get(&path).await.expect(200);
-    for _ in 0..200 {
-        if unknown["state"] == "unknown" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        unknown = session.get(&path).await.expect(200);
-    }
-    assert_eq!(unknown["state"], "unknown", "{unknown}");
+    let unknown = summary_in(&session, &path, "unknown").await;
     assert_eq!(unknown["remote_id"], Value::Null, "{unknown}");
     let reconcile = format!(
         "/api/projects/{project_id}/jobs/{}/batch/reconcile",

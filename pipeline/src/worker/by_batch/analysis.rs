@@ -5,7 +5,7 @@
 //! answer left out, or whose call failed, is left for the ordinary calls,
 //! which split and retry.
 
-use super::{BatchedStage, Planned, Reading};
+use super::{BatchedStage, Delivered, Planned, Reading, not_carried, readable};
 use crate::analysis::{self, ANALYSIS_SYSTEM_PROMPT, Languages};
 use crate::llm::Completion;
 use crate::translate::{PassageIn, plan_batches};
@@ -19,7 +19,6 @@ use dragoman_proto::v1::RecordAnalysisRequest;
 use dragoman_proto::wire::{self, WireEnum};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 
 /// What an analysis item is for: the passages of its call.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,8 +34,7 @@ pub(in crate::worker) struct AnalysisByBatch<'a> {
     passages: &'a [PassageIn],
     /// Prompt tokens of one call's passages at most.
     tokens: usize,
-    /// The passages a batch analysed.
-    delivered: Mutex<HashSet<String>>,
+    delivered: Delivered,
 }
 
 impl<'a> AnalysisByBatch<'a> {
@@ -53,18 +51,13 @@ impl<'a> AnalysisByBatch<'a> {
             mode,
             passages,
             tokens,
-            delivered: Mutex::new(HashSet::new()),
+            delivered: Delivered::default(),
         }
     }
 
     /// The passages left for the ordinary calls.
     pub fn left(&self) -> Vec<PassageIn> {
-        let delivered = self.delivered.lock().map(|d| d.clone()).unwrap_or_default();
-        self.passages
-            .iter()
-            .filter(|p| !delivered.contains(&p.id))
-            .cloned()
-            .collect()
+        self.delivered.left(self.passages)
     }
 }
 
@@ -86,12 +79,7 @@ impl BatchedStage for AnalysisByBatch<'_> {
             source: &ticket.source_language,
             target: &ticket.target_language,
         };
-        let fresh: Vec<PassageIn> = self
-            .passages
-            .iter()
-            .filter(|p| !carried.contains(&p.id))
-            .cloned()
-            .collect();
+        let fresh = not_carried(self.passages, carried);
         Ok(plan_batches(&fresh, self.tokens)
             .into_iter()
             .map(|batch| Planned {
@@ -140,9 +128,7 @@ impl BatchedStage for AnalysisByBatch<'_> {
             })
             .await
             .map_err(|s| memory_unavailable(ticket, &s))?;
-        if let Ok(mut done) = self.delivered.lock() {
-            done.extend(delivered);
-        }
+        self.delivered.add(delivered);
         Ok(readings)
     }
 }
@@ -151,14 +137,8 @@ impl BatchedStage for AnalysisByBatch<'_> {
 /// out. A single passage takes the single analysis whatever id the model
 /// wrote; otherwise the first analysis of an asked id wins.
 fn read(asked: &[String], completion: &Completion) -> (Vec<PassageExtraction>, String) {
-    if completion.refusal {
-        return (Vec::new(), "refused".into());
-    }
-    let items = match analysis::parse_analysis_answer(&completion.text) {
+    let items = match readable(completion, analysis::parse_analysis_answer) {
         Ok(items) => items,
-        Err(e) if completion.truncated => {
-            return (Vec::new(), format!("answer cut at max_tokens: {e}"));
-        }
         Err(e) => return (Vec::new(), e),
     };
     let mut by_id = HashMap::new();
@@ -190,18 +170,6 @@ fn read(asked: &[String], completion: &Completion) -> (Vec<PassageExtraction>, S
 mod tests {
     use super::*;
 
-    fn completion(text: &str) -> Completion {
-        Completion {
-            text: text.into(),
-            prompt_tokens: 10,
-            completion_tokens: 5,
-            cached_prompt_tokens: 0,
-            cache_write_tokens: 0,
-            refusal: false,
-            truncated: false,
-        }
-    }
-
     fn ids(found: &[PassageExtraction]) -> Vec<&str> {
         found.iter().map(|a| a.passage_id.as_str()).collect()
     }
@@ -210,7 +178,7 @@ mod tests {
     fn an_answer_gives_the_analyses_of_the_passages_asked() {
         let asked = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
         let answer = r#"{"analyses":[{"id":"a","summary":"one"},{"id":"zz","summary":"?"},{"id":"c","summary":"three"}]}"#;
-        let (found, missing) = read(&asked, &completion(answer));
+        let (found, missing) = read(&asked, &Completion::of_text(answer));
         assert_eq!(ids(&found), ["a", "c"]);
         assert!(found.iter().all(|a| !a.failed));
         assert_eq!(found[0].extraction.summary, "one");
@@ -222,14 +190,14 @@ mod tests {
         let asked = ["p7".to_owned()];
         let (found, _) = read(
             &asked,
-            &completion(r#"{"analyses":[{"id":"1","summary":"x"}]}"#),
+            &Completion::of_text(r#"{"analyses":[{"id":"1","summary":"x"}]}"#),
         );
         assert_eq!(ids(&found), ["p7"]);
         let refusal = Completion {
             refusal: true,
-            ..completion("no")
+            ..Completion::of_text("no")
         };
         assert!(read(&asked, &refusal).0.is_empty());
-        assert!(read(&asked, &completion("not json")).0.is_empty());
+        assert!(read(&asked, &Completion::of_text("not json")).0.is_empty());
     }
 }

@@ -13,14 +13,13 @@ use crate::llm::Completion;
 use crate::translate::{self, MAX_COMPLETION_TOKENS, PassageIn, SYSTEM_PROMPT};
 use crate::worker::autopilot::{RoundKind, judged, passage_in};
 use crate::worker::budget_guard::CallSize;
-use crate::worker::scoring::{Scorer, db_error, stored_assessment};
+use crate::worker::scoring::{Scorer, stored_assessment};
 use crate::worker::{Stop, Worker};
 use dragoman_model::clock;
 use dragoman_model::entities::passage;
 use dragoman_model::steps;
 use dragoman_model::vocab::UsageStage;
 use dragoman_proto::v1::JobTicket;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
@@ -101,17 +100,7 @@ impl BatchedStage for RoundByBatch<'_> {
             .iter()
             .flat_map(|(s, _)| s.passage_ids.iter().cloned())
             .collect();
-        let mut stored: HashMap<String, passage::Model> = HashMap::new();
-        for chunk in ids.chunks(500) {
-            for p in passage::Entity::find()
-                .filter(passage::Column::Id.is_in(chunk.to_vec()))
-                .all(&self.worker.db)
-                .await
-                .map_err(db_error)?
-            {
-                stored.insert(p.id.clone(), p);
-            }
-        }
+        let stored = self.worker.passages_now(&ids).await?;
         let mut readings = Vec::with_capacity(answers.len());
         let mut writes = Vec::new();
         for (subject, completion) in answers {

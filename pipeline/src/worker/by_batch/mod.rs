@@ -30,18 +30,19 @@ use super::{Engine, Stop, Worker, scoring};
 use crate::batch_mode::runner::{Answered, Halt, Interrupted, Runner};
 use crate::batch_mode::store;
 use crate::llm::{Completion, LlmClient};
-use dragoman_model::entities::{provider, provider_batch, provider_call};
+use crate::translate::PassageIn;
+use dragoman_model::entities::{passage, provider, provider_batch, provider_call};
 use dragoman_model::vocab::UsageStage;
 use dragoman_model::{clock, steps};
 use dragoman_proto::v1::JobTicket;
 use futures::StreamExt;
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{EntityTrait, Set};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -85,6 +86,65 @@ impl Reading {
         };
         Reading { status, error }
     }
+}
+
+/// The units of work a stage's batches delivered, noted as each batch is
+/// applied: what is left is the stage's to do by ordinary calls.
+#[derive(Debug, Default)]
+pub(super) struct Delivered(Mutex<HashSet<String>>);
+
+impl Delivered {
+    pub fn add(&self, ids: impl IntoIterator<Item = String>) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(ids);
+    }
+
+    pub fn all(&self) -> HashSet<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The passages of `asked` no batch delivered.
+    pub fn left(&self, asked: &[PassageIn]) -> Vec<PassageIn> {
+        let delivered = self.all();
+        asked
+            .iter()
+            .filter(|p| !delivered.contains(&p.id))
+            .cloned()
+            .collect()
+    }
+}
+
+/// What an answer's text reads as, or why it gives nothing: a refusal,
+/// or text `parse` refuses (said to be cut when it stopped at its token
+/// limit).
+pub(super) fn readable<T>(
+    completion: &Completion,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, String> {
+    if completion.refusal {
+        return Err("refused".into());
+    }
+    parse(&completion.text).map_err(|e| {
+        if completion.truncated {
+            format!("answer cut at max_tokens: {e}")
+        } else {
+            e
+        }
+    })
+}
+
+/// The passages of `asked` no earlier batch carried.
+pub(super) fn not_carried(asked: &[PassageIn], carried: &HashSet<String>) -> Vec<PassageIn> {
+    asked
+        .iter()
+        .filter(|p| !carried.contains(&p.id))
+        .cloned()
+        .collect()
 }
 
 /// What a stage tells batch mode: its calls and how their answers are
@@ -220,6 +280,22 @@ impl Worker {
         }
         self.set_step(ticket, &stage.step()).await;
         Ok(())
+    }
+
+    /// The passages of `ids` as stored now, by id.
+    async fn passages_now(&self, ids: &[String]) -> Result<HashMap<String, passage::Model>, Stop> {
+        let mut stored = HashMap::new();
+        for chunk in ids.chunks(500) {
+            for p in passage::Entity::find()
+                .filter(passage::Column::Id.is_in(chunk.to_vec()))
+                .all(&self.db)
+                .await
+                .map_err(scoring::db_error)?
+            {
+                stored.insert(p.id.clone(), p);
+            }
+        }
+        Ok(stored)
     }
 
     /// The provider a stage's batches go to.

@@ -5,7 +5,7 @@
 //! readable answer that proposes nothing for a term is the model's
 //! answer for it, as it is for an ordinary call).
 
-use super::{BatchedStage, Planned, Reading};
+use super::{BatchedStage, Delivered, Planned, Reading, readable};
 use crate::analysis::Languages;
 use crate::llm::Completion;
 use crate::notes::{self, NOTES_SYSTEM_PROMPT, NotesTerm, Proposal};
@@ -16,7 +16,6 @@ use dragoman_model::vocab::UsageStage;
 use dragoman_proto::v1::JobTicket;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 
 /// What a notes item is for: the terms of its call.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -30,7 +29,7 @@ pub(in crate::worker) struct NotesByBatch<'a> {
     ticket: &'a JobTicket,
     asked: &'a [NotesTerm],
     /// The terms a readable answer covered.
-    answered: Mutex<HashSet<String>>,
+    answered: Delivered,
 }
 
 impl<'a> NotesByBatch<'a> {
@@ -43,13 +42,13 @@ impl<'a> NotesByBatch<'a> {
             worker,
             ticket,
             asked,
-            answered: Mutex::new(HashSet::new()),
+            answered: Delivered::default(),
         }
     }
 
     /// The terms a batch answered for.
     pub fn answered(&self) -> HashSet<String> {
-        self.answered.lock().map(|a| a.clone()).unwrap_or_default()
+        self.answered.all()
     }
 }
 
@@ -103,12 +102,9 @@ impl BatchedStage for NotesByBatch<'_> {
         let mut readings = Vec::with_capacity(answers.len());
         let mut answered = Vec::new();
         for (subject, completion) in answers {
-            let read = if completion.refusal {
-                Err("refused".to_owned())
-            } else {
-                notes::parse_notes_answer(&completion.text, &subject.terms)
-            };
-            match read {
+            match readable(completion, |text| {
+                notes::parse_notes_answer(text, &subject.terms)
+            }) {
                 Ok(given) => {
                     readings.push(Reading {
                         status: "ok",
@@ -121,9 +117,7 @@ impl BatchedStage for NotesByBatch<'_> {
             }
         }
         self.worker.store_proposals(self.ticket, &proposals).await?;
-        if let Ok(mut done) = self.answered.lock() {
-            done.extend(answered);
-        }
+        self.answered.add(answered);
         Ok(readings)
     }
 }

@@ -7,20 +7,19 @@
 //! (by the autopilot) is a new unit of work: its new translation may be
 //! reviewed by batch again.
 
-use super::{BatchedStage, Planned, Reading};
+use super::{BatchedStage, Planned, Reading, readable};
 use crate::analysis::Languages;
 use crate::llm::Completion;
 use crate::review::{self, REVIEW_SYSTEM_PROMPT, ReviewItem, ReviewPassage};
 use crate::translate::plan_batches;
 use crate::worker::budget_guard::CallSize;
-use crate::worker::review_stage::{review_names, review_terms, sized_for_review};
-use crate::worker::scoring::{Scorer, db_error};
+use crate::worker::review_stage::{review_names, review_passages, review_terms, sized_for_review};
+use crate::worker::scoring::Scorer;
 use crate::worker::{Stop, Worker};
 use dragoman_model::entities::passage;
 use dragoman_model::steps;
 use dragoman_model::vocab::UsageStage;
 use dragoman_proto::v1::JobTicket;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
@@ -104,15 +103,7 @@ impl BatchedStage for ReviewByBatch<'_> {
             plan_batches(&sized_for_review(&fresh), self.worker.config.batch_tokens)
                 .into_iter()
                 .map(|batch| {
-                    let passages: Vec<ReviewPassage> = batch
-                        .iter()
-                        .filter_map(|b| by_id.get(b.id.as_str()))
-                        .map(|p| ReviewPassage {
-                            id: p.id.clone(),
-                            source: p.source.clone(),
-                            translation: p.translation.clone().unwrap_or_default(),
-                        })
-                        .collect();
+                    let passages = review_passages(&batch, &by_id);
                     Planned {
                         system: REVIEW_SYSTEM_PROMPT.to_owned(),
                         user: review::review_message(languages, &terms, &names, &passages),
@@ -138,17 +129,7 @@ impl BatchedStage for ReviewByBatch<'_> {
             .iter()
             .flat_map(|(s, _)| s.passages.iter().map(|p| p.id.clone()))
             .collect();
-        let mut stored: HashMap<String, passage::Model> = HashMap::new();
-        for chunk in ids.chunks(500) {
-            for p in passage::Entity::find()
-                .filter(passage::Column::Id.is_in(chunk.to_vec()))
-                .all(&self.worker.db)
-                .await
-                .map_err(db_error)?
-            {
-                stored.insert(p.id.clone(), p);
-            }
-        }
+        let stored = self.worker.passages_now(&ids).await?;
         let mut readings = Vec::with_capacity(answers.len());
         for (subject, completion) in answers {
             let asked: Vec<ReviewPassage> = subject
@@ -183,14 +164,8 @@ impl BatchedStage for ReviewByBatch<'_> {
 /// The reviews an answer gives of the passages asked, settled as the
 /// ordinary pass settles them, and what it left out.
 fn read(asked: &[ReviewPassage], completion: &Completion) -> (Vec<ReviewItem>, String) {
-    if completion.refusal {
-        return (Vec::new(), "refused".into());
-    }
-    let items = match review::parse_review_answer(&completion.text) {
+    let items = match readable(completion, review::parse_review_answer) {
         Ok(items) => items,
-        Err(e) if completion.truncated => {
-            return (Vec::new(), format!("answer cut at max_tokens: {e}"));
-        }
         Err(e) => return (Vec::new(), e),
     };
     let (mut by_id, missing) = review::match_items(asked, items);
@@ -209,18 +184,6 @@ fn read(asked: &[ReviewPassage], completion: &Completion) -> (Vec<ReviewItem>, S
 mod tests {
     use super::*;
 
-    fn completion(text: &str) -> Completion {
-        Completion {
-            text: text.into(),
-            prompt_tokens: 10,
-            completion_tokens: 5,
-            cached_prompt_tokens: 0,
-            cache_write_tokens: 0,
-            refusal: false,
-            truncated: false,
-        }
-    }
-
     fn asked(id: &str, translation: &str) -> ReviewPassage {
         ReviewPassage {
             id: id.into(),
@@ -233,7 +196,7 @@ mod tests {
     fn an_answer_gives_settled_reviews_of_the_passages_asked() {
         let passages = [asked("a", "Il pleut."), asked("b", "Elle court.")];
         let answer = r#"{"reviews":[{"id":"a","correction":"Il pleut.","flags":[]},{"id":"zz","correction":"?","flags":[]}]}"#;
-        let (found, missing) = read(&passages, &completion(answer));
+        let (found, missing) = read(&passages, &Completion::of_text(answer));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].id, "a");
         assert_eq!(
@@ -243,7 +206,7 @@ mod tests {
         assert_eq!(missing, "b: missing from the answer");
         let refusal = Completion {
             refusal: true,
-            ..completion(answer)
+            ..Completion::of_text(answer)
         };
         assert!(read(&passages, &refusal).0.is_empty());
     }

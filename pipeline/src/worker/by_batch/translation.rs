@@ -4,7 +4,7 @@
 //! a passage missing from it or with mismatched placeholders is left for
 //! the ordinary calls.
 
-use super::{BatchedStage, Planned, Reading};
+use super::{BatchedStage, Delivered, Planned, Reading, not_carried, readable};
 use crate::llm::Completion;
 use crate::translate::{
     self, MAX_COMPLETION_TOKENS, PassageIn, PassageOutcome, SYSTEM_PROMPT, TranslateJob,
@@ -16,7 +16,6 @@ use dragoman_model::vocab::UsageStage;
 use dragoman_proto::v1::JobTicket;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 
 /// What a translation item is for: the passages of its call.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,8 +30,7 @@ pub(in crate::worker) struct TranslationByBatch<'a> {
     passages: &'a [PassageIn],
     /// The translation-memory key of each passage.
     keys: &'a HashMap<String, String>,
-    /// The passages a batch delivered.
-    delivered: Mutex<HashSet<String>>,
+    delivered: Delivered,
 }
 
 impl<'a> TranslationByBatch<'a> {
@@ -47,18 +45,13 @@ impl<'a> TranslationByBatch<'a> {
             ticket,
             passages,
             keys,
-            delivered: Mutex::new(HashSet::new()),
+            delivered: Delivered::default(),
         }
     }
 
     /// The passages left for the ordinary calls.
     pub fn left(&self) -> Vec<PassageIn> {
-        let delivered = self.delivered.lock().map(|d| d.clone()).unwrap_or_default();
-        self.passages
-            .iter()
-            .filter(|p| !delivered.contains(&p.id))
-            .cloned()
-            .collect()
+        self.delivered.left(self.passages)
     }
 }
 
@@ -75,12 +68,7 @@ impl BatchedStage for TranslationByBatch<'_> {
     }
 
     async fn plan(&self, carried: &HashSet<String>) -> Result<Vec<Planned<Subject>>, Stop> {
-        let fresh: Vec<PassageIn> = self
-            .passages
-            .iter()
-            .filter(|p| !carried.contains(&p.id))
-            .cloned()
-            .collect();
+        let fresh = not_carried(self.passages, carried);
         if fresh.is_empty() {
             return Ok(Vec::new());
         }
@@ -134,9 +122,7 @@ impl BatchedStage for TranslationByBatch<'_> {
             .database
             .ride(|| worker.store_translations(&outcomes, self.keys))
             .await?;
-        if let Ok(mut delivered) = self.delivered.lock() {
-            delivered.extend(outcomes.into_iter().map(|o| o.id));
-        }
+        self.delivered.add(outcomes.into_iter().map(|o| o.id));
         Ok(readings)
     }
 }
@@ -147,14 +133,8 @@ pub(super) fn delivered(
     passages: &[PassageIn],
     completion: &Completion,
 ) -> (Vec<PassageOutcome>, String) {
-    if completion.refusal {
-        return (Vec::new(), "refused".into());
-    }
-    let items = match translate::parse_answer(&completion.text) {
+    let items = match readable(completion, translate::parse_answer) {
         Ok(items) => items,
-        Err(e) if completion.truncated => {
-            return (Vec::new(), format!("answer cut at max_tokens: {e}"));
-        }
         Err(e) => return (Vec::new(), e),
     };
     // A single passage's answer is taken whatever id the model wrote.
@@ -195,23 +175,11 @@ mod tests {
         }
     }
 
-    fn completion(text: &str) -> Completion {
-        Completion {
-            text: text.into(),
-            prompt_tokens: 10,
-            completion_tokens: 5,
-            cached_prompt_tokens: 0,
-            cache_write_tokens: 0,
-            refusal: false,
-            truncated: false,
-        }
-    }
-
     #[test]
     fn an_answer_delivers_only_the_passages_it_translated_well() {
         let passages = [p("a", "x ⟦1/⟧"), p("b", "y ⟦1/⟧"), p("c", "z")];
         let answer = r#"{"translations":[{"id":"a","text":"xx ⟦1/⟧"},{"id":"b","text":"yy"},{"id":"zz","text":"?"}]}"#;
-        let (given, problems) = delivered(&passages, &completion(answer));
+        let (given, problems) = delivered(&passages, &Completion::of_text(answer));
         let ids: Vec<&str> = given.iter().map(|o| o.id.as_str()).collect();
         assert_eq!(ids, ["a"]);
         assert!(problems.contains("b: "), "{problems}");
@@ -226,13 +194,17 @@ mod tests {
         let passages = [p("a", "x")];
         let refusal = Completion {
             refusal: true,
-            ..completion("no")
+            ..Completion::of_text("no")
         };
         assert!(delivered(&passages, &refusal).0.is_empty());
-        assert!(delivered(&passages, &completion("Bonjour")).0.is_empty());
+        assert!(
+            delivered(&passages, &Completion::of_text("Bonjour"))
+                .0
+                .is_empty()
+        );
         let (given, _) = delivered(
             &passages,
-            &completion(r#"{"translations":[{"id":"1","text":"X"}]}"#),
+            &Completion::of_text(r#"{"translations":[{"id":"1","text":"X"}]}"#),
         );
         assert_eq!(given.len(), 1);
     }
