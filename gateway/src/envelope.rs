@@ -21,12 +21,14 @@ pub async fn envelope(request: Request, next: Next) -> Response {
         return render(response, &error, lang);
     }
     let status = response.status();
-    let is_json = response
+    let content_type = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if (status.is_client_error() || status.is_server_error()) && !is_json {
+        .and_then(|v| v.to_str().ok());
+    let is_json = content_type.is_some_and(|v| v.starts_with("application/json"));
+    // The console's pages say what went wrong in their own words.
+    let is_page = content_type.is_some_and(|v| v.starts_with("text/html"));
+    if (status.is_client_error() || status.is_server_error()) && !is_json && !is_page {
         // Produced outside our handlers: give it the envelope too, through
         // into_response so a server error is logged with its reference.
         let mut error = ApiError::new(framework_code(status));

@@ -3,6 +3,7 @@
 //! internal services through one operations layer, and answers every error
 //! in the spec's envelope.
 pub mod auth;
+pub mod console;
 pub mod envelope;
 pub mod error;
 pub mod extract;

@@ -85,7 +85,7 @@ pub(crate) fn too_large() -> ApiError {
     ApiError::new(ErrorCode::PayloadTooLarge)
 }
 
-fn multipart_error(error: &MultipartError) -> ApiError {
+pub(crate) fn multipart_error(error: &MultipartError) -> ApiError {
     if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
         too_large()
     } else {

@@ -18,6 +18,7 @@ pub mod binary;
 pub mod books;
 pub mod bucket;
 pub mod client;
+pub mod console;
 pub mod mcp;
 pub mod node;
 pub mod receiver;

@@ -8,4 +8,5 @@ pub mod password;
 pub mod rate_limit;
 pub mod second_factor;
 pub mod session;
+pub mod sign_in;
 pub mod token_format;

@@ -21,12 +21,13 @@ pub mod terms;
 use crate::auth::bearer::TokenCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use dragoman_model::entities::account;
 use dragoman_model::vocab::Scope;
 use dragoman_proto::principal::Principal;
 use dragoman_proto::wire::WireEnum;
 use std::future::Future;
 
-/// How a token reaches an operation.
+/// How a caller reaches an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
     /// The automation API under `/api/v1`.
@@ -35,6 +36,8 @@ pub enum Surface {
     Tools,
     /// The public gRPC services (`dragoman.api.v1`): the REST scopes.
     Grpc,
+    /// The web console at `/`, on a person's session.
+    Console,
 }
 
 /// The scope an operation needs on each surface.
@@ -62,45 +65,82 @@ impl Needs {
     }
 }
 
-/// An authenticated token and the surface it called through.
+/// Who calls an operation: a token, or a person signed in to the console.
+/// Both are boxed: they are rows of several hundred bytes, and a caller is
+/// moved into every operation's future.
+#[derive(Debug, Clone)]
+pub enum Who {
+    Token(Box<TokenCaller>),
+    /// A person acts on their own account with all its rights: scopes
+    /// narrow what a token they created may do, not what they may do.
+    Person(Box<account::Model>),
+}
+
+/// An authenticated caller and the surface it called through.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    pub token: TokenCaller,
+    pub who: Who,
     pub surface: Surface,
 }
 
 impl Caller {
     pub fn rest(token: TokenCaller) -> Caller {
         Caller {
-            token,
+            who: Who::Token(Box::new(token)),
             surface: Surface::Rest,
         }
     }
 
     pub fn tools(token: TokenCaller) -> Caller {
         Caller {
-            token,
+            who: Who::Token(Box::new(token)),
             surface: Surface::Tools,
         }
     }
 
     pub fn grpc(token: TokenCaller) -> Caller {
         Caller {
-            token,
+            who: Who::Token(Box::new(token)),
             surface: Surface::Grpc,
+        }
+    }
+
+    /// A person signed in to the console.
+    pub fn console(account: account::Model) -> Caller {
+        Caller {
+            who: Who::Person(Box::new(account)),
+            surface: Surface::Console,
+        }
+    }
+
+    /// The account the caller acts for.
+    pub fn account(&self) -> &account::Model {
+        match &self.who {
+            Who::Token(token) => &token.account,
+            Who::Person(account) => account,
         }
     }
 
     /// 403 `insufficient_scope` naming the scope this surface needs.
     pub fn require(&self, needs: Needs) -> ApiResult<()> {
-        self.token.require(match self.surface {
-            Surface::Rest | Surface::Grpc => needs.rest,
+        let Who::Token(token) = &self.who else {
+            return Ok(());
+        };
+        token.require(match self.surface {
+            Surface::Rest | Surface::Grpc | Surface::Console => needs.rest,
             Surface::Tools => needs.tools,
         })
     }
 
     pub fn principal(&self) -> Principal {
-        self.token.principal()
+        match &self.who {
+            Who::Token(token) => token.principal(),
+            Who::Person(account) => Principal {
+                account_id: account.id.clone(),
+                token_id: None,
+                admin: account.is_admin,
+            },
+        }
     }
 
     /// Checks `needs`, then sends `message` through `rpc` acting for this

@@ -404,7 +404,7 @@ pub fn document_cache(coordination: Arc<dyn Coordination>) -> DocumentCache {
 }
 
 fn document_key(caller: &Caller, request_id: &str) -> (String, String) {
-    (caller.token.account.id.clone(), request_id.to_owned())
+    (caller.account().id.clone(), request_id.to_owned())
 }
 
 /// This process changed requests other than through [`control`] (a series

@@ -1,9 +1,8 @@
 //! Session sign-in and sign-out (`/api/auth/*`). An account with a second
 //! factor signs in with its password and a code (TOTP or recovery).
 
-use crate::auth::second_factor::{self, Accepts, Verdict};
-use crate::auth::{password, session};
-use crate::error::{ApiError, ApiResult};
+use crate::auth::{session, sign_in};
+use crate::error::ApiResult;
 use crate::extract::JsonBody;
 use crate::state::AppState;
 use axum::Json;
@@ -12,9 +11,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum_extra::extract::cookie::CookieJar;
 use dragoman_model::entities::{account, session as session_row};
-use dragoman_model::vocab::ErrorCode;
 use dragoman_model::vocab::Priority;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
@@ -62,39 +60,8 @@ pub async fn login(
     jar: CookieJar,
     JsonBody(body): JsonBody<Login>,
 ) -> ApiResult<impl IntoResponse> {
-    let found = account::Entity::find()
-        .filter(account::Column::Username.eq(body.username.as_str()))
-        .one(&state.db)
-        .await?;
-    let stored = found
-        .as_ref()
-        .map(|a| a.password_hash.clone())
-        .unwrap_or_else(|| password::decoy_hash().to_owned());
-    let candidate = body.password;
-    // Argon2 is deliberately slow: keep it off the async workers.
-    let ok = tokio::task::spawn_blocking(move || password::verify(&candidate, &stored))
-        .await
-        .map_err(ApiError::server)?;
-    let account = match found {
-        Some(account) if ok => account,
-        _ => return Err(ApiError::new(ErrorCode::Unauthorized)),
-    };
-    if !account.active {
-        return Err(ApiError::new(ErrorCode::InactiveAccount));
-    }
-    // Only once the password matched: asking for a code earlier would tell
-    // which accounts have a second factor.
-    if account.has_second_factor() {
-        let Some(code) = body.code.as_deref() else {
-            return Err(ApiError::new(ErrorCode::SecondFactorRequired));
-        };
-        match second_factor::check(&state, &account, code, Accepts::TotpOrRecovery).await? {
-            Verdict::Totp | Verdict::Recovery => {}
-            // The same answer as a wrong password.
-            Verdict::Wrong => return Err(ApiError::new(ErrorCode::Unauthorized)),
-            Verdict::Limited(seconds) => return Err(second_factor::too_many(seconds)),
-        }
-    }
+    let account =
+        sign_in::verify(&state, &body.username, body.password, body.code.as_deref()).await?;
     let cookie = session::open(&state, &headers, &account.id).await?;
     Ok((jar.add(cookie), Json(SignedIn::of(&account))))
 }

@@ -31,13 +31,23 @@ pub async fn put_exports(
     JsonBody(settings): JsonBody<ExportSettings>,
 ) -> ApiResult<Json<ExportSettings>> {
     user.require_admin()?;
+    Ok(Json(save_exports(&state, &user, settings).await?))
+}
+
+/// Saves the installation's export settings for the administrator `user`
+/// (the caller checked the flag); the delivery role owns them.
+pub async fn save_exports(
+    state: &AppState,
+    user: &SessionUser,
+    settings: ExportSettings,
+) -> ApiResult<ExportSettings> {
     let saved = state
         .delivery
         .handle
         .update_export_settings(state.call(&user.principal(), ExportSettingsView::from(settings)))
         .await?
         .into_inner();
-    Ok(Json(saved.into()))
+    Ok(saved.into())
 }
 
 /// The edition fields a book accepts; a field left out stays as it is.

@@ -52,13 +52,7 @@ async fn get_settings(
     user: SessionUser,
 ) -> ApiResult<Json<LibrarySettingsView>> {
     user.require_admin()?;
-    let view = state
-        .delivery
-        .handle
-        .get_library_settings(state.call(&user.principal(), StatusRequest {}))
-        .await?
-        .into_inner();
-    Ok(Json(view.into()))
+    Ok(Json(settings(&state, &user).await?))
 }
 
 async fn put_settings(
@@ -68,6 +62,36 @@ async fn put_settings(
 ) -> ApiResult<Json<LibrarySettingsView>> {
     user.require_admin()?;
     let JsonBody(input) = body?;
+    Ok(Json(save(&state, &user, input).await?))
+}
+
+async fn delete_settings(
+    State(state): State<AppState>,
+    user: SessionUser,
+) -> ApiResult<Json<LibrarySettingsView>> {
+    user.require_admin()?;
+    Ok(Json(clear(&state, &user).await?))
+}
+
+/// The library folder in force, as the administrator `user` reads it (the
+/// caller checked the flag).
+pub async fn settings(state: &AppState, user: &SessionUser) -> ApiResult<LibrarySettingsView> {
+    let view = state
+        .delivery
+        .handle
+        .get_library_settings(state.call(&user.principal(), StatusRequest {}))
+        .await?
+        .into_inner();
+    Ok(view.into())
+}
+
+/// Sets the library folder for the administrator `user`; the delivery
+/// role judges the path. Audit-logged.
+pub async fn save(
+    state: &AppState,
+    user: &SessionUser,
+    input: LibrarySettingsInput,
+) -> ApiResult<LibrarySettingsView> {
     let message: v1::UpdateLibrarySettingsRequest = input.into();
     let view: LibrarySettingsView = state
         .delivery
@@ -84,14 +108,11 @@ async fn put_settings(
         &view,
     )
     .await?;
-    Ok(Json(view))
+    Ok(view)
 }
 
-async fn delete_settings(
-    State(state): State<AppState>,
-    user: SessionUser,
-) -> ApiResult<Json<LibrarySettingsView>> {
-    user.require_admin()?;
+/// No library folder any more, by the administrator `user`; audit-logged.
+pub async fn clear(state: &AppState, user: &SessionUser) -> ApiResult<LibrarySettingsView> {
     let view = state
         .delivery
         .handle
@@ -106,7 +127,7 @@ async fn delete_settings(
         NoDetails {},
     )
     .await?;
-    Ok(Json(view.into()))
+    Ok(view.into())
 }
 
 async fn publish(

@@ -80,13 +80,7 @@ async fn get_settings(
     user: SessionUser,
 ) -> ApiResult<Json<MailSettingsView>> {
     user.require_admin()?;
-    let view = state
-        .delivery
-        .handle
-        .get_mail_settings(state.call(&user.principal(), StatusRequest {}))
-        .await?
-        .into_inner();
-    Ok(Json(document(view)?))
+    Ok(Json(settings(&state, &user).await?))
 }
 
 async fn put_settings(
@@ -96,6 +90,36 @@ async fn put_settings(
 ) -> ApiResult<Json<MailSettingsView>> {
     user.require_admin()?;
     let JsonBody(input) = body?;
+    Ok(Json(save(&state, &user, input).await?))
+}
+
+async fn delete_settings(
+    State(state): State<AppState>,
+    user: SessionUser,
+) -> ApiResult<Json<MailSettingsView>> {
+    user.require_admin()?;
+    Ok(Json(clear(&state, &user).await?))
+}
+
+/// The mail settings as the administrator `user` reads them (the caller
+/// checked that `user` administers the service).
+pub async fn settings(state: &AppState, user: &SessionUser) -> ApiResult<MailSettingsView> {
+    let view = state
+        .delivery
+        .handle
+        .get_mail_settings(state.call(&user.principal(), StatusRequest {}))
+        .await?
+        .into_inner();
+    document(view)
+}
+
+/// Saves the whole settings for the administrator `user`, audit-logged
+/// without the password; a password left out keeps the stored one.
+pub async fn save(
+    state: &AppState,
+    user: &SessionUser,
+    input: MailSettingsInput,
+) -> ApiResult<MailSettingsView> {
     let details = SettingsAudit {
         host: &input.host,
         port: input.port,
@@ -121,14 +145,11 @@ async fn put_settings(
         details,
     )
     .await?;
-    Ok(Json(document(view)?))
+    document(view)
 }
 
-async fn delete_settings(
-    State(state): State<AppState>,
-    user: SessionUser,
-) -> ApiResult<Json<MailSettingsView>> {
-    user.require_admin()?;
+/// Mail is no longer configured, by the administrator `user`; audit-logged.
+pub async fn clear(state: &AppState, user: &SessionUser) -> ApiResult<MailSettingsView> {
     let view = state
         .delivery
         .handle
@@ -143,7 +164,7 @@ async fn delete_settings(
         NoDetails {},
     )
     .await?;
-    Ok(Json(document(view)?))
+    document(view)
 }
 
 #[derive(Deserialize)]

@@ -77,13 +77,19 @@ pub async fn get_status(
     user: SessionUser,
 ) -> ApiResult<Json<ExternalMemoryStatus>> {
     user.require_admin()?;
+    status(&state, &user).await.map(Json)
+}
+
+/// The installation's sync state, as the administrator `user` reads it
+/// (the caller checked the flag).
+pub async fn status(state: &AppState, user: &SessionUser) -> ApiResult<ExternalMemoryStatus> {
     let document = state
         .memory
         .handle
         .external_memory_status(state.call(&user.principal(), StatusRequest {}))
         .await?
         .into_inner();
-    answer(document)
+    answer(document).map(|Json(status)| status)
 }
 
 pub async fn retry_outbox(
@@ -91,13 +97,19 @@ pub async fn retry_outbox(
     user: SessionUser,
 ) -> ApiResult<Json<OutboxRetried>> {
     user.require_admin()?;
+    retry_failed(&state, &user).await.map(Json)
+}
+
+/// Makes the outbox's failed rows due now, for the administrator `user`
+/// (the caller checked the flag).
+pub async fn retry_failed(state: &AppState, user: &SessionUser) -> ApiResult<OutboxRetried> {
     let document = state
         .memory
         .handle
         .retry_memory_outbox(state.call(&user.principal(), StatusRequest {}))
         .await?
         .into_inner();
-    answer(document)
+    answer(document).map(|Json(retried)| retried)
 }
 
 pub async fn get_cleanup(

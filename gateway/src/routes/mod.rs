@@ -62,7 +62,7 @@ const DEMO_SIGN_IN: &str = "/auth/demo";
 const TOOL_PROTOCOL: &str = "/mcp";
 
 /// Demo mode (spec 4.9): reads, sign-in (with a password or to the demo
-/// account) and sign-out. The spec also lets through the grouped EPUB and
+/// account) and sign-out, on the session routes and the console. The spec also lets through the grouped EPUB and
 /// text exports; this service has none (results are read with `GET`).
 fn demo_allows(method: &Method, path: &str) -> bool {
     if path == TOOL_PROTOCOL {
@@ -72,7 +72,9 @@ fn demo_allows(method: &Method, path: &str) -> bool {
     let sign = path
         .strip_prefix(SESSION_ROOT)
         .is_some_and(|route| route == SIGN_IN || route == SIGN_OUT || route == DEMO_SIGN_IN);
-    read || sign
+    // The console's own sign-in and sign-out pages.
+    let console_sign = path == "/login" || path == "/logout";
+    read || sign || console_sign
 }
 
 /// 403 `demo_read_only` for every other call when `demo_mode` is on.
@@ -260,6 +262,7 @@ pub fn router(state: AppState) -> Router {
 
     Router::new()
         .route("/health", get(health::health))
+        .merge(crate::console::routes(&state))
         .merge(tool_protocol)
         .nest(openapi::API_ROOT, automation)
         .nest(SESSION_ROOT, session_routes)

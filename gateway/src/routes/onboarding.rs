@@ -23,10 +23,7 @@ pub async fn get_onboarding(
     State(state): State<AppState>,
     user: SessionUser,
 ) -> ApiResult<Json<Checklist>> {
-    user.require_admin()?;
-    let done = onboarding::done_items(&state, &user.principal()).await?;
-    let choices = onboarding::choices(&state.db).await?;
-    Ok(Json(Checklist::of(&done, &choices)))
+    Ok(Json(checklist(&state, &user).await?))
 }
 
 pub async fn put_onboarding(
@@ -34,9 +31,27 @@ pub async fn put_onboarding(
     user: SessionUser,
     JsonBody(change): JsonBody<ChoicesChange>,
 ) -> ApiResult<Json<Checklist>> {
+    Ok(Json(change_checklist(&state, &user, &change).await?))
+}
+
+/// The checklist as the installation stands, for an administrator.
+pub async fn checklist(state: &AppState, user: &SessionUser) -> ApiResult<Checklist> {
+    user.require_admin()?;
+    let done = onboarding::done_items(state, &user.principal()).await?;
+    let choices = onboarding::choices(&state.db).await?;
+    Ok(Checklist::of(&done, &choices))
+}
+
+/// An administrator hides or shows the checklist or some of its items;
+/// audit-logged. Answers the checklist after the change.
+pub async fn change_checklist(
+    state: &AppState,
+    user: &SessionUser,
+    change: &ChoicesChange,
+) -> ApiResult<Checklist> {
     user.require_admin()?;
     let txn = dragoman_model::db::begin_write(&state.db).await?;
-    let choices = onboarding::choices(&txn).await?.changed(&change);
+    let choices = onboarding::choices(&txn).await?.changed(change);
     onboarding::save(&txn, &choices).await?;
     audit(
         &txn,
@@ -47,6 +62,6 @@ pub async fn put_onboarding(
     )
     .await?;
     txn.commit().await?;
-    let done = onboarding::done_items(&state, &user.principal()).await?;
-    Ok(Json(Checklist::of(&done, &choices)))
+    let done = onboarding::done_items(state, &user.principal()).await?;
+    Ok(Checklist::of(&done, &choices))
 }

@@ -17,7 +17,8 @@
 //!
 //! An absent book and another account's answer `volume_not_found`; a
 //! passage outside the book `passage_not_found`; a chapter outside it
-//! `not_found`.
+//! `not_found`. The console's review page reads and changes passages
+//! through the same functions ([`read_chapter`], [`change_passage`]).
 
 use crate::auth::session::SessionUser;
 use crate::error::{ApiError, ApiResult};
@@ -119,21 +120,11 @@ pub async fn list(
     user: SessionUser,
     Path((project_id, chapter_id)): Path<(String, String)>,
 ) -> ApiResult<Json<ChapterPassages>> {
-    let (book, _) = tenancy::administered_book(&state.db, user.acting(), &project_id).await?;
-    chapter::Entity::find_by_id(chapter_id.clone())
-        .filter(chapter::Column::ProjectId.eq(book.id.as_str()))
-        .one(&state.db)
-        .await?
-        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
-    let passages = passage::Entity::find()
-        .filter(passage::Column::ChapterId.eq(chapter_id.as_str()))
-        .order_by_asc(passage::Column::Position)
-        .all(&state.db)
-        .await?;
+    let read = read_chapter(&state, &user, &project_id, &chapter_id).await?;
     Ok(Json(ChapterPassages {
-        project_id: book.id,
+        project_id: read.book.id,
         chapter_id,
-        passages: passages.into_iter().map(PassageView::from).collect(),
+        passages: read.passages.into_iter().map(PassageView::from).collect(),
     }))
 }
 
@@ -143,6 +134,55 @@ pub async fn edit(
     Path((project_id, passage_id)): Path<(String, String)>,
     JsonBody(change): JsonBody<PassageChange>,
 ) -> ApiResult<Json<PassageView>> {
+    let view = change_passage(&state, &user, &project_id, &passage_id, change).await?;
+    Ok(Json(view))
+}
+
+/// A chapter of a book the person administers, with its passages in
+/// reading order.
+pub struct ChapterRead {
+    pub book: project::Model,
+    pub chapter: chapter::Model,
+    pub passages: Vec<passage::Model>,
+}
+
+/// The chapter `chapter_id` of the book `project_id` and its passages, as
+/// the listing and the console's review page read them: an absent book or
+/// another account's is `volume_not_found`, a chapter outside it
+/// `not_found`.
+pub async fn read_chapter(
+    state: &AppState,
+    user: &SessionUser,
+    project_id: &str,
+    chapter_id: &str,
+) -> ApiResult<ChapterRead> {
+    let (book, _) = tenancy::administered_book(&state.db, user.acting(), project_id).await?;
+    let chapter = chapter::Entity::find_by_id(chapter_id.to_owned())
+        .filter(chapter::Column::ProjectId.eq(book.id.as_str()))
+        .one(&state.db)
+        .await?
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound))?;
+    let passages = passage::Entity::find()
+        .filter(passage::Column::ChapterId.eq(chapter_id))
+        .order_by_asc(passage::Column::Position)
+        .all(&state.db)
+        .await?;
+    Ok(ChapterRead {
+        book,
+        chapter,
+        passages,
+    })
+}
+
+/// A person's edit or validation of one passage, judged and written as
+/// the module says; answers the passage as the listing shows it now.
+pub async fn change_passage(
+    state: &AppState,
+    user: &SessionUser,
+    project_id: &str,
+    passage_id: &str,
+    change: PassageChange,
+) -> ApiResult<PassageView> {
     let mut checks = Checks::new();
     checks.length("version", &change.version, 1, 64);
     if let Some(text) = &change.translation {
@@ -152,11 +192,11 @@ pub async fn edit(
         checks.fail("translation", IssueKind::Missing);
     }
     checks.finish()?;
-    let (book, _) = tenancy::administered_book(&state.db, user.acting(), &project_id).await?;
-    let stored = read_passage(&state, &book.id, &passage_id).await?;
+    let (book, _) = tenancy::administered_book(&state.db, user.acting(), project_id).await?;
+    let stored = read_passage(state, &book.id, passage_id).await?;
     let principal = user.principal();
     let assessment = match &change.translation {
-        Some(text) => Some(assess(&state, &principal, &book, &stored, text).await?),
+        Some(text) => Some(assess(state, &principal, &book, &stored, text).await?),
         None => None,
     };
     let edited = state
@@ -186,8 +226,8 @@ pub async fn edit(
         },
     )
     .await?;
-    let now = read_passage(&state, &book.id, &edited.passage_id).await?;
-    Ok(Json(PassageView::from(now)))
+    let now = read_passage(state, &book.id, &edited.passage_id).await?;
+    Ok(PassageView::from(now))
 }
 
 /// The passage of the book, or `passage_not_found`.

@@ -24,9 +24,8 @@ use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
 use dragoman_proto::v1::{QueueSettingsView, StatusRequest, UpdateQueueSettingsRequest};
 use serde_json::Value;
 
-fn answer(view: QueueSettingsView) -> ApiResult<Json<QueueSettingsDocument>> {
+fn answer(view: QueueSettingsView) -> ApiResult<QueueSettingsDocument> {
     QueueSettingsDocument::try_from(view)
-        .map(Json)
         .map_err(|e| ApiError::server(format!("queue settings view: {e}")))
 }
 
@@ -35,6 +34,12 @@ pub async fn get_queue(
     user: SessionUser,
 ) -> ApiResult<Json<QueueSettingsDocument>> {
     user.require_admin()?;
+    queue(&state, &user).await.map(Json)
+}
+
+/// The queue settings in force, as the administrator `user` reads them
+/// (the caller checked the flag).
+pub async fn queue(state: &AppState, user: &SessionUser) -> ApiResult<QueueSettingsDocument> {
     let view = state
         .scheduler
         .handle
@@ -60,7 +65,7 @@ pub async fn put_queue(
         );
     };
     let changes = QueueSettingsChange::from_body(body);
-    update(&state, &user, Some(changes.into()), false).await
+    update(&state, &user, Some(changes), false).await.map(Json)
 }
 
 pub async fn delete_queue(
@@ -68,21 +73,27 @@ pub async fn delete_queue(
     user: SessionUser,
 ) -> ApiResult<Json<QueueSettingsDocument>> {
     user.require_admin()?;
-    update(&state, &user, None, true).await
+    update(&state, &user, None, true).await.map(Json)
 }
 
-async fn update(
+/// Applies `changes` for the administrator `user` (the caller checked the
+/// flag), or with `reset` drops the administrator's settings; the
+/// scheduler judges each field.
+pub async fn update(
     state: &AppState,
     user: &SessionUser,
-    changes: Option<dragoman_proto::v1::QueueSettingsChange>,
+    changes: Option<QueueSettingsChange>,
     reset: bool,
-) -> ApiResult<Json<QueueSettingsDocument>> {
+) -> ApiResult<QueueSettingsDocument> {
     let view = state
         .scheduler
         .handle
         .update_queue_settings(state.call(
             &user.principal(),
-            UpdateQueueSettingsRequest { changes, reset },
+            UpdateQueueSettingsRequest {
+                changes: changes.map(Into::into),
+                reset,
+            },
         ))
         .await?
         .into_inner();

@@ -11,25 +11,27 @@ use axum::extract::State;
 use dragoman_model::documents::admin_settings::WebhookSettings;
 use dragoman_model::documents::settings_change::WebhookSettingsChange;
 use dragoman_model::vocab::{ErrorCode, Issue, IssueKind};
-use dragoman_proto::v1::{StatusRequest, UpdateWebhookSettingsRequest, WebhookSettingsView};
+use dragoman_proto::v1::{StatusRequest, UpdateWebhookSettingsRequest};
 use serde_json::Value;
-
-fn answer(view: WebhookSettingsView) -> ApiResult<Json<WebhookSettings>> {
-    Ok(Json(view.into()))
-}
 
 pub async fn get_webhooks(
     State(state): State<AppState>,
     user: SessionUser,
 ) -> ApiResult<Json<WebhookSettings>> {
     user.require_admin()?;
+    Ok(Json(webhooks(&state, &user).await?))
+}
+
+/// The webhook settings in force, as the administrator `user` reads them
+/// (the caller checked the flag).
+pub async fn webhooks(state: &AppState, user: &SessionUser) -> ApiResult<WebhookSettings> {
     let view = state
         .delivery
         .handle
         .get_webhook_settings(state.call(&user.principal(), StatusRequest {}))
         .await?
         .into_inner();
-    answer(view)
+    Ok(view.into())
 }
 
 /// Changes only the fields given; `null` returns a field to the environment.
@@ -49,7 +51,7 @@ pub async fn put_webhooks(
         );
     };
     let changes = WebhookSettingsChange::from_body(body);
-    update(&state, &user, Some(changes.into()), false).await
+    update(&state, &user, Some(changes), false).await.map(Json)
 }
 
 /// Drops every override: the environment's values apply again.
@@ -58,23 +60,29 @@ pub async fn delete_webhooks(
     user: SessionUser,
 ) -> ApiResult<Json<WebhookSettings>> {
     user.require_admin()?;
-    update(&state, &user, None, true).await
+    update(&state, &user, None, true).await.map(Json)
 }
 
-async fn update(
+/// Applies `changes` for the administrator `user` (the caller checked the
+/// flag), or with `reset` drops every override; the delivery role judges
+/// each field.
+pub async fn update(
     state: &AppState,
     user: &SessionUser,
-    changes: Option<dragoman_proto::v1::WebhookSettingsChange>,
+    changes: Option<WebhookSettingsChange>,
     reset: bool,
-) -> ApiResult<Json<WebhookSettings>> {
+) -> ApiResult<WebhookSettings> {
     let view = state
         .delivery
         .handle
         .update_webhook_settings(state.call(
             &user.principal(),
-            UpdateWebhookSettingsRequest { changes, reset },
+            UpdateWebhookSettingsRequest {
+                changes: changes.map(Into::into),
+                reset,
+            },
         ))
         .await?
         .into_inner();
-    answer(view)
+    Ok(view.into())
 }

@@ -29,28 +29,30 @@ use serde_json::Value;
 
 /// Non-revoked tokens an account may hold (spec 5).
 pub const MAX_TOKENS: u64 = 50;
-const DEFAULT_MAX_RUNNING: i32 = 10;
-const DEFAULT_MAX_QUEUED: i32 = 1000;
+/// Queue limits of a token created without them.
+pub const DEFAULT_MAX_RUNNING: i32 = 10;
+pub const DEFAULT_MAX_QUEUED: i32 = 1000;
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateToken {
-    name: String,
-    scopes: Vec<String>,
+    pub name: String,
+    /// Scope names as sent: an unknown one is answered at its index.
+    pub scopes: Vec<String>,
     #[serde(default)]
-    expires_in_days: Option<i64>,
+    pub expires_in_days: Option<i64>,
     #[serde(default)]
-    webhook_secret: bool,
+    pub webhook_secret: bool,
     #[serde(default)]
-    budget_amount: Option<f64>,
+    pub budget_amount: Option<f64>,
     #[serde(default)]
-    budget_period: Option<BudgetPeriod>,
+    pub budget_period: Option<BudgetPeriod>,
     #[serde(default)]
-    max_priority: Option<Priority>,
+    pub max_priority: Option<Priority>,
     #[serde(default)]
-    max_running: Option<i64>,
+    pub max_running: Option<i64>,
     #[serde(default)]
-    max_queued: Option<i64>,
+    pub max_queued: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -131,11 +133,23 @@ fn check_ceiling(account: &account::Model, wanted: Option<Priority>) -> Result<(
     }
 }
 
+/// `POST /api/tokens`.
 pub async fn create(
     State(state): State<AppState>,
     user: SessionUser,
     JsonBody(body): JsonBody<CreateToken>,
 ) -> ApiResult<impl IntoResponse> {
+    let answer = create_for(&state, &user, body).await?;
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+/// Creates a token for the signed-in account: its view with the token
+/// and, when asked, its webhook secret, the only answer that holds them.
+pub async fn create_for(
+    state: &AppState,
+    user: &SessionUser,
+    body: CreateToken,
+) -> ApiResult<TokenView> {
     let mut checks = Checks::new();
     checks.length("name", &body.name, 1, 100);
     if body.name.trim().is_empty() && !body.name.is_empty() {
@@ -222,18 +236,24 @@ pub async fn create(
     .await?;
     txn.commit().await?;
 
-    let mut answer = view(&state, &token).await?;
+    let mut answer = view(state, &token).await?;
     answer.token = Some(generated.token);
     if let Some(secret) = webhook_secret {
         answer.webhook_secret = WebhookSecret::Shown(secret);
     }
-    Ok((StatusCode::CREATED, Json(answer)))
+    Ok(answer)
 }
 
+/// `GET /api/tokens`.
 pub async fn list(
     State(state): State<AppState>,
     user: SessionUser,
 ) -> ApiResult<Json<Vec<TokenView>>> {
+    Ok(Json(list_of(&state, &user).await?))
+}
+
+/// The signed-in account's tokens, newest first.
+pub async fn list_of(state: &AppState, user: &SessionUser) -> ApiResult<Vec<TokenView>> {
     let tokens = api_token::Entity::find()
         .filter(api_token::Column::AccountId.eq(user.account.id.as_str()))
         .order_by_desc(api_token::Column::CreatedAt)
@@ -241,9 +261,9 @@ pub async fn list(
         .await?;
     let mut views = Vec::with_capacity(tokens.len());
     for token in &tokens {
-        views.push(view(&state, token).await?);
+        views.push(view(state, token).await?);
     }
-    Ok(Json(views))
+    Ok(views)
 }
 
 pub async fn update_queue(
@@ -324,13 +344,19 @@ pub async fn update_budget(
     Ok(Json(view(&state, &token).await?))
 }
 
-/// Revocation is immediate and final; revoking again changes nothing.
+/// `DELETE /api/tokens/{id}`.
 pub async fn revoke(
     State(state): State<AppState>,
     user: SessionUser,
     Path(id): Path<String>,
 ) -> ApiResult<Json<TokenView>> {
-    let token = tenancy::token(&state.db, user.acting(), &id).await?;
+    Ok(Json(revoke_for(&state, &user, &id).await?))
+}
+
+/// Revokes a token of the signed-in account. Revocation is immediate and
+/// final; revoking again changes nothing.
+pub async fn revoke_for(state: &AppState, user: &SessionUser, id: &str) -> ApiResult<TokenView> {
+    let token = tenancy::token(&state.db, user.acting(), id).await?;
     let token = if token.revoked_at.is_none() {
         let mut model: api_token::ActiveModel = token.into();
         model.revoked_at = Set(Some(clock::now()));
@@ -346,12 +372,12 @@ pub async fn revoke(
             },
         )
         .await?;
-        tokens_changed(&state).await;
+        tokens_changed(state).await;
         token
     } else {
         token
     };
-    Ok(Json(view(&state, &token).await?))
+    view(state, &token).await
 }
 
 /// The token view of spec 4.9: everything but the secrets.

@@ -212,13 +212,24 @@ pub async fn list(
     user: SessionUser,
     Query(query): Query<PageQuery>,
 ) -> ApiResult<Json<Page<UserView>>> {
-    user.require_admin()?;
-    let (limit, offset) = page_bounds(query.limit, query.offset)?;
-    let (items, total) = accounts::list(&state.db, limit, offset).await?;
+    let (items, total) = list_accounts(&state, &user, query.limit, query.offset).await?;
     Ok(Json(Page {
         items: items.iter().map(UserView::of).collect(),
         total,
     }))
+}
+
+/// A page of the accounts (`limit` 1 to 200, default 50; `offset` from
+/// 0) and how many there are, for an administrator.
+pub async fn list_accounts(
+    state: &AppState,
+    user: &SessionUser,
+    limit: Option<i64>,
+    offset: Option<i64>,
+) -> ApiResult<(Vec<account::Model>, u64)> {
+    user.require_admin()?;
+    let (limit, offset) = page_bounds(limit, offset)?;
+    accounts::list(&state.db, limit, offset).await
 }
 
 pub async fn seats(State(state): State<AppState>, user: SessionUser) -> ApiResult<Json<Seats>> {
@@ -233,11 +244,9 @@ pub async fn create(
     user: SessionUser,
     JsonBody(body): JsonBody<CreateUser>,
 ) -> ApiResult<impl IntoResponse> {
-    user.require_admin()?;
-    let created = accounts::create(
-        &state.db,
-        &state.settings.licence,
-        Some(&user.account.id),
+    let created = create_account(
+        &state,
+        &user,
         NewAccount {
             username: body.username,
             password: body.password,
@@ -251,13 +260,28 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(UserView::of(&created))))
 }
 
+/// An administrator creates an account.
+pub async fn create_account(
+    state: &AppState,
+    user: &SessionUser,
+    new: NewAccount,
+) -> ApiResult<account::Model> {
+    user.require_admin()?;
+    accounts::create(
+        &state.db,
+        &state.settings.licence,
+        Some(&user.account.id),
+        new,
+    )
+    .await
+}
+
 pub async fn update(
     State(state): State<AppState>,
     user: SessionUser,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<UpdateUser>,
 ) -> ApiResult<Json<UserView>> {
-    user.require_admin()?;
     let changes = Changes {
         username: body.username,
         email: body.email,
@@ -266,18 +290,30 @@ pub async fn update(
         priority_ceiling: body.priority_ceiling,
         word_allowance: body.word_allowance,
     };
+    let updated = update_account(&state, &user, &id, changes).await?;
+    Ok(Json(UserView::of(&updated)))
+}
+
+/// An administrator changes an account (only the fields given).
+pub async fn update_account(
+    state: &AppState,
+    user: &SessionUser,
+    id: &str,
+    changes: Changes,
+) -> ApiResult<account::Model> {
+    user.require_admin()?;
     let updated = accounts::update(
         &state.db,
         &state.settings.licence,
         Some(&user.account.id),
-        &id,
+        id,
         changes,
     )
     .await?;
     // The token cache keeps the owner with the token: a disabled account,
     // a lowered ceiling, must not be served from it.
-    tokens_changed(&state).await;
-    Ok(Json(UserView::of(&updated)))
+    tokens_changed(state).await;
+    Ok(updated)
 }
 
 pub async fn set_password(
@@ -286,16 +322,27 @@ pub async fn set_password(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<NewPassword>,
 ) -> ApiResult<StatusCode> {
+    set_account_password(&state, &user, &id, &body.password).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// An administrator sets an account's password; its sessions end (but
+/// the administrator's own current one).
+pub async fn set_account_password(
+    state: &AppState,
+    user: &SessionUser,
+    id: &str,
+    password: &str,
+) -> ApiResult<account::Model> {
     user.require_admin()?;
     accounts::set_password(
         &state.db,
         Some(&user.account.id),
-        &id,
-        &body.password,
+        id,
+        password,
         Some(&user.session_id),
     )
-    .await?;
-    Ok(StatusCode::NO_CONTENT)
+    .await
 }
 
 pub async fn reset_second_factor(

@@ -1,0 +1,340 @@
+//! The installation's providers (`/admin/providers`, administrators only):
+//! the list with prices, capacity and batch discount, a new provider, the
+//! default one. The pipeline owns providers and checks their rules
+//! (`crate::operations::providers`); the page only reads its form.
+
+use crate::console::guard::Person;
+use crate::console::page::number;
+use crate::console::page::{self, Chrome, render, render_with};
+use crate::console::text::texts;
+use crate::error::ApiError;
+use crate::operations::providers::{self as rules, DefaultProvider, ProviderAdminView};
+use crate::state::AppState;
+use crate::validate::Checks;
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use dragoman_model::provider_input::NewProvider;
+use dragoman_model::vocab::ProviderKind;
+use serde::Deserialize;
+
+/// The pages of this module.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/admin/providers", get(list).post(add))
+        .route("/admin/providers/default", post(make_default))
+}
+
+texts! {
+    /// The words of the providers page.
+    ProvidersText {
+        title: "Providers" / "Fournisseurs",
+        none: "No provider is registered yet: books cannot be translated until one is." / "Aucun fournisseur n'est encore enregistré : aucun livre ne peut être traduit avant.",
+        col_name: "Name" / "Nom",
+        col_kind: "Kind" / "Type",
+        col_model: "Model" / "Modèle",
+        col_key: "API key variable" / "Variable de la clé d'API",
+        col_input: "Input price" / "Prix en entrée",
+        col_output: "Output price" / "Prix en sortie",
+        col_discount: "Batch discount" / "Remise par lots",
+        col_capacity: "Capacity" / "Capacité",
+        col_default: "Default" / "Par défaut",
+        col_actions: "Actions" / "Actions",
+        is_default: "Default" / "Par défaut",
+        not_set: "Not set" / "Non défini",
+        make_default: "Make default" / "Choisir par défaut",
+        add: "Add a provider" / "Ajouter un fournisseur",
+        name: "Name" / "Nom",
+        kind: "Kind" / "Type",
+        model: "Model" / "Modèle",
+        base_url: "Base URL" / "URL de base",
+        base_url_help: "Empty for the kind's own address (every kind but openai has one)." / "Vide pour l'adresse propre au type (tous les types sauf openai en ont une).",
+        api_key_env: "API key variable" / "Variable de la clé d'API",
+        api_key_env_help: "The name of the environment variable holding the key, never the key itself." / "Le nom de la variable d'environnement qui contient la clé, jamais la clé elle-même.",
+        price_input: "Input price" / "Prix en entrée",
+        price_output: "Output price" / "Prix en sortie",
+        price_help: "Per million tokens; empty if unknown." / "Par million de jetons ; vide s'il est inconnu.",
+        batch_discount: "Batch discount" / "Remise par lots",
+        batch_discount_help: "Share of the price taken off in batch mode, from 0 to below 1 (0.5: half price); empty for the usual one." / "Part du prix retirée en mode lots, de 0 à moins de 1 (0,5 : moitié prix) ; vide pour la remise habituelle.",
+        capacity: "Capacity" / "Capacité",
+        capacity_help: "Calls the provider accepts at once from the whole installation; empty for the usual number." / "Appels que le fournisseur accepte à la fois de toute l'installation ; vide pour le nombre habituel.",
+        submit: "Add provider" / "Ajouter le fournisseur",
+        added: "The provider was added." / "Le fournisseur a été ajouté.",
+        defaulted: "The default provider was changed." / "Le fournisseur par défaut a été changé.",
+    }
+}
+
+/// A provider of the list.
+struct Row {
+    id: String,
+    name: String,
+    kind: &'static str,
+    model: String,
+    api_key_env: String,
+    price_input: String,
+    price_output: String,
+    batch_discount: String,
+    capacity: i32,
+    default: bool,
+}
+
+impl Row {
+    fn of(t: &ProvidersText, view: &ProviderAdminView) -> Row {
+        let price = |p: Option<f64>| p.map_or_else(|| t.not_set.to_owned(), |p| p.to_string());
+        Row {
+            id: view.id.clone(),
+            name: view.name.clone(),
+            kind: view.kind.as_str(),
+            model: view.model.clone(),
+            api_key_env: view.api_key_env.clone(),
+            price_input: price(view.price_input),
+            price_output: price(view.price_output),
+            batch_discount: view.batch_discount.to_string(),
+            capacity: view.capacity,
+            default: view.default,
+        }
+    }
+}
+
+/// A kind of the form's select.
+struct KindChoice {
+    value: &'static str,
+    selected: bool,
+}
+
+/// The values of the form, as typed: kept when it is refused.
+#[derive(Debug, Default, Deserialize)]
+pub struct Draft {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    base_url: String,
+    #[serde(default)]
+    api_key_env: String,
+    #[serde(default)]
+    price_input: String,
+    #[serde(default)]
+    price_output: String,
+    #[serde(default)]
+    batch_discount: String,
+    #[serde(default)]
+    capacity: String,
+}
+
+impl Draft {
+    /// The provider described, or the issues of fields that are not what
+    /// their input offers (a listed kind, numbers). The rules on the values
+    /// are the pipeline's.
+    fn body(&self) -> Result<NewProvider, ApiError> {
+        let mut checks = Checks::new();
+        let kind = match self.kind.parse::<ProviderKind>() {
+            Ok(kind) => Some(kind),
+            Err(_) => {
+                checks.not_one_of("kind", &ProviderKind::expected());
+                None
+            }
+        };
+        let price_input = number::<f64>(&mut checks, "price_input", &self.price_input);
+        let price_output = number::<f64>(&mut checks, "price_output", &self.price_output);
+        let batch_discount = number::<f64>(&mut checks, "batch_discount", &self.batch_discount);
+        let capacity = number::<i64>(&mut checks, "capacity", &self.capacity);
+        checks.finish()?;
+        let Some(kind) = kind else {
+            return Err(ApiError::server("a provider kind passed its check unread"));
+        };
+        Ok(NewProvider {
+            name: self.name.clone(),
+            kind,
+            model: self.model.clone(),
+            base_url: self.base_url.trim().to_owned(),
+            api_key_env: self.api_key_env.trim().to_owned(),
+            price_input,
+            price_output,
+            price_cached_input: None,
+            capacity,
+            batch_discount,
+            fallback: None,
+        })
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/admin_providers.html")]
+struct ProvidersPage {
+    chrome: Chrome,
+    t: &'static ProvidersText,
+    chrome_csrf: String,
+    notice: Option<&'static str>,
+    errors: Vec<String>,
+    rows: Vec<Row>,
+    kinds: Vec<KindChoice>,
+    draft: Draft,
+}
+
+async fn providers_page(
+    state: &AppState,
+    person: &Person,
+    notice: Option<&'static str>,
+    errors: Vec<String>,
+    draft: Draft,
+) -> Result<ProvidersPage, ApiError> {
+    let t = ProvidersText::of(person.lang);
+    let listed = rules::admin_list(state, &person.user).await?;
+    let kinds = ProviderKind::ALL
+        .iter()
+        .map(|kind| KindChoice {
+            value: kind.as_str(),
+            selected: draft.kind == kind.as_str(),
+        })
+        .collect();
+    Ok(ProvidersPage {
+        chrome: Chrome::of(person, t.title),
+        t,
+        chrome_csrf: person.csrf.clone(),
+        notice,
+        errors,
+        rows: listed.iter().map(|p| Row::of(t, p)).collect(),
+        kinds,
+        draft,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct Done {
+    done: Option<String>,
+}
+
+/// `GET /admin/providers`.
+pub async fn list(
+    State(state): State<AppState>,
+    person: Person,
+    Query(q): Query<Done>,
+) -> Response {
+    if let Err(refused) = person.require_admin() {
+        return refused;
+    }
+    let t = ProvidersText::of(person.lang);
+    let notice = match q.done.as_deref() {
+        Some("added") => Some(t.added),
+        Some("default") => Some(t.defaulted),
+        _ => None,
+    };
+    match providers_page(&state, &person, notice, Vec::new(), Draft::default()).await {
+        Ok(page) => render(&page),
+        Err(e) => page::failed(person.lang, &e),
+    }
+}
+
+/// `POST /admin/providers`: the list with the new provider, or the form
+/// again with the reasons of the refusal and the values typed.
+pub async fn add(
+    State(state): State<AppState>,
+    person: Person,
+    Form(draft): Form<Draft>,
+) -> Response {
+    if let Err(refused) = person.check(&draft.csrf) {
+        return refused;
+    }
+    if let Err(refused) = person.require_admin() {
+        return refused;
+    }
+    let added = match draft.body() {
+        Ok(new) => rules::admin_add(&state, &person.user, new).await,
+        Err(e) => Err(e),
+    };
+    match added {
+        Ok(_) => Redirect::to("/admin/providers?done=added").into_response(),
+        Err(error) => {
+            let errors = page::said(person.lang, &error);
+            match providers_page(&state, &person, None, errors, draft).await {
+                Ok(page) => render_with(error.status(), &page),
+                Err(e) => page::failed(person.lang, &e),
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct Chosen {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    provider_id: String,
+}
+
+/// `POST /admin/providers/default`.
+pub async fn make_default(
+    State(state): State<AppState>,
+    person: Person,
+    Form(form): Form<Chosen>,
+) -> Response {
+    if let Err(refused) = person.check(&form.csrf) {
+        return refused;
+    }
+    if let Err(refused) = person.require_admin() {
+        return refused;
+    }
+    let choice = DefaultProvider {
+        provider_id: Some(form.provider_id),
+    };
+    match rules::set_default(&state, &person.user, choice).await {
+        Ok(_) => Redirect::to("/admin/providers?done=default").into_response(),
+        Err(e) => page::failed(person.lang, &e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_form_reads_a_provider_and_leaves_empty_numbers_unset() {
+        let draft = Draft {
+            name: "Local".into(),
+            kind: "openai".into(),
+            model: "m".into(),
+            base_url: " http://127.0.0.1:9/v1 ".into(),
+            api_key_env: "KEY".into(),
+            price_input: "1.5".into(),
+            batch_discount: "0.4".into(),
+            ..Draft::default()
+        };
+        let new = draft.body().expect("a well-formed form");
+        assert_eq!(new.kind, ProviderKind::OpenAi);
+        assert_eq!(new.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(new.price_input, Some(1.5));
+        assert_eq!(new.price_output, None);
+        assert_eq!(new.batch_discount, Some(0.4));
+        assert_eq!(new.capacity, None);
+    }
+
+    #[test]
+    fn a_kind_not_offered_and_words_for_numbers_are_refused_at_their_names() {
+        let draft = Draft {
+            kind: "carrier-pigeon".into(),
+            price_output: "cheap".into(),
+            capacity: "2.5".into(),
+            ..Draft::default()
+        };
+        let error = draft.body().expect_err("refused");
+        let fields: Vec<String> = error
+            .issues
+            .iter()
+            .map(|issue| format!("{:?}", issue.loc.last()))
+            .collect();
+        for name in ["kind", "price_output", "capacity"] {
+            assert!(
+                fields.iter().any(|f| f.contains(name)),
+                "{name}: {fields:?}"
+            );
+        }
+    }
+}

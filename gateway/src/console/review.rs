@@ -1,0 +1,401 @@
+//! The review page: a chapter's passages side by side, source and
+//! translation, with their status, score and signals; a person corrects a
+//! passage or validates it there. Reading and changing passages are the
+//! session routes' functions (`crate::routes::passages`), with the same
+//! tenancy (another account's book is 404) and the same judgement of an
+//! edit (the pipeline's checks, the memory service's versions).
+
+use super::guard::Person;
+use super::page::{self, Chrome, render_with};
+use super::text::texts;
+use crate::error::ApiResult;
+use crate::routes::passages::{self, ChapterRead, PassageChange, PassageView};
+use crate::state::AppState;
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use dragoman_model::entities::request;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use serde::Deserialize;
+
+/// The review page and its two forms.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/review/{project_id}/{chapter_id}", get(show))
+        .route(
+            "/review/{project_id}/{chapter_id}/{passage_id}/edit",
+            post(edit),
+        )
+        .route(
+            "/review/{project_id}/{chapter_id}/{passage_id}/validate",
+            post(validate),
+        )
+}
+
+texts! {
+    /// The words of the review page.
+    ReviewText {
+        title: "Review: " / "Relecture : ",
+        chapter: "Chapter" / "Chapitre",
+        only_flagged: "Only flagged passages" / "Seulement les passages signalés",
+        all: "All passages" / "Tous les passages",
+        filter_label: "Passages shown" / "Passages affichés",
+        flagged_help: "Flagged: a passage with signals, or scored below the book's review threshold." / "Signalé : un passage avec des signaux, ou noté sous le seuil de relecture du livre.",
+        threshold: "Review threshold" / "Seuil de relecture",
+        passage: "Passage" / "Passage",
+        source: "Source" / "Source",
+        translation: "Translation" / "Traduction",
+        untranslated: "Not translated yet." / "Pas encore traduit.",
+        status: "Status" / "Statut",
+        score: "Score" / "Note",
+        no_score: "Not scored" / "Non noté",
+        signals: "Signals" / "Signaux",
+        no_signal: "None" / "Aucun",
+        by_person: "Written by a person" / "Écrit par une personne",
+        validated: "Validated by a person" / "Validé par une personne",
+        yes: "Yes" / "Oui",
+        no: "No" / "Non",
+        translation_of: "Translation of passage" / "Traduction du passage",
+        save: "Save" / "Enregistrer",
+        validate: "Validate" / "Valider",
+        none_flagged: "No passage of this chapter is flagged." / "Aucun passage de ce chapitre n'est signalé.",
+        empty: "This chapter has no passage." / "Ce chapitre n'a aucun passage.",
+        shown: "passages shown of" / "passages affichés sur",
+    }
+}
+
+/// One signal as the page shows it: its code and what it says.
+struct SignalRow {
+    code: &'static str,
+    message: String,
+}
+
+/// One passage as the page shows it.
+struct Row {
+    id: String,
+    position: i32,
+    source: String,
+    translation: Option<String>,
+    status: &'static str,
+    score: Option<i32>,
+    signals: Vec<SignalRow>,
+    human: bool,
+    validated: bool,
+    version: String,
+    /// What the textarea holds: the translation, or the text a refused
+    /// edit came back with.
+    draft: String,
+    errors: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "console/review.html")]
+struct ReviewPage {
+    chrome: Chrome,
+    t: &'static ReviewText,
+    chrome_csrf: String,
+    base: String,
+    flagged: bool,
+    source_language: String,
+    target_language: String,
+    threshold: Option<i32>,
+    total: usize,
+    rows: Vec<Row>,
+}
+
+/// A refused change, shown at its passage with the text it came with.
+struct Refusal {
+    passage_id: String,
+    errors: Vec<String>,
+    draft: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct Filter {
+    flagged: Option<String>,
+}
+
+fn wants_flagged(raw: Option<&str>) -> bool {
+    matches!(raw, Some("1" | "true" | "on"))
+}
+
+/// The score under which the book's passages are checked: what intake
+/// settled for the book's latest request (none before any request).
+async fn review_below(state: &AppState, book_id: &str) -> ApiResult<Option<i32>> {
+    let latest = request::Entity::find()
+        .filter(request::Column::ProjectId.eq(book_id))
+        .order_by_desc(request::Column::CreatedAt)
+        .one(&state.db)
+        .await?;
+    Ok(latest.and_then(|r| r.options.review_below))
+}
+
+/// Whether a passage needs a person's eyes: it has signals, or it scored
+/// below the review threshold.
+fn is_flagged(p: &PassageView, threshold: Option<i32>) -> bool {
+    !p.signals.is_empty() || matches!((p.score, threshold), (Some(s), Some(t)) if s < t)
+}
+
+fn chapter_title(read: &ChapterRead, t: &ReviewText) -> String {
+    let chapter = &read.chapter;
+    [&chapter.title, &chapter.label]
+        .into_iter()
+        .flatten()
+        .find(|s| !s.trim().is_empty())
+        .cloned()
+        .unwrap_or_else(|| {
+            let number = chapter.number.unwrap_or(chapter.position);
+            format!("{} {number}", t.chapter)
+        })
+}
+
+fn row(p: PassageView, refusal: Option<&Refusal>) -> Row {
+    let refused = refusal.filter(|r| r.passage_id == p.id);
+    let draft = refused
+        .and_then(|r| r.draft.clone())
+        .or_else(|| p.translation.clone())
+        .unwrap_or_default();
+    Row {
+        signals: p
+            .signals
+            .iter()
+            .map(|s| SignalRow {
+                code: s.code.as_str(),
+                message: s.message.clone(),
+            })
+            .collect(),
+        errors: refused.map(|r| r.errors.clone()).unwrap_or_default(),
+        id: p.id,
+        position: p.position,
+        source: p.source,
+        translation: p.translation,
+        status: p.status.as_str(),
+        score: p.score,
+        human: p.human,
+        validated: p.validated,
+        version: p.version,
+        draft,
+    }
+}
+
+/// The page of a chapter, or the error page of the reason it cannot be
+/// shown.
+async fn review_page(
+    state: &AppState,
+    person: &Person,
+    project_id: &str,
+    chapter_id: &str,
+    flagged: bool,
+    refusal: Option<Refusal>,
+    status: StatusCode,
+) -> Response {
+    let read = match passages::read_chapter(state, &person.user, project_id, chapter_id).await {
+        Ok(read) => read,
+        Err(e) => return page::failed(person.lang, &e),
+    };
+    let threshold = match review_below(state, &read.book.id).await {
+        Ok(threshold) => threshold,
+        Err(e) => return page::failed(person.lang, &e),
+    };
+    let t = ReviewText::of(person.lang);
+    let title = format!("{}{}", t.title, chapter_title(&read, t));
+    let total = read.passages.len();
+    let rows = read
+        .passages
+        .into_iter()
+        .map(PassageView::from)
+        // A refused passage stays in view whatever the filter.
+        .filter(|p| {
+            !flagged
+                || is_flagged(p, threshold)
+                || refusal.as_ref().is_some_and(|r| r.passage_id == p.id)
+        })
+        .map(|p| row(p, refusal.as_ref()))
+        .collect();
+    let page = ReviewPage {
+        chrome: Chrome::of(person, &title),
+        t,
+        chrome_csrf: person.csrf.clone(),
+        base: format!("/review/{}/{}", read.book.id, read.chapter.id),
+        flagged,
+        source_language: read.book.source_language,
+        target_language: read.book.target_language,
+        threshold,
+        total,
+        rows,
+    };
+    render_with(status, &page)
+}
+
+/// `GET /review/{project_id}/{chapter_id}`: `?flagged=1` shows only the
+/// flagged passages.
+pub async fn show(
+    State(state): State<AppState>,
+    person: Person,
+    Path((project_id, chapter_id)): Path<(String, String)>,
+    Query(filter): Query<Filter>,
+) -> Response {
+    let flagged = wants_flagged(filter.flagged.as_deref());
+    review_page(
+        &state,
+        &person,
+        &project_id,
+        &chapter_id,
+        flagged,
+        None,
+        StatusCode::OK,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct EditForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    translation: String,
+    #[serde(default)]
+    flagged: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct ValidateForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    flagged: Option<String>,
+}
+
+/// Applies a change; done, back to the page at the passage; refused, the
+/// page again with the reason at the passage.
+async fn apply(
+    state: &AppState,
+    person: &Person,
+    ids: (String, String, String),
+    change: PassageChange,
+    flagged: bool,
+) -> Response {
+    let (project_id, chapter_id, passage_id) = ids;
+    let draft = change.translation.clone();
+    match passages::change_passage(state, &person.user, &project_id, &passage_id, change).await {
+        Ok(view) => {
+            let filter = if flagged { "?flagged=1" } else { "" };
+            let to = format!(
+                "/review/{project_id}/{}{filter}#passage-{}",
+                view.chapter_id, view.id
+            );
+            Redirect::to(&to).into_response()
+        }
+        Err(error) => {
+            let refusal = Refusal {
+                passage_id,
+                errors: page::said(person.lang, &error),
+                draft,
+            };
+            let status = error.status();
+            review_page(
+                state,
+                person,
+                &project_id,
+                &chapter_id,
+                flagged,
+                Some(refusal),
+                status,
+            )
+            .await
+        }
+    }
+}
+
+/// `POST /review/{project_id}/{chapter_id}/{passage_id}/edit`: a person's
+/// translation of the passage.
+pub async fn edit(
+    State(state): State<AppState>,
+    person: Person,
+    Path(ids): Path<(String, String, String)>,
+    Form(form): Form<EditForm>,
+) -> Response {
+    if let Err(refused) = person.check(&form.csrf) {
+        return refused;
+    }
+    let change = PassageChange {
+        version: form.version,
+        translation: Some(form.translation),
+        validated: None,
+    };
+    let flagged = wants_flagged(form.flagged.as_deref());
+    apply(&state, &person, ids, change, flagged).await
+}
+
+/// `POST /review/{project_id}/{chapter_id}/{passage_id}/validate`: the
+/// person approves the passage as it stands.
+pub async fn validate(
+    State(state): State<AppState>,
+    person: Person,
+    Path(ids): Path<(String, String, String)>,
+    Form(form): Form<ValidateForm>,
+) -> Response {
+    if let Err(refused) = person.check(&form.csrf) {
+        return refused;
+    }
+    let change = PassageChange {
+        version: form.version,
+        translation: None,
+        validated: Some(true),
+    };
+    let flagged = wants_flagged(form.flagged.as_deref());
+    apply(&state, &person, ids, change, flagged).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dragoman_model::quality::Signal;
+    use dragoman_model::vocab::{PassageStatus, SignalCode};
+
+    fn view(score: Option<i32>, signals: Vec<Signal>) -> PassageView {
+        PassageView {
+            id: "p".into(),
+            chapter_id: "c".into(),
+            position: 1,
+            source: "Hello.".into(),
+            translation: Some("Bonjour.".into()),
+            status: PassageStatus::Ok,
+            score,
+            signals,
+            human: false,
+            validated: false,
+            version: "v".into(),
+        }
+    }
+
+    #[test]
+    fn a_passage_is_flagged_by_a_signal_or_a_low_score() {
+        assert!(!is_flagged(&view(Some(90), Vec::new()), Some(70)));
+        assert!(is_flagged(&view(Some(69), Vec::new()), Some(70)));
+        assert!(!is_flagged(&view(Some(70), Vec::new()), Some(70)));
+        // Without a threshold, only signals flag a passage.
+        assert!(!is_flagged(&view(Some(10), Vec::new()), None));
+        let signal = Signal {
+            code: SignalCode::Punctuation,
+            count: 1,
+            message: "final punctuation lost".into(),
+            penalty: 2,
+        };
+        assert!(is_flagged(&view(Some(98), vec![signal]), Some(70)));
+    }
+
+    #[test]
+    fn the_filter_is_asked_for_with_one() {
+        assert!(wants_flagged(Some("1")));
+        assert!(!wants_flagged(Some("0")));
+        assert!(!wants_flagged(None));
+    }
+}

@@ -1,0 +1,568 @@
+"""The web console driven in headless Chromium as a person uses it.
+
+Elements are found only by what a person sees, in English: a field by the
+text of its label, a link by its text, a button by its text. The scenario:
+sign in as an administrator, create an API token and read its secret once,
+send an EPUB, follow it to completed, open a chapter's review, download the
+translated EPUB, switch to French and back. Every page visited is checked
+with axe-core (injected from the given axe.min.js): a violation of impact
+serious or critical fails the run. A PNG of every page is kept, named by
+step, in the screenshots folder.
+
+Usage: console_browser.py BASE_URL USERNAME PASSWORD EPUB AXE_JS SCREENSHOTS
+
+Exits 0 when every step and every page check passed; otherwise prints what
+failed and exits 1.
+"""
+
+import base64
+import json
+import os
+import sys
+import time
+import traceback
+from urllib.parse import urlparse
+
+from selenium import webdriver
+from selenium.common.exceptions import (
+    NoSuchElementException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+CHROMIUM = os.environ.get("DRAGOMAN_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("DRAGOMAN_CHROMEDRIVER", "/usr/bin/chromedriver")
+
+# How long the translation of the small EPUB may take to reach an end.
+COMPLETION_TIMEOUT = 240
+# The statuses a request page shows at the end of a successful translation.
+COMPLETED = ("Completed", "Completed with residuals")
+# The statuses at which waiting any longer is pointless.
+ENDED_BADLY = ("Failed", "Cancelled")
+# axe impacts that fail the run.
+BLOCKING_IMPACTS = ("serious", "critical")
+
+
+class StepFailed(Exception):
+    """A check a person would notice failed."""
+
+
+def xpath_literal(text):
+    """`text` as an XPath string literal, whatever quotes it holds."""
+    if "'" not in text:
+        return f"'{text}'"
+    if '"' not in text:
+        return f'"{text}"'
+    parts = text.split("'")
+    return "concat(" + ", \"'\", ".join(f"'{p}'" for p in parts) + ")"
+
+
+class Console:
+    """The browser on the console, with the ways a person finds things."""
+
+    def __init__(self, base, axe_source, screenshots):
+        self.base = base.rstrip("/")
+        self.axe_source = axe_source
+        self.screenshots = screenshots
+        self.failures = []
+        self.passed = []
+        self.shots = 0
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for argument in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--disable-gpu",
+            "--window-size=1280,1000",
+            "--lang=en-US",
+        ):
+            options.add_argument(argument)
+        options.add_experimental_option("prefs", {"intl.accept_languages": "en-US,en"})
+        self.driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+        self.driver.set_page_load_timeout(60)
+        self.driver.set_script_timeout(120)
+
+    # --- finding things as a person does -------------------------------
+
+    def field(self, label):
+        """The form control whose label reads `label`."""
+        labels = self.driver.find_elements(
+            By.XPATH, f"//label[normalize-space()={xpath_literal(label)}]"
+        )
+        if not labels:
+            raise StepFailed(f"no field labelled {label!r} on {self.path()}")
+        found = labels[0]
+        target = found.get_attribute("for")
+        if target:
+            controls = self.driver.find_elements(By.ID, target)
+            if not controls:
+                raise StepFailed(
+                    f"the label {label!r} on {self.path()} is for #{target}, which does not exist"
+                )
+            return controls[0]
+        inside = found.find_elements(By.XPATH, ".//input|.//select|.//textarea")
+        if not inside:
+            raise StepFailed(f"the label {label!r} on {self.path()} names no control")
+        return inside[0]
+
+    def link(self, text):
+        """The first link reading `text`."""
+        links = self.driver.find_elements(
+            By.XPATH, f"//a[normalize-space()={xpath_literal(text)}]"
+        )
+        if not links:
+            raise StepFailed(f"no link {text!r} on {self.path()}")
+        return links[0]
+
+    def button(self, text):
+        """The first button reading `text`."""
+        literal = xpath_literal(text)
+        buttons = self.driver.find_elements(
+            By.XPATH,
+            f"//button[normalize-space()={literal}]"
+            f"|//input[(@type='submit' or @type='button') and @value={literal}]",
+        )
+        if not buttons:
+            raise StepFailed(f"no button {text!r} on {self.path()}")
+        return buttons[0]
+
+    def heading(self):
+        found = self.driver.find_elements(By.TAG_NAME, "h1")
+        return found[0].text.strip() if found else ""
+
+    def path(self):
+        parsed = urlparse(self.driver.current_url)
+        return parsed.path + (f"?{parsed.query}" if parsed.query else "")
+
+    def open(self, path):
+        self.driver.get(self.base + path)
+
+    def follow(self, text):
+        """Clicks the link `text` and waits for the next page."""
+        self.click_and_wait(self.link(text))
+
+    def press(self, text):
+        """Clicks the button `text` and waits for the next page."""
+        self.click_and_wait(self.button(text))
+
+    def click_and_wait(self, element):
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        element.click()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                old.tag_name
+            except StaleElementReferenceException:
+                break
+            time.sleep(0.1)
+        else:
+            raise StepFailed(f"clicking on {self.path()} led to no new page")
+        self.wait_loaded()
+
+    def wait_loaded(self):
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if self.driver.execute_script("return document.readyState") == "complete":
+                    return
+            except WebDriverException:
+                pass
+            time.sleep(0.1)
+        raise StepFailed(f"{self.path()} did not finish loading")
+
+    def text(self):
+        return self.driver.find_element(By.TAG_NAME, "body").text
+
+    # --- what is kept and checked on every page --------------------------
+
+    def screenshot(self, name):
+        self.shots += 1
+        file = os.path.join(self.screenshots, f"{self.shots:02d}-{name}.png")
+        try:
+            shot = self.driver.execute_cdp_cmd(
+                "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}
+            )
+            with open(file, "wb") as out:
+                out.write(base64.b64decode(shot["data"]))
+        except WebDriverException:
+            self.driver.save_screenshot(file)
+        return file
+
+    def check_page(self, name):
+        """Screenshot, then axe-core on the page as it stands."""
+        self.screenshot(name)
+        if not self.driver.execute_script("return typeof window.axe === 'object'"):
+            self.driver.execute_script(self.axe_source)
+        result = self.driver.execute_async_script(
+            """
+            const done = arguments[arguments.length - 1];
+            axe.run(document, { resultTypes: ["violations"] })
+              .then((r) => done({ violations: r.violations.map((v) => ({
+                  id: v.id, impact: v.impact, help: v.help,
+                  nodes: v.nodes.map((n) => ({ target: n.target, summary: n.failureSummary })),
+              })) }))
+              .catch((e) => done({ error: String(e) }));
+            """
+        )
+        if "error" in result:
+            self.fail(f"axe on {name} ({self.path()})", f"axe did not run: {result['error']}")
+            return
+        blocking = [v for v in result["violations"] if v["impact"] in BLOCKING_IMPACTS]
+        if not blocking:
+            self.passed.append(f"axe on {name} ({self.path()})")
+            return
+        lines = []
+        for violation in blocking:
+            lines.append(f"[{violation['impact']}] {violation['id']}: {violation['help']}")
+            for node in violation["nodes"][:10]:
+                summary = (node["summary"] or "").replace("\n", " ")
+                lines.append(f"    at {node['target']}: {summary}")
+        self.fail(f"axe on {name} ({self.path()})", "\n".join(lines))
+
+    # --- bookkeeping -------------------------------------------------------
+
+    def fail(self, step, why):
+        self.failures.append((step, why))
+        print(f"FAIL {step}: {why}", flush=True)
+
+    def step(self, name, action):
+        """Runs `action`; a failure is recorded (with a screenshot) and the
+        step answers False so that steps depending on it are skipped."""
+        print(f"... {name}", flush=True)
+        try:
+            action()
+        except StepFailed as failure:
+            self.fail(name, str(failure))
+        except Exception:  # noqa: BLE001 - any error fails the step, with its trace
+            self.fail(name, traceback.format_exc())
+        else:
+            self.passed.append(name)
+            print(f"PASS {name}", flush=True)
+            return True
+        try:
+            self.screenshot(f"failed-{name.replace(' ', '-')}")
+        except WebDriverException:
+            pass
+        return False
+
+    def skip(self, name, because):
+        self.fail(name, f"not run: {because}")
+
+
+class Scenario:
+    """The person's visit, step by step; what a step learns is kept here."""
+
+    def __init__(self, console, username, password, epub):
+        self.c = console
+        self.username = username
+        self.password = password
+        self.epub = epub
+        self.request_path = None
+
+    def sign_in(self):
+        c = self.c
+        c.open("/")
+        c.wait_loaded()
+        if not c.path().startswith("/login"):
+            raise StepFailed(f"/ without a session showed {c.path()}, not the sign-in page")
+        c.check_page("sign-in")
+        c.field("Username").send_keys(self.username)
+        c.field("Password").send_keys(self.password)
+        c.press("Sign in")
+        if c.path().startswith("/login"):
+            raise StepFailed(f"still on the sign-in page after signing in: {c.text()[:500]}")
+        # An administrator of a fresh installation starts with the
+        # setting-up checklist.
+        if c.heading() != "Administration":
+            raise StepFailed(f"after signing in the page is {c.heading()!r}, not 'Administration'")
+        if not c.driver.find_elements(By.XPATH, "//h2[normalize-space()='Getting started']"):
+            raise StepFailed("the administration page has no 'Getting started' checklist")
+        c.check_page("first-sign-in")
+        c.follow("Books")
+        if c.heading() != "Your books":
+            raise StepFailed(f"'Books' led to {c.heading()!r}, not 'Your books'")
+        c.check_page("books")
+
+    def create_token(self):
+        c = self.c
+        c.follow("API tokens")
+        if c.heading() != "API tokens":
+            raise StepFailed(f"'API tokens' led to {c.heading()!r}")
+        c.check_page("tokens")
+        c.field("Name").send_keys("browser")
+        scopes = c.driver.find_elements(
+            By.XPATH, "//fieldset[legend[normalize-space()='Scopes']]"
+        )
+        if not scopes:
+            raise StepFailed("no fieldset 'Scopes' on /tokens")
+        scope = c.field("content:write")
+        if scope.get_attribute("type") != "checkbox":
+            raise StepFailed("'content:write' is not a checkbox")
+        if not scope.is_selected():
+            scope.click()
+        Select(c.field("Expires")).select_by_visible_text("Never")
+        c.press("Create token")
+        secrets = c.driver.find_elements(By.ID, "token-secret")
+        if not secrets or not secrets[0].text.strip():
+            raise StepFailed(f"no secret in #token-secret after 'Create token': {c.text()[:800]}")
+        secret = secrets[0].text.strip()
+        if "Copy it now: it is shown only once." not in c.text():
+            raise StepFailed("the sentence 'Copy it now: it is shown only once.' is missing")
+        if not c.driver.find_elements(By.XPATH, "//h2[normalize-space()='Your new token']"):
+            raise StepFailed("no heading 'Your new token'")
+        c.check_page("token-created")
+        c.open("/tokens")
+        c.wait_loaded()
+        if c.driver.find_elements(By.ID, "token-secret") or secret in c.driver.page_source:
+            raise StepFailed("the secret is shown again after reloading /tokens")
+        if not c.driver.find_elements(By.XPATH, "//td[normalize-space()='browser']"):
+            raise StepFailed("the token 'browser' is not in the table of tokens")
+
+    def send_book(self):
+        c = self.c
+        c.follow("Send a book")
+        if c.heading() != "Send a book":
+            raise StepFailed(f"'Send a book' led to {c.heading()!r}")
+        c.check_page("send")
+        c.field("Files").send_keys(os.path.abspath(self.epub))
+        target = c.field("Target language")
+        if target.tag_name == "select":
+            choice = Select(target)
+            french = [
+                o for o in choice.options
+                if (o.get_attribute("value") or "").lower().startswith("fr")
+            ]
+            if not french:
+                raise StepFailed("the 'Target language' list offers no French")
+            choice.select_by_value(french[0].get_attribute("value"))
+        else:
+            target.clear()
+            target.send_keys("fr")
+        c.press("Send")
+        if not c.path().startswith("/requests/"):
+            raise StepFailed(f"'Send' led to {c.path()}: {c.text()[:800]}")
+        self.request_path = c.path().split("?")[0]
+        c.check_page("request")
+
+    def status(self):
+        found = self.c.driver.find_elements(By.CSS_SELECTOR, "[data-field=status]")
+        if not found:
+            return None
+        try:
+            return found[0].text.strip()
+        except StaleElementReferenceException:
+            return None
+
+    def wait_completed(self):
+        c = self.c
+        deadline = time.time() + COMPLETION_TIMEOUT
+        seen = []
+        last_reload = time.time()
+        while time.time() < deadline:
+            shown = self.status()
+            if shown and (not seen or seen[-1] != shown):
+                seen.append(shown)
+            if shown in COMPLETED:
+                break
+            if shown in ENDED_BADLY:
+                raise StepFailed(f"the request ended {shown!r}: {c.text()[:1500]}")
+            # The page refreshes itself; a person would still reload now and then.
+            if time.time() - last_reload > 30:
+                c.driver.refresh()
+                c.wait_loaded()
+                last_reload = time.time()
+            time.sleep(1)
+        else:
+            raise StepFailed(
+                f"the status did not reach Completed within {COMPLETION_TIMEOUT} s "
+                f"(statuses seen: {seen}); page: {c.text()[:800]}"
+            )
+        print(f"    statuses seen: {seen}", flush=True)
+        # The end of the run reloads the page; take the final one.
+        time.sleep(2)
+        c.open(self.request_path)
+        c.wait_loaded()
+        if self.status() not in COMPLETED:
+            raise StepFailed(f"after reloading, the status shows {self.status()!r}")
+        for heading in ("Downloads", "Chapters", "Report"):
+            if not c.driver.find_elements(
+                By.XPATH, f"//h2[normalize-space()={xpath_literal(heading)}]"
+            ):
+                raise StepFailed(f"the request page has no heading {heading!r}")
+        c.check_page("request-completed")
+
+    def book_listed(self):
+        c = self.c
+        c.follow("Books")
+        if c.heading() != "Your books":
+            raise StepFailed(f"'Books' led to {c.heading()!r}")
+        links = c.driver.find_elements(
+            By.XPATH, f"//a[@href={xpath_literal(self.request_path)}]"
+        )
+        if not links:
+            raise StepFailed(f"no link to {self.request_path} on the books page")
+        for column in ("Book", "Status", "Stage", "Progress", "Sent"):
+            if not c.driver.find_elements(
+                By.XPATH, f"//th[@scope='col'][normalize-space()={xpath_literal(column)}]"
+            ):
+                raise StepFailed(f"the books page has no column {column!r}")
+        c.check_page("books-with-book")
+        c.click_and_wait(links[0])
+        if c.path().split("?")[0] != self.request_path:
+            raise StepFailed(f"the book's link led to {c.path()}")
+
+    def download_epub(self):
+        c = self.c
+        c.open(self.request_path)
+        c.wait_loaded()
+        href = c.link("EPUB").get_attribute("href")
+        answer = c.driver.execute_async_script(
+            """
+            const [url, done] = [arguments[0], arguments[arguments.length - 1]];
+            fetch(url, { credentials: "same-origin" })
+              .then(async (r) => {
+                const bytes = new Uint8Array(await r.arrayBuffer());
+                done({ status: r.status, length: bytes.length,
+                       head: Array.from(bytes.slice(0, 4)),
+                       type: r.headers.get("content-type"),
+                       disposition: r.headers.get("content-disposition") });
+              })
+              .catch((e) => done({ error: String(e) }));
+            """,
+            href,
+        )
+        if "error" in answer:
+            raise StepFailed(f"fetching {href} failed: {answer['error']}")
+        print(f"    EPUB download: {json.dumps(answer)}", flush=True)
+        if answer["status"] != 200:
+            raise StepFailed(f"{href} answered {answer['status']}")
+        if bytes(answer["head"][:2]) != b"PK":
+            raise StepFailed(f"{href} is not a ZIP (starts with {answer['head']})")
+        if answer["length"] <= 1024:
+            raise StepFailed(f"{href} is only {answer['length']} bytes")
+        if "attachment" not in (answer["disposition"] or ""):
+            raise StepFailed(f"{href} is not answered as an attachment: {answer['disposition']!r}")
+
+    def review(self):
+        c = self.c
+        c.open(self.request_path)
+        c.wait_loaded()
+        c.follow("Review")
+        if not c.path().startswith("/review/"):
+            raise StepFailed(f"'Review' led to {c.path()}")
+        if not c.heading().startswith("Review: "):
+            raise StepFailed(f"the review page's title is {c.heading()!r}")
+        labels = c.driver.find_elements(
+            By.XPATH, "//label[starts-with(normalize-space(), 'Translation of passage ')]"
+        )
+        if not labels:
+            raise StepFailed(f"no passage ('Translation of passage N') on the review page: {c.text()[:800]}")
+        first = c.field(labels[0].text.strip())
+        if not (first.get_attribute("value") or "").strip():
+            raise StepFailed(f"{labels[0].text.strip()!r} is empty")
+        for label in ("Save", "Validate"):
+            c.button(label)
+        print(f"    {len(labels)} passages shown", flush=True)
+        c.check_page("review")
+
+    def account(self):
+        c = self.c
+        c.follow("Account")
+        if self.username not in c.text():
+            raise StepFailed("the account page does not show the username")
+        c.check_page("account")
+
+    def administration(self):
+        c = self.c
+        c.follow("Administration")
+        if c.heading() != "Administration":
+            raise StepFailed(f"'Administration' led to {c.heading()!r}")
+        if not c.driver.find_elements(By.XPATH, "//h2[normalize-space()='Getting started']"):
+            raise StepFailed("no heading 'Getting started' on /admin")
+        for name in ("Users", "Providers", "Settings"):
+            c.link(name)
+        c.check_page("administration")
+
+    def settings(self):
+        c = self.c
+        c.open("/admin")
+        c.wait_loaded()
+        c.follow("Settings")
+        if c.heading() != "Settings":
+            raise StepFailed(f"'Settings' led to {c.heading()!r}")
+        for section in ("Mail", "Exports", "Library", "Memory", "Webhooks"):
+            if not c.driver.find_elements(
+                By.XPATH, f"//h2[normalize-space()={xpath_literal(section)}]"
+            ):
+                raise StepFailed(f"the settings page has no section {section!r}")
+        c.button("Save")
+        c.check_page("settings")
+
+    def languages(self):
+        c = self.c
+        c.open("/")
+        c.wait_loaded()
+        c.follow("Français")
+        lang = c.driver.find_element(By.TAG_NAME, "html").get_attribute("lang")
+        if lang != "fr":
+            raise StepFailed(f"after 'Français' the page is <html lang={lang!r}>")
+        nav = c.driver.find_elements(By.XPATH, "//nav//a[normalize-space()='Livres']")
+        if not nav:
+            raise StepFailed("after 'Français' no nav link 'Livres'")
+        c.check_page("books-french")
+        c.follow("English")
+        lang = c.driver.find_element(By.TAG_NAME, "html").get_attribute("lang")
+        if lang != "en":
+            raise StepFailed(f"after 'English' the page is <html lang={lang!r}>")
+        c.link("Books")
+
+
+def main(argv):
+    if len(argv) != 7:
+        print(__doc__, file=sys.stderr)
+        return 2
+    base, username, password, epub, axe_js, screenshots = argv[1:]
+    os.makedirs(screenshots, exist_ok=True)
+    with open(axe_js, encoding="utf-8") as source:
+        axe_source = source.read()
+    console = Console(base, axe_source, screenshots)
+    try:
+        s = Scenario(console, username, password, epub)
+        if console.step("sign in", s.sign_in):
+            console.step("create a token", s.create_token)
+            if console.step("send a book", s.send_book):
+                if console.step("wait until completed", s.wait_completed):
+                    console.step("find the book on the books page", s.book_listed)
+                    console.step("download the EPUB", s.download_epub)
+                    console.step("review a chapter", s.review)
+                else:
+                    for name in ("download the EPUB", "review a chapter"):
+                        console.skip(name, "the book did not complete")
+            else:
+                for name in ("wait until completed", "download the EPUB", "review a chapter"):
+                    console.skip(name, "the book was not sent")
+            console.step("account", s.account)
+            console.step("administration", s.administration)
+            console.step("settings", s.settings)
+            console.step("French and back", s.languages)
+        else:
+            console.skip("everything after signing in", "signing in failed")
+    finally:
+        console.driver.quit()
+    print(f"\nscreenshots: {os.path.abspath(screenshots)}")
+    print(f"passed ({len(console.passed)}): {', '.join(console.passed)}")
+    if console.failures:
+        print(f"FAILED ({len(console.failures)}):")
+        for step, why in console.failures:
+            print(f"- {step}: {why}")
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
