@@ -214,13 +214,21 @@ async fn a_token_is_shown_once_and_revoked_on_its_page(backend: Backend) {
         "{}",
         created.text
     );
-    let secret = between(&created.text, r#"<code id="token-secret" class="secret">"#, "</code>")
-        .unwrap_or_else(|| panic!("no secret shown: {}", created.text))
-        .to_owned();
+    let secret = between(
+        &created.text,
+        r#"<code id="token-secret" class="secret">"#,
+        "</code>",
+    )
+    .unwrap_or_else(|| panic!("no secret shown: {}", created.text))
+    .to_owned();
     assert!(secret.starts_with("dragoman_"), "{secret}");
-    let webhook = between(&created.text, r#"<code id="webhook-secret" class="secret">"#, "</code>")
-        .unwrap_or_else(|| panic!("no webhook secret shown: {}", created.text))
-        .to_owned();
+    let webhook = between(
+        &created.text,
+        r#"<code id="webhook-secret" class="secret">"#,
+        "</code>",
+    )
+    .unwrap_or_else(|| panic!("no webhook secret shown: {}", created.text))
+    .to_owned();
     assert!(webhook.len() >= 32, "{webhook}");
 
     // The list shows the token, never its secrets again.
