@@ -452,10 +452,8 @@ pub async fn provider(config: &Config, command: ProviderCommand) -> Result<(), E
                 dragoman_pipeline::providers::set_batch_discount(&db, &name, batch_discount)
                     .await
                     .map_err(Error::Provider)?;
-            println!(
-                "provider {}: batch discount {}",
-                changed.id, changed.batch_discount
-            );
+            let id = changed.provider.map(|p| p.id).unwrap_or_default();
+            println!("provider {id}: batch discount {}", changed.batch_discount);
         }
         ProviderCommand::List => {
             for p in dragoman_pipeline::providers::list_admin(&db)

@@ -40,3 +40,29 @@ pub struct NewProvider {
     #[serde(default)]
     pub fallback: Option<String>,
 }
+
+/// An administrator's changes to an existing provider (the body of the
+/// edit route): only the fields given change; its name, kind and fallback
+/// stay. The pipeline checks the provider they make by the rules of a new
+/// one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderChanges {
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Empty for the kind's default (every kind but `openai` has one).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub price_input: Option<f64>,
+    #[serde(default)]
+    pub price_output: Option<f64>,
+    #[serde(default)]
+    pub price_cached_input: Option<f64>,
+    #[serde(default)]
+    pub capacity: Option<i64>,
+    #[serde(default)]
+    pub batch_discount: Option<f64>,
+}

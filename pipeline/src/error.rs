@@ -13,6 +13,9 @@ pub enum PipelineError {
     AdminRequired,
     #[error("unknown provider")]
     UnknownProvider,
+    /// A provider named by its id (an edit) that does not exist.
+    #[error("no such provider")]
+    ProviderNotFound,
     #[error("invalid provider")]
     Invalid(Vec<Issue>),
     #[error("database: {0}")]
@@ -63,6 +66,7 @@ impl From<PipelineError> for ServiceError {
             }
             PipelineError::BatchNotUnknown => ServiceError::new(ErrorCode::Conflict, message),
             PipelineError::JobNotFound => ServiceError::new(ErrorCode::NotFound, message),
+            PipelineError::ProviderNotFound => ServiceError::new(ErrorCode::NotFound, message),
         }
     }
 }

@@ -5,7 +5,7 @@
 use crate::error::PipelineError;
 use crate::llm::default_base_url;
 use dragoman_model::entities::{provider, series};
-use dragoman_model::provider_input::NewProvider;
+use dragoman_model::provider_input::{NewProvider, ProviderChanges};
 use dragoman_model::vocab::{Issue, IssueContext, IssueKind, ProviderKind};
 use dragoman_model::{clock, ids};
 use dragoman_model::{fallback, provider_default};
@@ -160,19 +160,88 @@ pub async fn set_batch_discount(
     db: &impl ConnectionTrait,
     name: &str,
     discount: f64,
-) -> Result<provider::Model, PipelineError> {
-    if !valid_batch_discount(discount) {
-        return Err(PipelineError::Invalid(vec![batch_discount_issue()]));
-    }
+) -> Result<ProviderAdmin, PipelineError> {
     let found = provider::Entity::find()
         .filter(provider::Column::Name.eq(name))
         .one(db)
         .await?
         .ok_or(PipelineError::UnknownProvider)?;
+    let changes = ProviderChanges {
+        batch_discount: Some(discount),
+        ..ProviderChanges::default()
+    };
+    update(db, &found.id, changes).await
+}
+
+/// The provider `row` becomes with `changes`, described as a new one so
+/// that the rules of a new provider check it.
+fn edited(row: &provider::Model, changes: ProviderChanges) -> NewProvider {
+    NewProvider {
+        name: row.name.clone(),
+        kind: row.kind,
+        model: changes.model.unwrap_or_else(|| row.model.clone()),
+        base_url: changes.base_url.unwrap_or_else(|| row.base_url.clone()),
+        api_key_env: changes
+            .api_key_env
+            .unwrap_or_else(|| row.api_key_env.clone()),
+        price_input: changes.price_input.or(row.price_input),
+        price_output: changes.price_output.or(row.price_output),
+        price_cached_input: changes.price_cached_input.or(row.price_cached_input),
+        capacity: Some(changes.capacity.unwrap_or(i64::from(row.capacity))),
+        batch_discount: Some(changes.batch_discount.unwrap_or(row.batch_discount)),
+        fallback: None,
+    }
+}
+
+/// Changes the fields `changes` gives of provider `id`, checked by the
+/// rules of a new provider; its name, kind and fallback stay. Answers it as
+/// administrators see it.
+pub async fn update(
+    db: &impl ConnectionTrait,
+    id: &str,
+    changes: ProviderChanges,
+) -> Result<ProviderAdmin, PipelineError> {
+    let found = provider::Entity::find_by_id(id.to_owned())
+        .one(db)
+        .await?
+        .ok_or(PipelineError::ProviderNotFound)?;
+    let input = edited(&found, changes);
+    let issues = input.check();
+    if !issues.is_empty() {
+        return Err(PipelineError::Invalid(issues));
+    }
+    // Within 1 to 10 000 once checked.
+    let capacity = input
+        .capacity
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or(found.capacity);
     let mut row: provider::ActiveModel = found.into();
-    row.batch_discount = Set(discount);
+    row.model = Set(input.model);
+    row.base_url = Set(stored_base_url(input.kind, input.base_url));
+    row.api_key_env = Set(input.api_key_env);
+    row.price_input = Set(input.price_input);
+    row.price_output = Set(input.price_output);
+    row.price_cached_input = Set(input.price_cached_input);
+    row.capacity = Set(capacity);
+    row.batch_discount = Set(input
+        .batch_discount
+        .unwrap_or(provider::DEFAULT_BATCH_DISCOUNT));
     row.updated_at = Set(clock::now());
-    Ok(row.update(db).await?)
+    row.update(db).await?;
+    list_admin(db)
+        .await?
+        .into_iter()
+        .find(|p| p.provider.as_ref().is_some_and(|p| p.id == id))
+        .ok_or(PipelineError::ProviderNotFound)
+}
+
+/// The base URL stored for a provider of `kind`: a blank one is the kind's
+/// default, so that what runs is what the row says.
+fn stored_base_url(kind: ProviderKind, base_url: String) -> String {
+    match default_base_url(kind) {
+        Some(default) if base_url.trim().is_empty() => default.to_owned(),
+        _ => base_url,
+    }
 }
 
 /// The rules of a provider, checked here once.
@@ -264,10 +333,7 @@ pub async fn add(
         return Err(PipelineError::ProviderExists);
     }
     let now = clock::now();
-    let base_url = match default_base_url(input.kind) {
-        Some(default) if input.base_url.trim().is_empty() => default.to_owned(),
-        _ => input.base_url,
-    };
+    let base_url = stored_base_url(input.kind, input.base_url);
     let created = provider::ActiveModel {
         id: Set(ids::new_id()),
         name: Set(input.name),
@@ -478,6 +544,62 @@ mod tests {
         assert!(matches!(
             set_batch_discount(&db, "nobody", 0.2).await,
             Err(PipelineError::UnknownProvider)
+        ));
+    }
+
+    #[tokio::test]
+    async fn an_update_changes_only_the_fields_given_by_the_rules_of_a_new_provider() {
+        let db = database().await;
+        let mut p = provider(ProviderKind::CodexChatgpt);
+        p.base_url = String::new();
+        let added = add(&db, p).await.expect("added");
+        let id = added.provider.map(|p| p.id).expect("its id");
+        let before = provider::Entity::find_by_id(id.clone())
+            .one(&db)
+            .await
+            .expect("select")
+            .expect("stored");
+        let changes = ProviderChanges {
+            price_input: Some(0.7),
+            batch_discount: Some(0.25),
+            ..ProviderChanges::default()
+        };
+        let changed = update(&db, &id, changes).await.expect("updated");
+        assert_eq!(changed.price_input, Some(0.7));
+        assert_eq!(changed.batch_discount, 0.25);
+        assert_eq!(changed.capacity, 4);
+        assert_eq!(changed.provider.map(|p| p.model), Some("m".to_owned()));
+
+        let refused = ProviderChanges {
+            model: Some("other".into()),
+            capacity: Some(0),
+            batch_discount: Some(1.5),
+            ..ProviderChanges::default()
+        };
+        match update(&db, &id, refused).await {
+            Err(PipelineError::Invalid(issues)) => {
+                let fields: Vec<String> = issues.iter().map(|i| i.loc[1].to_string()).collect();
+                assert_eq!(fields, ["capacity", "batch_discount"]);
+            }
+            other => panic!("expected issues, got {other:?}"),
+        }
+        let blank = ProviderChanges {
+            base_url: Some(String::new()),
+            ..ProviderChanges::default()
+        };
+        update(&db, &id, blank).await.expect("a blank address");
+        let after = provider::Entity::find_by_id(id.clone())
+            .one(&db)
+            .await
+            .expect("select")
+            .expect("stored");
+        assert_eq!(after.model, "m");
+        assert_eq!(after.base_url, "https://chatgpt.com/backend-api");
+        assert_eq!(after.price_input, Some(0.7));
+        assert!(after.updated_at >= before.updated_at);
+        assert!(matches!(
+            update(&db, "nobody", ProviderChanges::default()).await,
+            Err(PipelineError::ProviderNotFound)
         ));
     }
 

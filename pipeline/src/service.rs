@@ -71,6 +71,20 @@ impl dragoman_proto::Pipeline for PipelineService {
         Ok(Response::new(added))
     }
 
+    async fn update_provider(
+        &self,
+        request: Request<UpdateProviderRequest>,
+    ) -> Result<Response<ProviderAdmin>, Status> {
+        let who = self.credential.principal(&request)?;
+        if !who.admin {
+            return Err(PipelineError::AdminRequired.into());
+        }
+        let (id, changes) = dragoman_proto::wire::provider_changes(request.into_inner());
+        let updated = providers::update(&self.db, &id, changes).await?;
+        tracing::info!(account = %who.account_id, provider = %id, "provider updated");
+        Ok(Response::new(updated))
+    }
+
     async fn set_default_provider(
         &self,
         request: Request<SetDefaultProviderRequest>,

@@ -104,6 +104,7 @@ remote_service!(RemotePipeline, PipelineClient, crate::Pipeline, crate::v1::pipe
     list_providers(ListProvidersRequest) -> ProviderList;
     list_providers_admin(ListProvidersRequest) -> ListProvidersAdminResponse;
     add_provider(AddProviderRequest) -> ProviderAdmin;
+    update_provider(UpdateProviderRequest) -> ProviderAdmin;
     set_default_provider(SetDefaultProviderRequest) -> ListProvidersAdminResponse;
     assess_edit(AssessEditRequest) -> EditAssessment;
     reconcile_batch(ReconcileBatchRequest) -> ReconcileBatchResponse;

@@ -13,7 +13,7 @@ use dragoman_model::analysis::{
 use dragoman_model::payload::{
     ChapterIn, OutputOptions, PipelineOptions, SeriesRef, TranslationPayload, VolumeRef,
 };
-use dragoman_model::provider_input::NewProvider;
+use dragoman_model::provider_input::{NewProvider, ProviderChanges};
 use dragoman_model::upload::UploadedFile;
 use dragoman_model::vocab;
 
@@ -267,13 +267,46 @@ pub fn add_provider(new: &NewProvider) -> v1::AddProviderRequest {
         price_input: new.price_input,
         price_output: new.price_output,
         price_cached_input: new.price_cached_input,
-        // Saturated, so a huge value is still refused as out of range.
-        capacity: new
-            .capacity
-            .map(|c| i32::try_from(c).unwrap_or(if c < 0 { i32::MIN } else { i32::MAX })),
+        capacity: new.capacity.map(capacity_of),
         fallback: new.fallback.clone(),
         batch_discount: new.batch_discount,
     }
+}
+
+/// Saturated, so a huge capacity is still refused as out of range.
+fn capacity_of(capacity: i64) -> i32 {
+    i32::try_from(capacity).unwrap_or(if capacity < 0 { i32::MIN } else { i32::MAX })
+}
+
+/// An administrator's changes to provider `provider_id` as an
+/// `UpdateProvider` message.
+pub fn update_provider(provider_id: &str, changes: &ProviderChanges) -> v1::UpdateProviderRequest {
+    v1::UpdateProviderRequest {
+        provider_id: provider_id.to_owned(),
+        model: changes.model.clone(),
+        base_url: changes.base_url.clone(),
+        api_key_env: changes.api_key_env.clone(),
+        price_input: changes.price_input,
+        price_output: changes.price_output,
+        price_cached_input: changes.price_cached_input,
+        capacity: changes.capacity.map(capacity_of),
+        batch_discount: changes.batch_discount,
+    }
+}
+
+/// The provider and the changes an `UpdateProvider` message names.
+pub fn provider_changes(message: v1::UpdateProviderRequest) -> (String, ProviderChanges) {
+    let changes = ProviderChanges {
+        model: message.model,
+        base_url: message.base_url,
+        api_key_env: message.api_key_env,
+        price_input: message.price_input,
+        price_output: message.price_output,
+        price_cached_input: message.price_cached_input,
+        capacity: message.capacity.map(i64::from),
+        batch_discount: message.batch_discount,
+    };
+    (message.provider_id, changes)
 }
 
 /// The provider an `AddProvider` message describes.

@@ -60,7 +60,6 @@ texts! {
         submit: "Import" / "Importer",
         nothing_sent: "Choose a file or paste the terms." / "Choisissez un fichier ou collez les termes.",
         name_needed: "Name the new glossary, or choose one of yours." / "Nommez le nouveau glossaire, ou choisissez l'un des vôtres.",
-        dry_run_new: "A dry run compares the file with a glossary you have: choose one, or import without a dry run to create the new glossary." / "Un essai à blanc compare le fichier à l'un de vos glossaires : choisissez-en un, ou importez sans essai à blanc pour créer le nouveau glossaire.",
         too_large: "The file is larger than 2 MB." / "Le fichier dépasse 2 Mo.",
         preview: "Preview" / "Aperçu",
         preview_note: "Dry run: nothing was stored." / "Essai à blanc : rien n'a été enregistré.",
@@ -353,32 +352,35 @@ pub async fn import(
     };
     let caller = person.caller();
     let (glossary_id, into) = if kept.glossary_id.is_empty() {
-        if kept.dry_run {
-            return say(kept, t.dry_run_new, StatusCode::UNPROCESSABLE_ENTITY).await;
-        }
         if kept.name.is_empty() {
             kept.name = name_from_file(&filename);
         }
         if kept.name.is_empty() {
             return say(kept, t.name_needed, StatusCode::UNPROCESSABLE_ENTITY).await;
         }
-        let new = NewGlossary {
-            name: kept.name.clone(),
-            description: None,
-            source_language: None,
-            target_language: None,
-        };
-        match glossaries::create(&state, &caller, new).await {
-            // Should the import be refused, the new glossary stays,
-            // chosen in the form for the corrected file.
-            Ok(created) => {
-                kept.glossary_id = created.id.clone();
-                (created.id, created.name)
-            }
-            Err(error) => {
-                let status = error.status();
-                let errors = page::said(person.lang, &error);
-                return glossaries_page(&state, &person, kept, None, errors, status).await;
+        if kept.dry_run {
+            // The memory previews the file as a new glossary's first
+            // import: nothing is made before the person imports for real.
+            (String::new(), kept.name.clone())
+        } else {
+            let new = NewGlossary {
+                name: kept.name.clone(),
+                description: None,
+                source_language: None,
+                target_language: None,
+            };
+            match glossaries::create(&state, &caller, new).await {
+                // Should the import be refused, the new glossary stays,
+                // chosen in the form for the corrected file.
+                Ok(created) => {
+                    kept.glossary_id = created.id.clone();
+                    (created.id, created.name)
+                }
+                Err(error) => {
+                    let status = error.status();
+                    let errors = page::said(person.lang, &error);
+                    return glossaries_page(&state, &person, kept, None, errors, status).await;
+                }
             }
         }
     } else {

@@ -7,7 +7,7 @@ use super::{Caller, Needs, from_wire};
 use crate::auth::session::SessionUser;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use dragoman_model::provider_input::NewProvider;
+use dragoman_model::provider_input::{NewProvider, ProviderChanges};
 use dragoman_model::vocab::Scope;
 use dragoman_proto::v1::{
     ListProvidersRequest, Provider, ProviderAdmin, SetDefaultProviderRequest,
@@ -68,6 +68,27 @@ pub async fn admin_add(
         .await?
         .into_inner();
     admin_view(&added)
+}
+
+/// Changes the fields `changes` gives of provider `id`; answers the
+/// provider as the administrator's list shows it.
+pub async fn update(
+    state: &AppState,
+    user: &SessionUser,
+    id: &str,
+    changes: &ProviderChanges,
+) -> ApiResult<ProviderAdminView> {
+    user.require_admin()?;
+    // The rules are those of a new provider, the pipeline's, checked there
+    // once.
+    let request = wire::update_provider(id, changes);
+    let updated = state
+        .pipeline
+        .handle
+        .update_provider(state.call(&user.principal(), request))
+        .await?
+        .into_inner();
+    admin_view(&updated)
 }
 
 /// A provider of spec 2.10.

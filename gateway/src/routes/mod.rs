@@ -187,6 +187,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/providers/default", put(providers::admin_set_default))
         .route(
+            "/providers/{id}",
+            axum::routing::patch(providers::admin_update),
+        )
+        .route(
             "/projects/{project_id}/budget",
             get(book_budget::get_budget).put(book_budget::put_budget),
         )

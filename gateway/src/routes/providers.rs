@@ -1,6 +1,6 @@
 //! Provider routes: the automation listing (spec 4.6) and the
-//! administrator's session routes that list and register providers and
-//! choose the installation's default, over
+//! administrator's session routes that list, register and edit providers
+//! and choose the installation's default, over
 //! [`operations::providers`](crate::operations::providers).
 
 use crate::auth::bearer::TokenCaller;
@@ -12,10 +12,10 @@ use crate::operations::Caller;
 use crate::operations::providers::{self, ProviderAdminView, ProviderView};
 use crate::state::AppState;
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use dragoman_model::provider_input::NewProvider;
+use dragoman_model::provider_input::{NewProvider, ProviderChanges};
 
 refusals!(
     /// Listing providers refuses only what every operation may.
@@ -70,4 +70,15 @@ pub async fn admin_set_default(
 ) -> ApiResult<Json<Vec<ProviderAdminView>>> {
     let listed = providers::set_default(&state, &user, body).await?;
     Ok(Json(listed))
+}
+
+/// `PATCH /api/providers/{id}`: the fields given change.
+pub async fn admin_update(
+    State(state): State<AppState>,
+    user: SessionUser,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<ProviderChanges>,
+) -> ApiResult<Json<ProviderAdminView>> {
+    let updated = providers::update(&state, &user, &id, &body).await?;
+    Ok(Json(updated))
 }

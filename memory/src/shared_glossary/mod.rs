@@ -338,10 +338,13 @@ fn new_term(glossary_id: &str, fields: &TermFields, key: &str, now: i64) -> term
 
 /// Imports a file into the glossary and answers the report (spec 4.7).
 ///
-/// A dry run writes nothing and reports invalid rows. Otherwise invalid
-/// rows refuse the whole file ([`MemoryError::ImportRefused`], carrying the
-/// report) unless `skip_invalid` leaves them out; the terms are written in
-/// one transaction. Imported terms are a person's (`origin = human`).
+/// A dry run writes nothing and reports invalid rows; a dry run with no
+/// glossary id previews the file as the first import of a new glossary
+/// (one without languages or terms), so a person sees what a file gives
+/// before a glossary is made for it. Otherwise invalid rows refuse the
+/// whole file ([`MemoryError::ImportRefused`], carrying the report) unless
+/// `skip_invalid` leaves them out; the terms are written in one
+/// transaction. Imported terms are a person's (`origin = human`).
 pub async fn import(
     db: &DatabaseConnection,
     account_id: &str,
@@ -349,6 +352,21 @@ pub async fn import(
     content: &[u8],
     options: &ImportOptions,
 ) -> MemoryResult<ImportReport> {
+    if glossary_id.is_empty() && options.dry_run {
+        let new = glossary::Model {
+            id: String::new(),
+            account_id: account_id.to_owned(),
+            name: String::new(),
+            description: String::new(),
+            source_language: None,
+            target_language: None,
+            created_at: 0,
+            updated_at: 0,
+        };
+        let prepared = import::prepare(content, options, &new)?;
+        let plan = import::plan(&prepared, &[], options.strategy);
+        return Ok(import::report(&prepared, &plan, options.strategy, false));
+    }
     let glossary = tenancy::glossary(db, Acting::account(account_id), glossary_id).await?;
     let prepared = import::prepare(content, options, &glossary)?;
     let refused = !prepared.errors.is_empty() && !options.skip_invalid;

@@ -733,6 +733,24 @@ async fn a_malformed_csv_row_is_reported_with_its_line() {
 }
 
 #[tokio::test]
+async fn a_dry_run_without_a_glossary_previews_a_new_one_and_stores_nothing() {
+    let fx = Fixture::new().await;
+    let file = "cat,chat\nbroken\ndog,chien\n";
+    let preview = import_text(&fx, "", file, &dry("f.csv"))
+        .await
+        .expect("previewed");
+    // Every valid row is new; the broken one is reported.
+    assert_eq!(counts(&preview), [2, 2, 0, 0, 0, 0, 0, 1]);
+    assert_eq!(error_lines(&preview), vec![2]);
+    assert!(list(&fx.db, &fx.account).await.expect("list").is_empty());
+    // Without a dry run there is no glossary to import into.
+    let missing = import_text(&fx, "", file, &options(ImportStrategy::Skip, "f.csv"))
+        .await
+        .expect_err("no glossary");
+    assert_eq!(refusal(missing).code, ErrorCode::GlossaryNotFound);
+}
+
+#[tokio::test]
 async fn dry_runs_and_refused_imports_write_nothing() {
     let fx = Fixture::new().await;
     let glossary = new_glossary(&fx, "Careful", None).await;

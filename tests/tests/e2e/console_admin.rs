@@ -2,11 +2,13 @@
 //! uses them (a client keeping its cookies, forms posted with their CSRF
 //! field): a token created on `/tokens` shows its secret on that answer
 //! only, opens the API until it is revoked there; only administrators
-//! reach `/admin`, where they create users and add providers; a form
+//! reach `/admin`, where they create users, add and edit providers; a form
 //! posted without its CSRF field is refused and changes nothing.
 
 use dragoman_e2e::console::csrf_of;
-use dragoman_e2e::{Account, Answer, Backend, Installation, Server, bearer_get, on_both_backends};
+use dragoman_e2e::{
+    Account, Answer, Backend, Installation, Server, Session, bearer_get, on_both_backends,
+};
 use reqwest::redirect::Policy;
 use std::time::Duration;
 
@@ -497,6 +499,71 @@ async fn administrators_create_users_and_add_providers(backend: Backend) {
     let row = row_of(&listed.text, "Local");
     assert!(!row.contains("<td>Default</td>"), "{row}");
     assert!(row.contains("Make default"), "{row}");
+
+    // An edit of Local, its form filled with what it is: the input price
+    // and the batch discount change, read back from the session routes.
+    let local_id = between(row, r#"name="provider_id" value=""#, "\"")
+        .unwrap_or_else(|| panic!("no Make default button: {row}"))
+        .to_owned();
+    assert!(row.contains("Edit Local"), "{row}");
+    assert!(
+        row.contains(r#"id="price_input-"#) && row.contains(r#"value="1.5""#),
+        "the edit form is filled: {row}"
+    );
+    let edit_path = format!("/admin/providers/{local_id}");
+    let edit = |price: &'static str, discount: &'static str| {
+        vec![
+            ("model", "local-model"),
+            ("base_url", ""),
+            ("api_key_env", "LOCAL_KEY"),
+            ("price_input", price),
+            ("price_output", "3"),
+            ("capacity", "8"),
+            ("batch_discount", discount),
+        ]
+    };
+    let forged = admin_browser.post(&edit_path, &edit("9", "0.1")).await;
+    assert_eq!(forged.status, 403, "{}", forged.text);
+    let mut fields = vec![("csrf", csrf.as_str())];
+    fields.extend(edit("0.7", "0.25"));
+    let saved = admin_browser.post(&edit_path, &fields).await;
+    assert_eq!(saved.status, 303, "{}", saved.text);
+    let listed = admin_browser.get(location(&saved)).await;
+    assert!(
+        listed.text.contains("The provider was changed."),
+        "{}",
+        listed.text
+    );
+    let session = Session::login(&server, &admin).await;
+    let providers = session.get("/api/providers").await.expect(200);
+    let local = providers
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["name"] == "Local"))
+        .unwrap_or_else(|| panic!("no Local in {providers}"));
+    assert_eq!(local["price_input"], 0.7, "{local}");
+    assert_eq!(local["batch_discount"], 0.25, "{local}");
+    assert_eq!(local["price_output"], 3.0, "{local}");
+    assert_eq!(local["model"], "local-model", "{local}");
+    // A discount of the whole price and more is refused: the reason, the
+    // values typed kept, nothing changed.
+    let mut fields = vec![("csrf", csrf.as_str())];
+    fields.extend(edit("0.9", "1.5"));
+    let refused = admin_browser.post(&edit_path, &fields).await;
+    assert_eq!(refused.status, 422, "{}", refused.text);
+    let row = row_of(&refused.text, "Local");
+    assert!(row.contains("<details open>"), "{row}");
+    assert!(row.contains(r#"role="alert""#), "{row}");
+    assert!(row.contains("batch_discount: "), "{row}");
+    assert!(row.contains(r#"value="1.5""#), "{row}");
+    assert!(row.contains(r#"value="0.9""#), "{row}");
+    let providers = session.get("/api/providers").await.expect(200);
+    let local = providers
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["name"] == "Local"))
+        .unwrap_or_else(|| panic!("no Local in {providers}"));
+    assert_eq!(local["batch_discount"], 0.25, "{local}");
+    assert_eq!(local["price_input"], 0.7, "{local}");
+
     let home = admin_browser.get("/admin").await;
     for key in ["provider", "default_provider"] {
         let item = between(&home.text, &format!(r#"data-item="{key}""#), "</tr>").expect("item");

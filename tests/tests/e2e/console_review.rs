@@ -353,14 +353,21 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
     );
     assert!(preview.text.contains("<td>Admiral</td>") && preview.text.contains("<td>amiral</td>"));
     assert_eq!(glossaries(&api).await[0]["term_count"], 2, "nothing stored");
-    // Into a glossary that does not exist yet, a dry run creates nothing.
-    let refused = browser
+    // Into a glossary that does not exist yet, a dry run previews the
+    // file as its first import and creates nothing.
+    let fresh = browser
         .post_multipart(
             "/glossaries/import",
             import_form(&csrf, "", "Not yet", more, true),
         )
         .await;
-    assert_eq!(refused.status, 422, "{}", refused.text);
+    assert_eq!(fresh.status, 200, "{}", fresh.text);
+    assert!(
+        fresh.text.contains("Dry run: nothing was stored."),
+        "{}",
+        fresh.text
+    );
+    assert!(fresh.text.contains("<td>Admiral</td>"), "{}", fresh.text);
     assert_eq!(glossaries(&api).await.len(), 1);
     // Without the token, no import.
     let forged = browser

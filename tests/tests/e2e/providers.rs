@@ -3,12 +3,20 @@
 //! address, the name of its key variable or the key; the administrator
 //! routes refuse other accounts and refuse a second provider of one name; the
 //! installation's default provider is the lone one, else the one an
-//! administrator chose.
+//! administrator chose; an administrator edits a provider's fields by the
+//! rules of a new one.
 
-use dragoman_e2e::{Backend, Installation, Server, Session, bearer_get, on_both_backends};
+use dragoman_e2e::{
+    Answer, Backend, Installation, Server, Session, bearer_get, on_both_backends, send,
+};
+use reqwest::Method;
 use serde_json::{Value, json};
 
-on_both_backends!(listing_hides_addresses_and_keys, administrator_routes);
+on_both_backends!(
+    listing_hides_addresses_and_keys,
+    administrator_routes,
+    an_administrator_edits_a_provider
+);
 
 const KEY_VARIABLE: &str = "E2E_PROVIDER_KEY_VARIABLE";
 const KEY_VALUE: &str = "sk-e2e-0123456789abcdefSECRET";
@@ -303,4 +311,75 @@ async fn administrator_routes(backend: Backend) {
         .await
         .expect(200);
     assert_eq!(listed[0]["id"], created["id"], "{listed}");
+}
+
+/// `PATCH /api/providers/{id}` with `body`.
+async fn patch(session: &Session, id: &str, body: &Value) -> Answer {
+    send(
+        session
+            .request(Method::PATCH, &format!("/api/providers/{id}"))
+            .json(body),
+    )
+    .await
+}
+
+async fn an_administrator_edits_a_provider(backend: Backend) {
+    let server = Server::builder(Installation::new(backend).await)
+        .start()
+        .await;
+    let admin = server.create_user("provider-editor", true).await;
+    let user = server.create_user("provider-member", false).await;
+    let admin_session = Session::login(&server, &admin).await;
+    let user_session = Session::login(&server, &user).await;
+    let added = admin_session
+        .post(
+            "/api/providers",
+            &json!({
+                "name": "Editable", "kind": "openai", "model": "sim-1",
+                "base_url": BASE_URL, "api_key_env": KEY_VARIABLE, "capacity": 2,
+                "price_input": 1.0, "price_output": 2.0
+            }),
+        )
+        .await
+        .expect(201);
+    let id = added["id"].as_str().expect("an id").to_owned();
+
+    let answer = patch(
+        &admin_session,
+        &id,
+        &json!({"price_input": 0.5, "batch_discount": 0.2, "model": "sim-2"}),
+    )
+    .await;
+    let changed = answer.expect(200);
+    assert_eq!(changed["id"], id.as_str(), "{changed}");
+    assert_eq!(changed["price_input"], 0.5, "{changed}");
+    assert_eq!(changed["batch_discount"], 0.2, "{changed}");
+    assert_eq!(changed["model"], "sim-2", "{changed}");
+    // What was not given stays.
+    assert_eq!(changed["price_output"], 2.0, "{changed}");
+    assert_eq!(changed["capacity"], 2, "{changed}");
+    assert_eq!(changed["api_key_env"], KEY_VARIABLE, "{changed}");
+    assert!(!answer.text.contains(BASE_URL), "{}", answer.text);
+    let list = admin_session.get("/api/providers").await.expect(200);
+    assert_eq!(list[0], changed, "the list shows the change");
+
+    let answer = patch(&admin_session, &id, &json!({"batch_discount": 1.5})).await;
+    let detail = answer.expect_error(422, "invalid_payload", "a discount out of range");
+    assert!(
+        detail["issues"].as_array().is_some_and(|issues| issues
+            .iter()
+            .any(|i| i["loc"] == json!(["body", "batch_discount"]))),
+        "{}",
+        answer.text
+    );
+    let answer = patch(&admin_session, &id, &json!({"name": "Renamed"})).await;
+    answer.expect_error(422, "invalid_payload", "a name is not editable");
+    patch(&admin_session, "no-such-provider", &json!({"capacity": 3}))
+        .await
+        .expect_error(404, "not_found", "an unknown provider");
+    patch(&user_session, &id, &json!({"capacity": 3}))
+        .await
+        .expect_error(403, "admin_required", "an edit by a member");
+    let list = admin_session.get("/api/providers").await.expect(200);
+    assert_eq!(list[0], changed, "refused edits change nothing");
 }

@@ -1,6 +1,6 @@
 //! The installation's providers (`/admin/providers`, administrators only):
-//! the list with prices, capacity and batch discount, a new provider, the
-//! default one. The pipeline owns providers and checks their rules
+//! the list with prices, capacity and batch discount, a new provider, a
+//! provider's edit, the default one. The pipeline owns providers and checks their rules
 //! (`crate::operations::providers`); the page only reads its form.
 
 use crate::console::guard::Person;
@@ -12,11 +12,11 @@ use crate::operations::providers::{self as rules, DefaultProvider, ProviderAdmin
 use crate::state::AppState;
 use crate::validate::Checks;
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
-use dragoman_model::provider_input::NewProvider;
+use dragoman_model::provider_input::{NewProvider, ProviderChanges};
 use dragoman_model::vocab::ProviderKind;
 use serde::Deserialize;
 
@@ -25,6 +25,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/admin/providers", get(list).post(add))
         .route("/admin/providers/default", post(make_default))
+        .route("/admin/providers/{id}", post(edit))
 }
 
 texts! {
@@ -63,6 +64,11 @@ texts! {
         submit: "Add provider" / "Ajouter le fournisseur",
         added: "The provider was added." / "Le fournisseur a été ajouté.",
         defaulted: "The default provider was changed." / "Le fournisseur par défaut a été changé.",
+        edit: "Edit" / "Modifier",
+        edit_base_url_help: "Empty keeps the current address." / "Vide garde l'adresse actuelle.",
+        edit_number_help: "Empty keeps the current value." / "Vide garde la valeur actuelle.",
+        save: "Save" / "Enregistrer",
+        updated: "The provider was changed." / "Le fournisseur a été modifié.",
     }
 }
 
@@ -78,6 +84,10 @@ struct Row {
     batch_discount: String,
     capacity: i32,
     default: bool,
+    /// The values of its edit form.
+    edit: EditDraft,
+    /// The reasons its edit was refused (its form is then open).
+    edit_errors: Vec<String>,
 }
 
 impl Row {
@@ -94,8 +104,80 @@ impl Row {
             batch_discount: view.batch_discount.to_string(),
             capacity: view.capacity,
             default: view.default,
+            edit: EditDraft::of(view),
+            edit_errors: Vec::new(),
         }
     }
+}
+
+/// The values of a provider's edit form, as typed: kept when it is
+/// refused. The address is never shown (listings never carry one): left
+/// empty, it stays.
+#[derive(Debug, Default, Deserialize)]
+pub struct EditDraft {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    base_url: String,
+    #[serde(default)]
+    api_key_env: String,
+    #[serde(default)]
+    price_input: String,
+    #[serde(default)]
+    price_output: String,
+    #[serde(default)]
+    batch_discount: String,
+    #[serde(default)]
+    capacity: String,
+}
+
+impl EditDraft {
+    /// The form filled with the provider as it is.
+    fn of(view: &ProviderAdminView) -> EditDraft {
+        let text = |p: Option<f64>| p.map(|p| p.to_string()).unwrap_or_default();
+        EditDraft {
+            csrf: String::new(),
+            model: view.model.clone(),
+            base_url: String::new(),
+            api_key_env: view.api_key_env.clone(),
+            price_input: text(view.price_input),
+            price_output: text(view.price_output),
+            batch_discount: view.batch_discount.to_string(),
+            capacity: view.capacity.to_string(),
+        }
+    }
+
+    /// The changes described, or the issues of fields that are not numbers.
+    /// An empty number or address changes nothing; the rules on the values
+    /// are the pipeline's.
+    fn changes(&self) -> Result<ProviderChanges, ApiError> {
+        let mut checks = Checks::new();
+        let price_input = number::<f64>(&mut checks, "price_input", &self.price_input);
+        let price_output = number::<f64>(&mut checks, "price_output", &self.price_output);
+        let batch_discount = number::<f64>(&mut checks, "batch_discount", &self.batch_discount);
+        let capacity = number::<i64>(&mut checks, "capacity", &self.capacity);
+        checks.finish()?;
+        let base_url = self.base_url.trim();
+        Ok(ProviderChanges {
+            model: Some(self.model.clone()),
+            base_url: (!base_url.is_empty()).then(|| base_url.to_owned()),
+            api_key_env: Some(self.api_key_env.trim().to_owned()),
+            price_input,
+            price_output,
+            price_cached_input: None,
+            capacity,
+            batch_discount,
+        })
+    }
+}
+
+/// A refused edit of one provider, shown again in its form.
+struct Refused {
+    id: String,
+    draft: EditDraft,
+    errors: Vec<String>,
 }
 
 /// A kind of the form's select.
@@ -185,6 +267,7 @@ async fn providers_page(
     notice: Option<&'static str>,
     errors: Vec<String>,
     draft: Draft,
+    refused: Option<Refused>,
 ) -> Result<ProvidersPage, ApiError> {
     let t = ProvidersText::of(person.lang);
     let listed = rules::admin_list(state, &person.user).await?;
@@ -201,10 +284,22 @@ async fn providers_page(
         chrome_csrf: person.csrf.clone(),
         notice,
         errors,
-        rows: listed.iter().map(|p| Row::of(t, p)).collect(),
+        rows: rows(t, &listed, refused),
         kinds,
         draft,
     })
+}
+
+/// The list's rows, the refused edit's form with its values and reasons.
+fn rows(t: &ProvidersText, listed: &[ProviderAdminView], refused: Option<Refused>) -> Vec<Row> {
+    let mut rows: Vec<Row> = listed.iter().map(|p| Row::of(t, p)).collect();
+    if let Some(refused) = refused
+        && let Some(row) = rows.iter_mut().find(|row| row.id == refused.id)
+    {
+        row.edit = refused.draft;
+        row.edit_errors = refused.errors;
+    }
+    rows
 }
 
 #[derive(Deserialize)]
@@ -225,9 +320,10 @@ pub async fn list(
     let notice = match q.done.as_deref() {
         Some("added") => Some(t.added),
         Some("default") => Some(t.defaulted),
+        Some("updated") => Some(t.updated),
         _ => None,
     };
-    match providers_page(&state, &person, notice, Vec::new(), Draft::default()).await {
+    match providers_page(&state, &person, notice, Vec::new(), Draft::default(), None).await {
         Ok(page) => render(&page),
         Err(e) => page::failed(person.lang, &e),
     }
@@ -254,7 +350,50 @@ pub async fn add(
         Ok(_) => Redirect::to("/admin/providers?done=added").into_response(),
         Err(error) => {
             let errors = page::said(person.lang, &error);
-            match providers_page(&state, &person, None, errors, draft).await {
+            match providers_page(&state, &person, None, errors, draft, None).await {
+                Ok(page) => render_with(error.status(), &page),
+                Err(e) => page::failed(person.lang, &e),
+            }
+        }
+    }
+}
+
+/// `POST /admin/providers/{id}`: the list with the provider changed, or
+/// its form again with the reasons of the refusal and the values typed.
+pub async fn edit(
+    State(state): State<AppState>,
+    person: Person,
+    Path(id): Path<String>,
+    Form(draft): Form<EditDraft>,
+) -> Response {
+    if let Err(refused) = person.check(&draft.csrf) {
+        return refused;
+    }
+    if let Err(refused) = person.require_admin() {
+        return refused;
+    }
+    let updated = match draft.changes() {
+        Ok(changes) => rules::update(&state, &person.user, &id, &changes).await,
+        Err(e) => Err(e),
+    };
+    match updated {
+        Ok(_) => Redirect::to("/admin/providers?done=updated").into_response(),
+        Err(error) => {
+            let refused = Refused {
+                id,
+                draft,
+                errors: page::said(person.lang, &error),
+            };
+            let shown = providers_page(
+                &state,
+                &person,
+                None,
+                Vec::new(),
+                Draft::default(),
+                Some(refused),
+            )
+            .await;
+            match shown {
                 Ok(page) => render_with(error.status(), &page),
                 Err(e) => page::failed(person.lang, &e),
             }
@@ -314,6 +453,31 @@ mod tests {
         assert_eq!(new.price_output, None);
         assert_eq!(new.batch_discount, Some(0.4));
         assert_eq!(new.capacity, None);
+    }
+
+    #[test]
+    fn an_edit_changes_what_it_names_and_leaves_an_empty_address_alone() {
+        let draft = EditDraft {
+            model: "m2".into(),
+            base_url: "  ".into(),
+            api_key_env: " KEY ".into(),
+            price_input: "0.7".into(),
+            batch_discount: "0.25".into(),
+            ..EditDraft::default()
+        };
+        let changes = draft.changes().expect("a well-formed form");
+        assert_eq!(changes.model.as_deref(), Some("m2"));
+        assert_eq!(changes.base_url, None);
+        assert_eq!(changes.api_key_env.as_deref(), Some("KEY"));
+        assert_eq!(changes.price_input, Some(0.7));
+        assert_eq!(changes.price_output, None);
+        assert_eq!(changes.batch_discount, Some(0.25));
+        assert_eq!(changes.capacity, None);
+        let words = EditDraft {
+            capacity: "many".into(),
+            ..EditDraft::default()
+        };
+        assert!(words.changes().is_err());
     }
 
     #[test]
