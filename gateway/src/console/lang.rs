@@ -3,7 +3,7 @@
 
 use crate::messages::Lang;
 use axum::extract::{Path, Query};
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use serde::Deserialize;
@@ -65,17 +65,10 @@ pub fn here(uri: &axum::http::Uri) -> String {
         .unwrap_or_else(|| "/".to_owned())
 }
 
-/// Whether the browser asked for HTML (a page) rather than data.
-pub fn wants_html(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/html"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::header;
 
     #[test]
     fn only_paths_of_this_site_are_followed() {
