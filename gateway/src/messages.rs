@@ -313,20 +313,25 @@ pub fn issue_message(kind: IssueKind, lang: Lang, ctx: Option<&IssueContext>) ->
                 format!("At most {max} characters."),
             )
         }
-        IssueKind::OutOfRange => match (get("min"), get("max")) {
-            (Some(min), Some(max)) => (
+        // `expected` states a range the bounds alone cannot (an open end).
+        IssueKind::OutOfRange => match (get("expected"), get("min"), get("max")) {
+            (Some(expected), _, _) => (
+                format!("Valeur hors de l'intervalle permis : {expected}."),
+                format!("Value outside the allowed range: {expected}."),
+            ),
+            (None, Some(min), Some(max)) => (
                 format!("Valeur hors de l'intervalle {min} à {max}."),
                 format!("Value outside the range {min} to {max}."),
             ),
-            (Some(min), None) => (
+            (None, Some(min), None) => (
                 format!("La valeur doit être au moins {min}."),
                 format!("The value must be at least {min}."),
             ),
-            (None, Some(max)) => (
+            (None, None, Some(max)) => (
                 format!("La valeur doit être au plus {max}."),
                 format!("The value must be at most {max}."),
             ),
-            (None, None) => (
+            (None, None, None) => (
                 "Valeur hors de l'intervalle permis.".to_owned(),
                 "Value outside the allowed range.".to_owned(),
             ),
@@ -438,6 +443,11 @@ mod tests {
         assert_eq!(
             issue_message(IssueKind::OutOfRange, Lang::En, Some(&ctx)),
             "The value must be at least 0."
+        );
+        let ctx = IssueContext::new().min(0).expected("0 <= x < 1");
+        assert_eq!(
+            issue_message(IssueKind::OutOfRange, Lang::En, Some(&ctx)),
+            "Value outside the allowed range: 0 <= x < 1."
         );
         for kind in IssueKind::ALL {
             let fr = issue_message(*kind, Lang::Fr, None);

@@ -147,11 +147,8 @@ pub fn valid_batch_discount(discount: f64) -> bool {
 }
 
 fn batch_discount_issue() -> Issue {
-    Issue::at("body", "batch_discount", IssueKind::OutOfRange).with_ctx(
-        IssueContext::new()
-            .min(0)
-            .expected("at least 0 and below 1"),
-    )
+    Issue::at("body", "batch_discount", IssueKind::OutOfRange)
+        .with_ctx(IssueContext::new().min(0).expected("0 <= x < 1"))
 }
 
 /// Sets the batch discount of the provider named `name`; answers it as

@@ -4,7 +4,9 @@ Elements are found only by what a person sees, in English: a field by the
 text of its label, a link by its text, a button by its text. The scenario:
 sign in as an administrator, create an API token and read its secret once,
 send an EPUB, follow it to completed, open a chapter's review, download the
-translated EPUB, switch to French and back. Every page visited is checked
+translated EPUB, import a shared glossary (after a dry run) and attach it
+to the book's series, create a user, have a provider's edit refused, switch
+to French and back. Every page visited is checked
 with axe-core (injected from the given axe.min.js): a violation of impact
 serious or critical fails the run. A PNG of every page is kept, named by
 step, in the screenshots folder.
@@ -44,6 +46,11 @@ COMPLETED = ("Completed", "Completed with residuals")
 ENDED_BADLY = ("Failed", "Cancelled")
 # axe impacts that fail the run.
 BLOCKING_IMPACTS = ("serious", "critical")
+# The series the book is sent into, and the shared glossary attached to it.
+SERIES = "Browser saga"
+GLOSSARY = "Browser terms"
+# A user the administrator creates.
+NEW_USER = ("browser-reviewer", "a long enough password")
 
 
 class StepFailed(Exception):
@@ -329,6 +336,7 @@ class Scenario:
             raise StepFailed(f"'Send a book' led to {c.heading()!r}")
         c.check_page("send")
         c.field("Files").send_keys(os.path.abspath(self.epub))
+        c.field("Series").send_keys(SERIES)
         target = c.field("Target language")
         if target.tag_name == "select":
             choice = Select(target)
@@ -487,6 +495,106 @@ class Scenario:
             c.link(name)
         c.check_page("administration")
 
+    def open_details(self, summary):
+        """Opens the disclosure whose summary reads `summary`."""
+        c = self.c
+        found = c.driver.find_elements(
+            By.XPATH, f"//details[summary[normalize-space()={xpath_literal(summary)}]]"
+        )
+        if not found:
+            raise StepFailed(f"no disclosure {summary!r} on {c.path()}")
+        if not found[0].get_attribute("open"):
+            found[0].find_element(By.TAG_NAME, "summary").click()
+        return found[0]
+
+    def users(self):
+        c = self.c
+        c.open("/admin")
+        c.wait_loaded()
+        c.follow("Users")
+        if c.heading() != "Users":
+            raise StepFailed(f"'Users' led to {c.heading()!r}")
+        c.check_page("users")
+        username, password = NEW_USER
+        c.field("Username").send_keys(username)
+        c.field("Password").send_keys(password)
+        c.press("Create user")
+        if "The user was created." not in c.text():
+            raise StepFailed(f"no 'The user was created.' after 'Create user': {c.text()[:800]}")
+        if not c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(username)}]"):
+            raise StepFailed(f"{username!r} is not in the table of users")
+        self.open_details("Set a password")
+        c.check_page("users-created")
+
+    def providers(self):
+        c = self.c
+        c.open("/admin")
+        c.wait_loaded()
+        c.follow("Providers")
+        if c.heading() != "Providers":
+            raise StepFailed(f"'Providers' led to {c.heading()!r}")
+        c.check_page("providers")
+        summaries = c.driver.find_elements(
+            By.XPATH, "//details/summary[starts-with(normalize-space(), 'Edit ')]"
+        )
+        if not summaries:
+            raise StepFailed("no provider to edit ('Edit …') on /admin/providers")
+        summary = summaries[0].text.strip()
+        details = self.open_details(summary)
+        # A discount of the whole price is refused, in words, beside the field.
+        discount = details.find_element(
+            By.XPATH, ".//input[starts-with(@id, 'batch_discount-')]"
+        )
+        discount.clear()
+        discount.send_keys("1.5")
+        c.click_and_wait(details.find_element(By.XPATH, ".//button[normalize-space()='Save']"))
+        alerts = c.driver.find_elements(By.XPATH, "//*[@role='alert']")
+        if not alerts or "batch_discount" not in alerts[0].text:
+            raise StepFailed(f"a batch discount of 1.5 was not refused in words: {c.text()[:800]}")
+        c.check_page("providers-refused")
+
+    def glossaries(self):
+        c = self.c
+        c.follow("Glossaries")
+        if c.heading() != "Glossaries":
+            raise StepFailed(f"'Glossaries' led to {c.heading()!r}")
+        c.check_page("glossaries")
+        c.field("Name of the new glossary").send_keys(GLOSSARY)
+        c.field("Or paste the terms").send_keys("dragon, dragon\nsword, épée\nking, roi")
+        dry_run = c.field("Dry run")
+        if not dry_run.is_selected():
+            dry_run.click()
+        c.press("Import")
+        if "Dry run: nothing was stored." not in c.text():
+            raise StepFailed(f"the dry run showed no preview: {c.text()[:800]}")
+        if c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(GLOSSARY)}]"):
+            raise StepFailed("the dry run stored the glossary")
+        c.check_page("glossary-preview")
+        # The form keeps what was typed; the real import is the same form
+        # without the dry run.
+        dry_run = c.field("Dry run")
+        if dry_run.is_selected():
+            dry_run.click()
+        c.press("Import")
+        if not c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(GLOSSARY)}]"):
+            raise StepFailed(f"{GLOSSARY!r} is not in the table after importing: {c.text()[:800]}")
+        c.check_page("glossary-imported")
+
+    def series(self):
+        c = self.c
+        c.follow("Series")
+        if c.heading() != "Series":
+            raise StepFailed(f"'Series' led to {c.heading()!r}")
+        c.check_page("series")
+        c.follow(SERIES)
+        if SERIES not in c.heading():
+            raise StepFailed(f"the series' link led to {c.heading()!r}")
+        Select(c.field("Glossary")).select_by_visible_text(GLOSSARY)
+        c.press("Attach a glossary")
+        if "The series' shared glossary was changed." not in c.text():
+            raise StepFailed(f"attaching {GLOSSARY!r} was not confirmed: {c.text()[:800]}")
+        c.check_page("series-volume")
+
     def settings(self):
         c = self.c
         c.open("/admin")
@@ -514,6 +622,21 @@ class Scenario:
         if not nav:
             raise StepFailed("after 'Français' no nav link 'Livres'")
         c.check_page("books-french")
+        # The pages with the most words, in French too.
+        for path, name in (
+            ("/books/new", "send-french"),
+            ("/tokens", "tokens-french"),
+            ("/glossaries", "glossaries-french"),
+            ("/admin/providers", "providers-french"),
+            ("/admin/settings", "settings-french"),
+        ):
+            c.open(path)
+            c.wait_loaded()
+            c.check_page(name)
+        if self.request_path:
+            c.open(self.request_path)
+            c.wait_loaded()
+            c.check_page("request-french")
         c.follow("English")
         lang = c.driver.find_element(By.TAG_NAME, "html").get_attribute("lang")
         if lang != "en":
@@ -545,8 +668,12 @@ def main(argv):
             else:
                 for name in ("wait until completed", "download the EPUB", "review a chapter"):
                     console.skip(name, "the book was not sent")
+            console.step("glossaries", s.glossaries)
+            console.step("series", s.series)
             console.step("account", s.account)
             console.step("administration", s.administration)
+            console.step("users", s.users)
+            console.step("providers", s.providers)
             console.step("settings", s.settings)
             console.step("French and back", s.languages)
         else:

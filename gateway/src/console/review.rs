@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
 use dragoman_model::entities::request;
+use dragoman_model::vocab::PassageStatus;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::Deserialize;
 
@@ -64,6 +65,24 @@ texts! {
         none_flagged: "No passage of this chapter is flagged." / "Aucun passage de ce chapitre n'est signalé.",
         empty: "This chapter has no passage." / "Ce chapitre n'a aucun passage.",
         shown: "passages shown of" / "passages affichés sur",
+        pending: "Not translated yet" / "Pas encore traduit",
+        ok: "Translated" / "Traduit",
+        check: "To check" / "À vérifier",
+        error: "Faulty translation" / "Traduction fautive",
+        source_retained: "Source kept" / "Source conservée",
+        refused: "Refused by the provider" / "Refusé par le fournisseur",
+    }
+}
+
+/// What a passage's status is called on the page.
+fn status_word(t: &ReviewText, status: PassageStatus) -> &'static str {
+    match status {
+        PassageStatus::Pending => t.pending,
+        PassageStatus::Ok => t.ok,
+        PassageStatus::Check => t.check,
+        PassageStatus::Error => t.error,
+        PassageStatus::SourceRetained => t.source_retained,
+        PassageStatus::Refused => t.refused,
     }
 }
 
@@ -80,6 +99,7 @@ struct Row {
     source: String,
     translation: Option<String>,
     status: &'static str,
+    status_text: &'static str,
     score: Option<i32>,
     signals: Vec<SignalRow>,
     human: bool,
@@ -152,7 +172,7 @@ fn chapter_title(read: &ChapterRead, t: &ReviewText) -> String {
         })
 }
 
-fn row(p: PassageView, refusal: Option<&Refusal>) -> Row {
+fn row(t: &ReviewText, p: PassageView, refusal: Option<&Refusal>) -> Row {
     let refused = refusal.filter(|r| r.passage_id == p.id);
     let draft = refused
         .and_then(|r| r.draft.clone())
@@ -173,6 +193,7 @@ fn row(p: PassageView, refusal: Option<&Refusal>) -> Row {
         source: p.source,
         translation: p.translation,
         status: p.status.as_str(),
+        status_text: status_word(t, p.status),
         score: p.score,
         human: p.human,
         validated: p.validated,
@@ -213,7 +234,7 @@ async fn review_page(
                 || is_flagged(p, threshold)
                 || refusal.as_ref().is_some_and(|r| r.passage_id == p.id)
         })
-        .map(|p| row(p, refusal.as_ref()))
+        .map(|p| row(t, p, refusal.as_ref()))
         .collect();
     let page = ReviewPage {
         chrome: Chrome::of(person, &title),
@@ -358,7 +379,7 @@ pub async fn validate(
 mod tests {
     use super::*;
     use dragoman_model::quality::Signal;
-    use dragoman_model::vocab::{PassageStatus, SignalCode};
+    use dragoman_model::vocab::SignalCode;
 
     fn view(score: Option<i32>, signals: Vec<Signal>) -> PassageView {
         PassageView {

@@ -17,8 +17,27 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
-use dragoman_model::vocab::{ErrorCode, SeriesAction};
+use dragoman_model::vocab::{ErrorCode, SeriesAction, SeriesKind, VolumeStatus};
 use serde::Deserialize;
+
+/// What a series' kind is called on the pages.
+fn kind_word(t: &SeriesText, kind: SeriesKind) -> &'static str {
+    match kind {
+        SeriesKind::Numbered => t.numbered,
+        SeriesKind::Continuous => t.continuous,
+    }
+}
+
+/// What a volume's status is called on the pages.
+fn status_word(t: &SeriesText, status: VolumeStatus) -> &'static str {
+    match status {
+        VolumeStatus::Empty => t.empty,
+        VolumeStatus::Imported => t.imported,
+        VolumeStatus::Translating => t.translating,
+        VolumeStatus::Translated => t.translated,
+        VolumeStatus::Incomplete => t.incomplete,
+    }
+}
 
 /// The series pages and their forms.
 pub fn routes() -> Router<AppState> {
@@ -68,6 +87,13 @@ texts! {
         attach: "Attach a glossary" / "Attacher un glossaire",
         attached: "The series' shared glossary was changed." / "Le glossaire partagé de la série a été changé.",
         glossaries_link: "Create or import a glossary" / "Créer ou importer un glossaire",
+        numbered: "Numbered volumes" / "Tomes numérotés",
+        continuous: "Continuous chapters" / "Chapitres en continu",
+        empty: "Empty" / "Vide",
+        imported: "Imported" / "Importé",
+        translating: "Translating" / "En traduction",
+        translated: "Translated" / "Traduit",
+        incomplete: "Incomplete" / "Incomplet",
     }
 }
 
@@ -92,7 +118,9 @@ struct SeriesList {
 struct VolumeRow {
     place: String,
     title: String,
+    /// The status's value, which its style follows.
     status: &'static str,
+    status_text: &'static str,
     chapters: i64,
 }
 
@@ -167,7 +195,7 @@ pub async fn list(State(state): State<AppState>, person: Person) -> Response {
             ),
             id: s.id,
             name: s.name,
-            kind: s.kind.as_str(),
+            kind: kind_word(t, s.kind),
             volumes: s.volumes,
         })
         .collect();
@@ -247,6 +275,7 @@ async fn series_page(
             },
             title: v.title,
             status: v.status.as_str(),
+            status_text: status_word(t, v.status),
             chapters: v.chapters,
         })
         .collect();
@@ -254,7 +283,7 @@ async fn series_page(
         chrome: Chrome::of(person, &detail.name),
         t,
         chrome_csrf: person.csrf.clone(),
-        kind: detail.kind.as_str(),
+        kind: kind_word(t, detail.kind),
         languages: languages(
             detail.source_language.as_deref(),
             detail.target_language.as_deref(),

@@ -554,6 +554,10 @@ async fn administrators_create_users_and_add_providers(backend: Backend) {
     assert!(row.contains("<details open>"), "{row}");
     assert!(row.contains(r#"role="alert""#), "{row}");
     assert!(row.contains("batch_discount: "), "{row}");
+    assert!(
+        row.contains("0 &#60;= x &#60; 1"),
+        "the range stated: {row}"
+    );
     assert!(row.contains(r#"value="1.5""#), "{row}");
     assert!(row.contains(r#"value="0.9""#), "{row}");
     let providers = session.get("/api/providers").await.expect(200);

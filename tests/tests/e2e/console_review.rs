@@ -406,7 +406,14 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
         .expect("the book's series");
     let detail = browser.get(&format!("/series/{series_id}")).await;
     assert_eq!(detail.status, 200, "{}", detail.text);
-    assert!(detail.text.contains("translated"), "{}", detail.text);
+    assert!(
+        detail
+            .text
+            .contains(r#"<td class="status-translated">Translated</td>"#),
+        "{}",
+        detail.text
+    );
+    assert!(detail.text.contains("Numbered volumes"), "{}", detail.text);
     assert!(detail.text.contains(">Pause</button>") && detail.text.contains(">Cancel</button>"));
     let attached = browser
         .post(

@@ -33,6 +33,20 @@ pub fn routes() -> Router<AppState> {
         .merge(settings::routes())
 }
 
+/// The query of a list page after a change: `done` names the change the
+/// page confirms.
+#[derive(Deserialize)]
+pub struct Done {
+    done: Option<String>,
+}
+
+impl Done {
+    /// The change confirmed, if any.
+    pub fn change(&self) -> Option<&str> {
+        self.done.as_deref()
+    }
+}
+
 /// Whether `user` is an administrator whose checklist still has
 /// something to do and who did not hide it: where to go after signing in.
 pub async fn onboarding_due(state: &AppState, user: &SessionUser) -> bool {

@@ -3,6 +3,7 @@
 //! provider's edit, the default one. The pipeline owns providers and checks their rules
 //! (`crate::operations::providers`); the page only reads its form.
 
+use super::Done;
 use crate::console::guard::Person;
 use crate::console::page::number;
 use crate::console::page::{self, Chrome, render, render_with};
@@ -110,13 +111,9 @@ impl Row {
     }
 }
 
-/// The values of a provider's edit form, as typed: kept when it is
-/// refused. The address is never shown (listings never carry one): left
-/// empty, it stays.
+/// The fields the add and edit forms share, as typed.
 #[derive(Debug, Default, Deserialize)]
-pub struct EditDraft {
-    #[serde(default)]
-    csrf: String,
+pub struct Fields {
     #[serde(default)]
     model: String,
     #[serde(default)]
@@ -133,42 +130,72 @@ pub struct EditDraft {
     capacity: String,
 }
 
+/// The numbers of [`Fields`], read; an empty field is `None`.
+struct Numbers {
+    price_input: Option<f64>,
+    price_output: Option<f64>,
+    batch_discount: Option<f64>,
+    capacity: Option<i64>,
+}
+
+impl Fields {
+    /// The numbers typed, with an issue in `checks` for each field that is
+    /// not one. Their ranges are the pipeline's rules.
+    fn numbers(&self, checks: &mut Checks) -> Numbers {
+        Numbers {
+            price_input: number(checks, "price_input", &self.price_input),
+            price_output: number(checks, "price_output", &self.price_output),
+            batch_discount: number(checks, "batch_discount", &self.batch_discount),
+            capacity: number(checks, "capacity", &self.capacity),
+        }
+    }
+}
+
+/// The values of a provider's edit form, as typed: kept when it is
+/// refused. The address is never shown (listings never carry one): left
+/// empty, it stays.
+#[derive(Debug, Default, Deserialize)]
+pub struct EditDraft {
+    #[serde(default)]
+    csrf: String,
+    #[serde(flatten)]
+    fields: Fields,
+}
+
 impl EditDraft {
     /// The form filled with the provider as it is.
     fn of(view: &ProviderAdminView) -> EditDraft {
         let text = |p: Option<f64>| p.map(|p| p.to_string()).unwrap_or_default();
         EditDraft {
             csrf: String::new(),
-            model: view.model.clone(),
-            base_url: String::new(),
-            api_key_env: view.api_key_env.clone(),
-            price_input: text(view.price_input),
-            price_output: text(view.price_output),
-            batch_discount: view.batch_discount.to_string(),
-            capacity: view.capacity.to_string(),
+            fields: Fields {
+                model: view.model.clone(),
+                base_url: String::new(),
+                api_key_env: view.api_key_env.clone(),
+                price_input: text(view.price_input),
+                price_output: text(view.price_output),
+                batch_discount: view.batch_discount.to_string(),
+                capacity: view.capacity.to_string(),
+            },
         }
     }
 
     /// The changes described, or the issues of fields that are not numbers.
-    /// An empty number or address changes nothing; the rules on the values
-    /// are the pipeline's.
+    /// An empty number or address changes nothing.
     fn changes(&self) -> Result<ProviderChanges, ApiError> {
         let mut checks = Checks::new();
-        let price_input = number::<f64>(&mut checks, "price_input", &self.price_input);
-        let price_output = number::<f64>(&mut checks, "price_output", &self.price_output);
-        let batch_discount = number::<f64>(&mut checks, "batch_discount", &self.batch_discount);
-        let capacity = number::<i64>(&mut checks, "capacity", &self.capacity);
+        let numbers = self.fields.numbers(&mut checks);
         checks.finish()?;
-        let base_url = self.base_url.trim();
+        let base_url = self.fields.base_url.trim();
         Ok(ProviderChanges {
-            model: Some(self.model.clone()),
+            model: Some(self.fields.model.clone()),
             base_url: (!base_url.is_empty()).then(|| base_url.to_owned()),
-            api_key_env: Some(self.api_key_env.trim().to_owned()),
-            price_input,
-            price_output,
+            api_key_env: Some(self.fields.api_key_env.trim().to_owned()),
+            price_input: numbers.price_input,
+            price_output: numbers.price_output,
             price_cached_input: None,
-            capacity,
-            batch_discount,
+            capacity: numbers.capacity,
+            batch_discount: numbers.batch_discount,
         })
     }
 }
@@ -195,20 +222,8 @@ pub struct Draft {
     name: String,
     #[serde(default)]
     kind: String,
-    #[serde(default)]
-    model: String,
-    #[serde(default)]
-    base_url: String,
-    #[serde(default)]
-    api_key_env: String,
-    #[serde(default)]
-    price_input: String,
-    #[serde(default)]
-    price_output: String,
-    #[serde(default)]
-    batch_discount: String,
-    #[serde(default)]
-    capacity: String,
+    #[serde(flatten)]
+    fields: Fields,
 }
 
 impl Draft {
@@ -224,10 +239,7 @@ impl Draft {
                 None
             }
         };
-        let price_input = number::<f64>(&mut checks, "price_input", &self.price_input);
-        let price_output = number::<f64>(&mut checks, "price_output", &self.price_output);
-        let batch_discount = number::<f64>(&mut checks, "batch_discount", &self.batch_discount);
-        let capacity = number::<i64>(&mut checks, "capacity", &self.capacity);
+        let numbers = self.fields.numbers(&mut checks);
         checks.finish()?;
         let Some(kind) = kind else {
             return Err(ApiError::server("a provider kind passed its check unread"));
@@ -235,14 +247,14 @@ impl Draft {
         Ok(NewProvider {
             name: self.name.clone(),
             kind,
-            model: self.model.clone(),
-            base_url: self.base_url.trim().to_owned(),
-            api_key_env: self.api_key_env.trim().to_owned(),
-            price_input,
-            price_output,
+            model: self.fields.model.clone(),
+            base_url: self.fields.base_url.trim().to_owned(),
+            api_key_env: self.fields.api_key_env.trim().to_owned(),
+            price_input: numbers.price_input,
+            price_output: numbers.price_output,
             price_cached_input: None,
-            capacity,
-            batch_discount,
+            capacity: numbers.capacity,
+            batch_discount: numbers.batch_discount,
             fallback: None,
         })
     }
@@ -302,11 +314,6 @@ fn rows(t: &ProvidersText, listed: &[ProviderAdminView], refused: Option<Refused
     rows
 }
 
-#[derive(Deserialize)]
-pub struct Done {
-    done: Option<String>,
-}
-
 /// `GET /admin/providers`.
 pub async fn list(
     State(state): State<AppState>,
@@ -317,7 +324,7 @@ pub async fn list(
         return refused;
     }
     let t = ProvidersText::of(person.lang);
-    let notice = match q.done.as_deref() {
+    let notice = match q.change() {
         Some("added") => Some(t.added),
         Some("default") => Some(t.defaulted),
         Some("updated") => Some(t.updated),
@@ -439,11 +446,14 @@ mod tests {
         let draft = Draft {
             name: "Local".into(),
             kind: "openai".into(),
-            model: "m".into(),
-            base_url: " http://127.0.0.1:9/v1 ".into(),
-            api_key_env: "KEY".into(),
-            price_input: "1.5".into(),
-            batch_discount: "0.4".into(),
+            fields: Fields {
+                model: "m".into(),
+                base_url: " http://127.0.0.1:9/v1 ".into(),
+                api_key_env: "KEY".into(),
+                price_input: "1.5".into(),
+                batch_discount: "0.4".into(),
+                ..Fields::default()
+            },
             ..Draft::default()
         };
         let new = draft.body().expect("a well-formed form");
@@ -458,11 +468,14 @@ mod tests {
     #[test]
     fn an_edit_changes_what_it_names_and_leaves_an_empty_address_alone() {
         let draft = EditDraft {
-            model: "m2".into(),
-            base_url: "  ".into(),
-            api_key_env: " KEY ".into(),
-            price_input: "0.7".into(),
-            batch_discount: "0.25".into(),
+            fields: Fields {
+                model: "m2".into(),
+                base_url: "  ".into(),
+                api_key_env: " KEY ".into(),
+                price_input: "0.7".into(),
+                batch_discount: "0.25".into(),
+                ..Fields::default()
+            },
             ..EditDraft::default()
         };
         let changes = draft.changes().expect("a well-formed form");
@@ -474,18 +487,36 @@ mod tests {
         assert_eq!(changes.batch_discount, Some(0.25));
         assert_eq!(changes.capacity, None);
         let words = EditDraft {
-            capacity: "many".into(),
+            fields: Fields {
+                capacity: "many".into(),
+                ..Fields::default()
+            },
             ..EditDraft::default()
         };
         assert!(words.changes().is_err());
     }
 
     #[test]
+    fn the_forms_read_their_shared_fields_from_the_posted_body() {
+        let body = "csrf=c&name=Local&kind=openai&model=m&price_input=1.5&capacity=3";
+        let draft: Draft = serde_urlencoded::from_str(body).expect("a draft");
+        assert_eq!(draft.fields.model, "m");
+        assert_eq!(draft.fields.capacity, "3");
+        let edit: EditDraft = serde_urlencoded::from_str(body).expect("an edit");
+        assert_eq!(edit.csrf, "c");
+        assert_eq!(edit.fields.price_input, "1.5");
+        assert_eq!(edit.fields.batch_discount, "");
+    }
+
+    #[test]
     fn a_kind_not_offered_and_words_for_numbers_are_refused_at_their_names() {
         let draft = Draft {
             kind: "carrier-pigeon".into(),
-            price_output: "cheap".into(),
-            capacity: "2.5".into(),
+            fields: Fields {
+                price_output: "cheap".into(),
+                capacity: "2.5".into(),
+                ..Fields::default()
+            },
             ..Draft::default()
         };
         let error = draft.body().expect_err("refused");

@@ -488,6 +488,21 @@ async fn refused(
     render_with(error.status(), &page)
 }
 
+/// The page after a change: the section saved, or the refusal with the
+/// values sent kept by `keep`.
+async fn answered<T>(
+    state: &AppState,
+    person: &Person,
+    section: Section,
+    outcome: ApiResult<T>,
+    keep: impl FnOnce(&mut SettingsPage),
+) -> Response {
+    match outcome {
+        Ok(_) => saved(section),
+        Err(error) => refused(state, person, section, &error, keep).await,
+    }
+}
+
 /// The person's checks before any change, the form's token first, then
 /// the administrator flag: the refusal, if any.
 fn refusal(person: &Person, csrf: &str) -> Option<Response> {
@@ -601,19 +616,14 @@ async fn save_mail(
         Ok(input) => mail_settings::save(&state, &person.user, input).await,
         Err(error) => Err(error),
     };
-    match outcome {
-        Ok(_) => saved(Section::Mail),
-        Err(error) => {
-            refused(&state, &person, Section::Mail, &error, |page| {
-                page.mail.host = form.host;
-                page.mail.port = form.port;
-                page.mail.security = form.security;
-                page.mail.username = form.username;
-                page.mail.from = form.from;
-            })
-            .await
-        }
-    }
+    answered(&state, &person, Section::Mail, outcome, |page| {
+        page.mail.host = form.host;
+        page.mail.port = form.port;
+        page.mail.security = form.security;
+        page.mail.username = form.username;
+        page.mail.from = form.from;
+    })
+    .await
 }
 
 /// `POST /admin/settings/mail/remove`: mail is no longer configured.
@@ -625,10 +635,8 @@ async fn remove_mail(
     if let Some(refused) = refusal(&person, &form.csrf) {
         return refused;
     }
-    match mail_settings::clear(&state, &person.user).await {
-        Ok(_) => saved(Section::Mail),
-        Err(error) => refused(&state, &person, Section::Mail, &error, |_| {}).await,
-    }
+    let outcome = mail_settings::clear(&state, &person.user).await;
+    answered(&state, &person, Section::Mail, outcome, |_| {}).await
 }
 
 #[derive(Deserialize)]
@@ -651,15 +659,11 @@ async fn save_exports(
     }
     let ai_disclosure = form.ai_disclosure.is_some();
     let settings = ExportSettings { ai_disclosure };
-    match edition::save_exports(&state, &person.user, settings).await {
-        Ok(_) => saved(Section::Exports),
-        Err(error) => {
-            refused(&state, &person, Section::Exports, &error, |page| {
-                page.ai_disclosure = ai_disclosure;
-            })
-            .await
-        }
-    }
+    let outcome = edition::save_exports(&state, &person.user, settings).await;
+    answered(&state, &person, Section::Exports, outcome, |page| {
+        page.ai_disclosure = ai_disclosure;
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -682,15 +686,11 @@ async fn save_library(
     let input = LibrarySettingsInput {
         path: form.path.trim().to_owned(),
     };
-    match library::save(&state, &person.user, input).await {
-        Ok(_) => saved(Section::Library),
-        Err(error) => {
-            refused(&state, &person, Section::Library, &error, |page| {
-                page.library.path = form.path;
-            })
-            .await
-        }
-    }
+    let outcome = library::save(&state, &person.user, input).await;
+    answered(&state, &person, Section::Library, outcome, |page| {
+        page.library.path = form.path;
+    })
+    .await
 }
 
 /// `POST /admin/settings/library/remove`: no library folder any more.
@@ -702,10 +702,8 @@ async fn remove_library(
     if let Some(refused) = refusal(&person, &form.csrf) {
         return refused;
     }
-    match library::clear(&state, &person.user).await {
-        Ok(_) => saved(Section::Library),
-        Err(error) => refused(&state, &person, Section::Library, &error, |_| {}).await,
-    }
+    let outcome = library::clear(&state, &person.user).await;
+    answered(&state, &person, Section::Library, outcome, |_| {}).await
 }
 
 /// `POST /admin/settings/memory/retry`: the outbox's failed changes are
@@ -776,18 +774,14 @@ async fn save_webhooks(
     if let Some(refused) = refusal(&person, &form.csrf) {
         return refused;
     }
-    match settings::update(&state, &person.user, Some(form.change()), false).await {
-        Ok(_) => saved(Section::Webhooks),
-        Err(error) => {
-            refused(&state, &person, Section::Webhooks, &error, |page| {
-                page.webhooks.hosts = form.hosts;
-                page.webhooks.private_networks = form.private_networks;
-                page.webhooks.max_attempts = form.max_attempts;
-                page.webhooks.timeout_seconds = form.timeout_seconds;
-            })
-            .await
-        }
-    }
+    let outcome = settings::update(&state, &person.user, Some(form.change()), false).await;
+    answered(&state, &person, Section::Webhooks, outcome, |page| {
+        page.webhooks.hosts = form.hosts;
+        page.webhooks.private_networks = form.private_networks;
+        page.webhooks.max_attempts = form.max_attempts;
+        page.webhooks.timeout_seconds = form.timeout_seconds;
+    })
+    .await
 }
 
 /// `POST /admin/settings/webhooks/remove`: the environment's values apply
@@ -800,10 +794,8 @@ async fn remove_webhooks(
     if let Some(refused) = refusal(&person, &form.csrf) {
         return refused;
     }
-    match settings::update(&state, &person.user, None, true).await {
-        Ok(_) => saved(Section::Webhooks),
-        Err(error) => refused(&state, &person, Section::Webhooks, &error, |_| {}).await,
-    }
+    let outcome = settings::update(&state, &person.user, None, true).await;
+    answered(&state, &person, Section::Webhooks, outcome, |_| {}).await
 }
 
 #[derive(Deserialize)]
@@ -841,16 +833,12 @@ async fn save_queue(
     if let Some(refused) = refusal(&person, &form.csrf) {
         return refused;
     }
-    match queue_settings::update(&state, &person.user, Some(form.change()), false).await {
-        Ok(_) => saved(Section::Queue),
-        Err(error) => {
-            refused(&state, &person, Section::Queue, &error, |page| {
-                page.queue.max_running = form.max_running;
-                page.queue.max_queued = form.max_queued;
-            })
-            .await
-        }
-    }
+    let outcome = queue_settings::update(&state, &person.user, Some(form.change()), false).await;
+    answered(&state, &person, Section::Queue, outcome, |page| {
+        page.queue.max_running = form.max_running;
+        page.queue.max_queued = form.max_queued;
+    })
+    .await
 }
 
 /// `POST /admin/settings/queue/remove`: the environment's values apply
@@ -863,10 +851,8 @@ async fn remove_queue(
     if let Some(refused) = refusal(&person, &form.csrf) {
         return refused;
     }
-    match queue_settings::update(&state, &person.user, None, true).await {
-        Ok(_) => saved(Section::Queue),
-        Err(error) => refused(&state, &person, Section::Queue, &error, |_| {}).await,
-    }
+    let outcome = queue_settings::update(&state, &person.user, None, true).await;
+    answered(&state, &person, Section::Queue, outcome, |_| {}).await
 }
 
 #[cfg(test)]

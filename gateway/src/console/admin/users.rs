@@ -3,6 +3,7 @@
 //! password. The rules (names, passwords, seats, the last administrator)
 //! are those of the session routes (`crate::routes::users`).
 
+use super::Done;
 use crate::console::guard::Person;
 use crate::console::page::{self, Chrome, render, render_with};
 use crate::console::text::texts;
@@ -128,11 +129,6 @@ async fn users_page(
     })
 }
 
-#[derive(Deserialize)]
-pub struct Done {
-    done: Option<String>,
-}
-
 /// `GET /admin/users`.
 pub async fn list(
     State(state): State<AppState>,
@@ -143,7 +139,7 @@ pub async fn list(
         return refused;
     }
     let t = UsersText::of(person.lang);
-    let notice = match q.done.as_deref() {
+    let notice = match q.change() {
         Some("created") => Some(t.created),
         Some("activated") => Some(t.activated),
         Some("deactivated") => Some(t.deactivated),
