@@ -541,7 +541,8 @@ class Scenario:
             raise StepFailed("no provider to edit ('Edit …') on /admin/providers")
         summary = summaries[0].text.strip()
         details = self.open_details(summary)
-        # A discount of the whole price is refused, in words, beside the field.
+        # A discount of the whole price is refused, in words, under the
+        # field's label.
         discount = details.find_element(
             By.XPATH, ".//input[starts-with(@id, 'batch_discount-')]"
         )
@@ -549,7 +550,7 @@ class Scenario:
         discount.send_keys("1.5")
         c.click_and_wait(details.find_element(By.XPATH, ".//button[normalize-space()='Save']"))
         alerts = c.driver.find_elements(By.XPATH, "//*[@role='alert']")
-        if not alerts or "batch_discount" not in alerts[0].text:
+        if not alerts or "Batch discount: " not in alerts[0].text:
             raise StepFailed(f"a batch discount of 1.5 was not refused in words: {c.text()[:800]}")
         c.check_page("providers-refused")
 

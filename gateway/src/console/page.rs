@@ -131,6 +131,12 @@ pub fn refused(lang: Lang, code: ErrorCode) -> Response {
 /// The words of an operation's refusal, for a form to show above itself:
 /// the message of its code, then each issue's field and message.
 pub fn said(lang: Lang, error: &ApiError) -> Vec<String> {
+    said_with(lang, error, &[])
+}
+
+/// [`said`], with an issue at a field of `labels` (its name, then the
+/// label the form shows) named by that label, as the person read it.
+pub fn said_with(lang: Lang, error: &ApiError, labels: &[(&str, &str)]) -> Vec<String> {
     let mut lines = vec![messages::message(error.code, lang, None)];
     for issue in &error.issues {
         let field: Vec<String> = issue
@@ -142,11 +148,18 @@ pub fn said(lang: Lang, error: &ApiError) -> Vec<String> {
                 LocPart::Index(index) => index.to_string(),
             })
             .collect();
+        let labelled = issue.loc.last().and_then(|part| match part {
+            LocPart::Field(name) => labels
+                .iter()
+                .find(|(field, _)| field == name)
+                .map(|(_, label)| *label),
+            LocPart::Index(_) => None,
+        });
         let message = messages::issue_message(issue.kind, lang, issue.ctx.as_deref());
-        if field.is_empty() {
-            lines.push(message);
-        } else {
-            lines.push(format!("{}: {message}", field.join(".")));
+        match labelled {
+            Some(label) => lines.push(format!("{label}: {message}")),
+            None if field.is_empty() => lines.push(message),
+            None => lines.push(format!("{}: {message}", field.join("."))),
         }
     }
     lines
@@ -173,5 +186,26 @@ pub fn number<T: std::str::FromStr>(checks: &mut Checks, field: &str, text: &str
             checks.fail(field, IssueKind::TypeError);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_fields_by_their_labels_when_the_form_has_them() {
+        let mut checks = Checks::new();
+        checks.fail("batch_discount", IssueKind::OutOfRange);
+        checks.fail("capacity", IssueKind::TypeError);
+        let error = checks.finish().expect_err("two issues");
+        let lines = said_with(Lang::En, &error, &[("batch_discount", "Batch discount")]);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[1].starts_with("Batch discount: "), "{lines:?}");
+        assert!(lines[2].starts_with("capacity: "), "{lines:?}");
+        assert_eq!(
+            said(Lang::En, &error)[1].split(':').next(),
+            Some("batch_discount")
+        );
     }
 }

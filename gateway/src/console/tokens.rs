@@ -82,6 +82,24 @@ texts! {
     }
 }
 
+impl TokensText {
+    /// The form's fields by name (the form's and the API's), with the
+    /// labels they are shown under.
+    fn labels(&self) -> [(&'static str, &'static str); 9] {
+        [
+            ("name", self.name),
+            ("scopes", self.scopes),
+            ("expires", self.expires),
+            ("expires_in_days", self.expires),
+            ("budget_amount", self.budget),
+            ("budget_period", self.period),
+            ("max_running", self.running),
+            ("max_queued", self.queued),
+            ("webhook_secret", self.webhook),
+        ]
+    }
+}
+
 /// A choice of a `<select>`.
 struct Choice {
     value: String,
@@ -379,7 +397,7 @@ pub async fn create(
                 &person,
                 &views,
                 &draft,
-                page::said(person.lang, &error),
+                page::said_with(person.lang, &error, &TokensText::of(person.lang).labels()),
                 None,
                 false,
             );

@@ -169,7 +169,7 @@ async fn a_token_is_shown_once_and_revoked_on_its_page(backend: Backend) {
         "{}",
         refused.text
     );
-    assert!(refused.text.contains("budget_amount"), "{}", refused.text);
+    assert!(refused.text.contains("<p>Budget: "), "{}", refused.text);
     assert!(
         refused.text.contains(r#"value="kept-name""#),
         "{}",
@@ -553,7 +553,10 @@ async fn administrators_create_users_and_add_providers(backend: Backend) {
     let row = row_of(&refused.text, "Local");
     assert!(row.contains("<details open>"), "{row}");
     assert!(row.contains(r#"role="alert""#), "{row}");
-    assert!(row.contains("batch_discount: "), "{row}");
+    assert!(
+        row.contains("Batch discount: "),
+        "the field by its label: {row}"
+    );
     assert!(
         row.contains("0 &#60;= x &#60; 1"),
         "the range stated: {row}"

@@ -232,7 +232,7 @@ async fn a_book_sent_from_the_console_is_followed_to_its_downloads() {
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
     let html = refused.text();
     assert!(html.contains("role=\"alert\""), "{html}");
-    assert!(html.contains("source_language"), "{html}");
+    assert!(html.contains("<p>Source language: "), "{html}");
     assert!(html.contains("value=\"Console shelf\""), "{html}");
     assert!(html.contains("value=\"not a language\""), "{html}");
     assert!(uploads_left(&api).is_empty(), "{:?}", uploads_left(&api));

@@ -190,7 +190,7 @@ async fn an_administrator_saves_settings_read_back_by_the_api(backend: Backend) 
     .await;
     assert_eq!(status, 422, "{html}");
     let said = errors_of(&html);
-    assert!(said.contains("max_attempts: "), "{said}");
+    assert!(said.contains("Attempts at most: "), "{said}");
     let webhooks = html.find(r#"id="webhooks-heading""#).expect("the section");
     let error = html.find(r#"class="error""#).expect("the error");
     let form = html
@@ -216,7 +216,7 @@ async fn an_administrator_saves_settings_read_back_by_the_api(backend: Backend) 
     )
     .await;
     assert_eq!(status, 422, "{html}");
-    assert!(errors_of(&html).contains("path: "), "{html}");
+    assert!(errors_of(&html).contains("Library folder: "), "{html}");
     assert!(html.contains(r#"value="relative/folder""#), "{html}");
     assert_eq!(
         api.get("/api/settings/library").await.expect(200)["path"],

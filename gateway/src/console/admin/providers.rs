@@ -73,6 +73,23 @@ texts! {
     }
 }
 
+impl ProvidersText {
+    /// The forms' fields by name, with the labels they are shown under.
+    fn labels(&self) -> [(&'static str, &'static str); 9] {
+        [
+            ("name", self.name),
+            ("kind", self.kind),
+            ("model", self.model),
+            ("base_url", self.base_url),
+            ("api_key_env", self.api_key_env),
+            ("price_input", self.price_input),
+            ("price_output", self.price_output),
+            ("batch_discount", self.batch_discount),
+            ("capacity", self.capacity),
+        ]
+    }
+}
+
 /// A provider of the list.
 struct Row {
     id: String,
@@ -356,7 +373,8 @@ pub async fn add(
     match added {
         Ok(_) => Redirect::to("/admin/providers?done=added").into_response(),
         Err(error) => {
-            let errors = page::said(person.lang, &error);
+            let labels = ProvidersText::of(person.lang).labels();
+            let errors = page::said_with(person.lang, &error, &labels);
             match providers_page(&state, &person, None, errors, draft, None).await {
                 Ok(page) => render_with(error.status(), &page),
                 Err(e) => page::failed(person.lang, &e),
@@ -389,7 +407,11 @@ pub async fn edit(
             let refused = Refused {
                 id,
                 draft,
-                errors: page::said(person.lang, &error),
+                errors: page::said_with(
+                    person.lang,
+                    &error,
+                    &ProvidersText::of(person.lang).labels(),
+                ),
             };
             let shown = providers_page(
                 &state,

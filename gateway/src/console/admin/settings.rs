@@ -127,6 +127,30 @@ texts! {
     }
 }
 
+impl SettingsText {
+    /// The forms' fields by name (the forms' and the settings'), with the
+    /// labels they are shown under.
+    fn labels(&self) -> [(&'static str, &'static str); 15] {
+        [
+            ("host", self.mail_host),
+            ("port", self.mail_port),
+            ("security", self.mail_security),
+            ("username", self.mail_username),
+            ("password", self.mail_password),
+            ("from", self.mail_from),
+            ("path", self.library_path),
+            ("hosts", self.webhooks_hosts),
+            ("private_networks", self.webhooks_networks),
+            ("max_attempts", self.webhooks_attempts),
+            ("timeout_seconds", self.webhooks_timeout),
+            ("secret", self.webhooks_secret),
+            ("max_running", self.queue_running),
+            ("max_running_per_account", self.queue_running),
+            ("max_queued_per_account", self.queue_queued),
+        ]
+    }
+}
+
 /// A section of the page, as the forms' addresses and the anchors name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
@@ -484,7 +508,8 @@ async fn refused(
 ) -> Response {
     let mut page = load(state, person).await;
     keep(&mut page);
-    page.said(section).errors = page::said(person.lang, error);
+    let labels = SettingsText::of(person.lang).labels();
+    page.said(section).errors = page::said_with(person.lang, error, &labels);
     render_with(error.status(), &page)
 }
 
@@ -893,8 +918,11 @@ mod tests {
         let Err(refused) = form.input() else {
             panic!("a port that is not a number passed");
         };
-        let said = page::said(Lang::En, &refused);
-        assert!(said.iter().any(|line| line.starts_with("port")), "{said:?}");
+        let said = page::said_with(Lang::En, &refused, &SettingsText::EN.labels());
+        assert!(
+            said.iter().any(|line| line.starts_with("Port: ")),
+            "{said:?}"
+        );
     }
 
     #[test]

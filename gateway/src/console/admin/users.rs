@@ -161,7 +161,9 @@ async fn refused(
     username: String,
     is_admin: bool,
 ) -> Response {
-    let errors = page::said(person.lang, error);
+    let t = UsersText::of(person.lang);
+    let labels = [("username", t.username), ("password", t.password)];
+    let errors = page::said_with(person.lang, error, &labels);
     match users_page(state, person, None, errors, username, is_admin).await {
         Ok(page) => render_with(error.status(), &page),
         Err(e) => page::failed(person.lang, &e),

@@ -53,6 +53,25 @@ texts! {
     }
 }
 
+impl SendText {
+    /// The form's fields by name, with the labels they are shown under.
+    fn labels(&self) -> [(&'static str, &'static str); 11] {
+        [
+            ("files", self.files),
+            (TEXT_FIELD, self.text),
+            ("series", self.series),
+            ("volume", self.volume),
+            ("title", self.book_title),
+            ("source_language", self.source_language),
+            ("target_language", self.target_language),
+            ("provider_id", self.provider),
+            ("quality", self.quality),
+            ("output_format", self.output_format),
+            ("batch", self.batch),
+        ]
+    }
+}
+
 /// One option of a select.
 struct Choice {
     value: String,
@@ -185,7 +204,7 @@ pub async fn submit(State(state): State<AppState>, person: Person, request: Requ
 }
 
 async fn refused(state: &AppState, person: &Person, error: &ApiError, sent: &Sent) -> Response {
-    let errors = page::said(person.lang, error);
+    let errors = page::said_with(person.lang, error, &SendText::of(person.lang).labels());
     show(state, person, error.status(), sent, errors).await
 }
 
