@@ -1,8 +1,10 @@
 """The web console driven in headless Chromium as a person uses it.
 
 Elements are found only by what a person sees, in English: a field by the
-text of its label, a link by its text, a button by its text. The scenario:
-sign in as an administrator, create an API token and read its secret once,
+text of its label, a link by its text, a button by its text. The scenario,
+on an installation with no provider yet: sign in as an administrator, add
+the provider (an OpenAI-compatible one at PROVIDER_URL) and make it the
+default, create an API token and read its secret once,
 send an EPUB, follow it to completed, open a chapter's review, download the
 translated EPUB, import a shared glossary (after a dry run) and attach it
 to the book's series, create a user, have a provider's edit refused, switch
@@ -11,7 +13,7 @@ with axe-core (injected from the given axe.min.js): a violation of impact
 serious or critical fails the run. A PNG of every page is kept, named by
 step, in the screenshots folder.
 
-Usage: console_browser.py BASE_URL USERNAME PASSWORD EPUB AXE_JS SCREENSHOTS
+Usage: console_browser.py BASE_URL USERNAME PASSWORD EPUB AXE_JS SCREENSHOTS PROVIDER_URL
 
 Exits 0 when every step and every page check passed; otherwise prints what
 failed and exits 1.
@@ -49,6 +51,8 @@ BLOCKING_IMPACTS = ("serious", "critical")
 # The series the book is sent into, and the shared glossary attached to it.
 SERIES = "Browser saga"
 GLOSSARY = "Browser terms"
+# The provider the administrator adds.
+PROVIDER = "Simulator"
 # A user the administrator creates.
 NEW_USER = ("browser-reviewer", "a long enough password")
 
@@ -263,11 +267,12 @@ class Console:
 class Scenario:
     """The person's visit, step by step; what a step learns is kept here."""
 
-    def __init__(self, console, username, password, epub):
+    def __init__(self, console, username, password, epub, provider_url):
         self.c = console
         self.username = username
         self.password = password
         self.epub = epub
+        self.provider_url = provider_url
         self.request_path = None
 
     def sign_in(self):
@@ -293,6 +298,41 @@ class Scenario:
         if c.heading() != "Your books":
             raise StepFailed(f"'Books' led to {c.heading()!r}, not 'Your books'")
         c.check_page("books")
+
+    def add_provider(self):
+        c = self.c
+        c.follow("Administration")
+        item = c.driver.find_elements(By.CSS_SELECTOR, "[data-item=provider]")
+        if not item or "Done" in item[0].text:
+            raise StepFailed("the checklist does not show the provider as still to do")
+        c.follow("Providers")
+        if c.heading() != "Providers":
+            raise StepFailed(f"'Providers' led to {c.heading()!r}")
+        if "No provider is registered yet" not in c.text():
+            raise StepFailed("a fresh installation's providers page does not say it has none")
+        c.check_page("providers-none")
+        c.field("Name").send_keys(PROVIDER)
+        Select(c.field("Kind")).select_by_visible_text("openai")
+        c.field("Model").send_keys("sim-model")
+        c.field("Base URL").send_keys(self.provider_url)
+        c.field("Input price").send_keys("1")
+        c.field("Output price").send_keys("2")
+        c.press("Add provider")
+        if "The provider was added." not in c.text():
+            raise StepFailed(f"no 'The provider was added.' after 'Add provider': {c.text()[:800]}")
+        if not c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(PROVIDER)}]"):
+            raise StepFailed(f"{PROVIDER!r} is not in the table of providers")
+        defaults = c.driver.find_elements(By.XPATH, "//button[normalize-space()='Make default']")
+        if defaults:
+            c.click_and_wait(defaults[0])
+            if "The default provider was changed." not in c.text():
+                raise StepFailed(f"'Make default' was not confirmed: {c.text()[:800]}")
+        c.check_page("provider-added")
+        c.follow("Administration")
+        for key in ("provider", "default_provider"):
+            item = c.driver.find_elements(By.CSS_SELECTOR, f"[data-item={key}]")
+            if not item or "Done" not in item[0].text:
+                raise StepFailed(f"the checklist's {key!r} is not done after adding the provider")
 
     def create_token(self):
         c = self.c
@@ -646,19 +686,20 @@ class Scenario:
 
 
 def main(argv):
-    if len(argv) != 7:
+    if len(argv) != 8:
         print(__doc__, file=sys.stderr)
         return 2
-    base, username, password, epub, axe_js, screenshots = argv[1:]
+    base, username, password, epub, axe_js, screenshots, provider_url = argv[1:]
     os.makedirs(screenshots, exist_ok=True)
     with open(axe_js, encoding="utf-8") as source:
         axe_source = source.read()
     console = Console(base, axe_source, screenshots)
     try:
-        s = Scenario(console, username, password, epub)
+        s = Scenario(console, username, password, epub, provider_url)
         if console.step("sign in", s.sign_in):
+            provided = console.step("add the provider", s.add_provider)
             console.step("create a token", s.create_token)
-            if console.step("send a book", s.send_book):
+            if provided and console.step("send a book", s.send_book):
                 if console.step("wait until completed", s.wait_completed):
                     console.step("find the book on the books page", s.book_listed)
                     console.step("download the EPUB", s.download_epub)

@@ -1,7 +1,9 @@
 //! The web console in a real browser: headless Chromium driven by Selenium
 //! (`tests/python/console_browser.py`) finds everything as a person does,
-//! by the English texts of labels, links and buttons. An administrator
-//! signs in, creates an API token and sees its secret once, sends a corpus
+//! by the English texts of labels, links and buttons. The installation
+//! starts with no provider, as a fresh one does: an administrator signs
+//! in, adds the provider simulator on the providers page and makes it the
+//! default, creates an API token and sees its secret once, sends a corpus
 //! EPUB, follows it to completed, opens a chapter's review, downloads the
 //! translated EPUB and switches to French and back; every page is checked
 //! with axe-core (no serious or critical violation) and photographed.
@@ -77,7 +79,10 @@ async fn a_person_sends_follows_and_downloads_a_book_in_the_console() {
         return;
     }
 
-    let api = Api::builder(Backend::Sqlite).start().await;
+    let api = Api::builder(Backend::Sqlite)
+        .without_provider()
+        .start()
+        .await;
     let admin = api.server.create_user("browser-admin", true).await;
     let screenshots = screenshots_dir();
     // Only this run's pictures in the folder.
@@ -92,6 +97,7 @@ async fn a_person_sends_follows_and_downloads_a_book_in_the_console() {
         .arg(&epub)
         .arg(&axe)
         .arg(&screenshots)
+        .arg(api.simulator.openai_base_url())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
