@@ -516,6 +516,13 @@ class Scenario:
             c.button(label)
         print(f"    {len(labels)} passages shown", flush=True)
         c.check_page("review")
+        # A long chapter is read page by page.
+        if c.driver.find_elements(By.XPATH, "//a[normalize-space()='Next page']"):
+            c.follow("Next page")
+            if not c.driver.find_elements(By.XPATH, "//*[starts-with(normalize-space(), 'Page 2 of ')]"):
+                raise StepFailed(f"'Next page' did not lead to page 2: {c.text()[:800]}")
+            c.link("Previous page")
+            c.check_page("review-page-2")
 
     def account(self):
         c = self.c

@@ -65,6 +65,11 @@ texts! {
         none_flagged: "No passage of this chapter is flagged." / "Aucun passage de ce chapitre n'est signalé.",
         empty: "This chapter has no passage." / "Ce chapitre n'a aucun passage.",
         shown: "passages shown of" / "passages affichés sur",
+        pages_label: "Pages of passages" / "Pages de passages",
+        page: "Page" / "Page",
+        of: "of" / "sur",
+        previous: "Previous page" / "Page précédente",
+        next: "Next page" / "Page suivante",
         pending: "Not translated yet" / "Pas encore traduit",
         ok: "Translated" / "Traduit",
         check: "To check" / "À vérifier",
@@ -118,12 +123,61 @@ struct ReviewPage {
     t: &'static ReviewText,
     chrome_csrf: String,
     base: String,
-    flagged: bool,
+    /// What the person looks at: the filter, and the page shown.
+    view: View,
+    /// How many pages the passages the filter keeps fill.
+    pages: usize,
+    /// The query of the filter, for the pages' links.
+    filter_query: &'static str,
     source_language: String,
     target_language: String,
     threshold: Option<i32>,
     total: usize,
+    /// How many passages the filter keeps.
+    matching: usize,
     rows: Vec<Row>,
+}
+
+/// How many passages a page shows: a long chapter stays light to load and
+/// to read.
+pub const PER_PAGE: usize = 50;
+
+/// What the person looks at: only the flagged passages or all, and which
+/// page of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct View {
+    flagged: bool,
+    /// 1-based.
+    page: usize,
+}
+
+impl View {
+    /// The view a query or a form asks for; a page that is not a positive
+    /// number is the first.
+    fn asked(flagged: Option<&str>, page: Option<&str>) -> View {
+        View {
+            flagged: wants_flagged(flagged),
+            page: page
+                .and_then(|p| p.trim().parse::<usize>().ok())
+                .filter(|p| *p >= 1)
+                .unwrap_or(1),
+        }
+    }
+
+    /// The query that shows this view again.
+    fn query(&self) -> String {
+        match (self.flagged, self.page) {
+            (false, 1) => String::new(),
+            (false, page) => format!("?page={page}"),
+            (true, 1) => "?flagged=1".to_owned(),
+            (true, page) => format!("?flagged=1&page={page}"),
+        }
+    }
+}
+
+/// How many pages `matching` passages fill (one when there are none).
+fn pages_for(matching: usize) -> usize {
+    matching.div_ceil(PER_PAGE).max(1)
 }
 
 /// A refused change, shown at its passage with the text it came with.
@@ -136,6 +190,7 @@ struct Refusal {
 #[derive(Deserialize)]
 pub struct Filter {
     flagged: Option<String>,
+    page: Option<String>,
 }
 
 fn wants_flagged(raw: Option<&str>) -> bool {
@@ -209,7 +264,7 @@ async fn review_page(
     person: &Person,
     project_id: &str,
     chapter_id: &str,
-    flagged: bool,
+    mut view: View,
     refusal: Option<Refusal>,
     status: StatusCode,
 ) -> Response {
@@ -224,16 +279,31 @@ async fn review_page(
     let t = ReviewText::of(person.lang);
     let title = format!("{}{}", t.title, chapter_title(&read, t));
     let total = read.passages.len();
-    let rows = read
+    let kept: Vec<PassageView> = read
         .passages
         .into_iter()
         .map(PassageView::from)
         // A refused passage stays in view whatever the filter.
         .filter(|p| {
-            !flagged
+            !view.flagged
                 || is_flagged(p, threshold)
                 || refusal.as_ref().is_some_and(|r| r.passage_id == p.id)
         })
+        .collect();
+    let matching = kept.len();
+    let pages = pages_for(matching);
+    // A refusal is shown on the page that holds its passage.
+    let refused_at = refusal
+        .as_ref()
+        .and_then(|r| kept.iter().position(|p| p.id == r.passage_id));
+    view.page = match refused_at {
+        Some(index) => index / PER_PAGE + 1,
+        None => view.page.min(pages),
+    };
+    let rows = kept
+        .into_iter()
+        .skip((view.page - 1) * PER_PAGE)
+        .take(PER_PAGE)
         .map(|p| row(t, p, refusal.as_ref()))
         .collect();
     let page = ReviewPage {
@@ -241,31 +311,34 @@ async fn review_page(
         t,
         chrome_csrf: person.csrf.clone(),
         base: format!("/review/{}/{}", read.book.id, read.chapter.id),
-        flagged,
+        view,
+        pages,
+        filter_query: if view.flagged { "?flagged=1&" } else { "?" },
         source_language: read.book.source_language,
         target_language: read.book.target_language,
         threshold,
         total,
+        matching,
         rows,
     };
     render_with(status, &page)
 }
 
 /// `GET /review/{project_id}/{chapter_id}`: `?flagged=1` shows only the
-/// flagged passages.
+/// flagged passages, `?page=N` the Nth page of them.
 pub async fn show(
     State(state): State<AppState>,
     person: Person,
     Path((project_id, chapter_id)): Path<(String, String)>,
     Query(filter): Query<Filter>,
 ) -> Response {
-    let flagged = wants_flagged(filter.flagged.as_deref());
+    let view = View::asked(filter.flagged.as_deref(), filter.page.as_deref());
     review_page(
         &state,
         &person,
         &project_id,
         &chapter_id,
-        flagged,
+        view,
         None,
         StatusCode::OK,
     )
@@ -282,6 +355,8 @@ pub struct EditForm {
     translation: String,
     #[serde(default)]
     flagged: Option<String>,
+    #[serde(default)]
+    page: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -292,6 +367,8 @@ pub struct ValidateForm {
     version: String,
     #[serde(default)]
     flagged: Option<String>,
+    #[serde(default)]
+    page: Option<String>,
 }
 
 /// Applies a change; done, back to the page at the passage; refused, the
@@ -301,16 +378,17 @@ async fn apply(
     person: &Person,
     ids: (String, String, String),
     change: PassageChange,
-    flagged: bool,
+    view: View,
 ) -> Response {
     let (project_id, chapter_id, passage_id) = ids;
     let draft = change.translation.clone();
     match passages::change_passage(state, &person.user, &project_id, &passage_id, change).await {
-        Ok(view) => {
-            let filter = if flagged { "?flagged=1" } else { "" };
+        Ok(changed) => {
             let to = format!(
-                "/review/{project_id}/{}{filter}#passage-{}",
-                view.chapter_id, view.id
+                "/review/{project_id}/{}{}#passage-{}",
+                changed.chapter_id,
+                view.query(),
+                changed.id
             );
             Redirect::to(&to).into_response()
         }
@@ -326,7 +404,7 @@ async fn apply(
                 person,
                 &project_id,
                 &chapter_id,
-                flagged,
+                view,
                 Some(refusal),
                 status,
             )
@@ -351,8 +429,8 @@ pub async fn edit(
         translation: Some(form.translation),
         validated: None,
     };
-    let flagged = wants_flagged(form.flagged.as_deref());
-    apply(&state, &person, ids, change, flagged).await
+    let view = View::asked(form.flagged.as_deref(), form.page.as_deref());
+    apply(&state, &person, ids, change, view).await
 }
 
 /// `POST /review/{project_id}/{chapter_id}/{passage_id}/validate`: the
@@ -371,8 +449,8 @@ pub async fn validate(
         translation: None,
         validated: Some(true),
     };
-    let flagged = wants_flagged(form.flagged.as_deref());
-    apply(&state, &person, ids, change, flagged).await
+    let view = View::asked(form.flagged.as_deref(), form.page.as_deref());
+    apply(&state, &person, ids, change, view).await
 }
 
 #[cfg(test)]
@@ -411,6 +489,27 @@ mod tests {
             penalty: 2,
         };
         assert!(is_flagged(&view(Some(98), vec![signal]), Some(70)));
+    }
+
+    #[test]
+    fn a_view_comes_back_by_its_query_and_bad_pages_are_the_first() {
+        let view = View::asked(Some("1"), Some("3"));
+        assert_eq!(
+            view,
+            View {
+                flagged: true,
+                page: 3
+            }
+        );
+        assert_eq!(view.query(), "?flagged=1&page=3");
+        assert_eq!(View::asked(None, Some("2")).query(), "?page=2");
+        assert_eq!(View::asked(None, None).query(), "");
+        for bad in ["0", "-1", "two", ""] {
+            assert_eq!(View::asked(None, Some(bad)).page, 1, "{bad}");
+        }
+        assert_eq!(pages_for(0), 1);
+        assert_eq!(pages_for(PER_PAGE), 1);
+        assert_eq!(pages_for(PER_PAGE + 1), 2);
     }
 
     #[test]

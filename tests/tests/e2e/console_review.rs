@@ -442,3 +442,138 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
     let hidden = stranger.get(&format!("/series/{series_id}")).await;
     assert_eq!(hidden.status, 404, "{}", hidden.text);
 }
+
+/// A long chapter is read page by page; a change brings the person back to
+/// the page they were on, and a refusal to the page of its passage.
+#[tokio::test]
+async fn a_long_chapter_is_reviewed_page_by_page() {
+    let api = Api::start(Backend::Sqlite).await;
+    let owner = api.session().await;
+    let body = api.payload(
+        "Console long chapter",
+        vec![chapter_from(1, &paragraphs("Long", 1, 120))],
+    );
+    let summary = api.submit_ok(&body).await;
+    let request_id = text(&summary, "request_id");
+    let project_id = text(&summary, "project_id");
+    let doc = api.wait_final(&request_id, MINUTE).await;
+    assert_eq!(doc["status"], "completed", "{doc}");
+    let chapter_id = text(&doc["chapters"]["items"][0], "chapter_id");
+    let listed = passages_of(&owner, &project_id, &chapter_id).await;
+    assert_eq!(listed.len(), 120);
+
+    let translator = Account {
+        username: "translator".into(),
+        password: PASSWORD.into(),
+    };
+    let browser = Browser::sign_in(&api.server, &translator).await;
+    let review = format!("/review/{project_id}/{chapter_id}");
+
+    let first = browser.get(&review).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert_eq!(shown(&first.text), 50);
+    assert!(
+        first.text.contains("120 passages shown of 120"),
+        "{}",
+        first.text
+    );
+    assert!(first.text.contains("Page 1 of 3"), "{}", first.text);
+    assert!(
+        first.text.contains(&format!(
+            r#"href="{review}?page=2" rel="next">Next page</a>"#
+        )),
+        "{}",
+        first.text
+    );
+    assert!(!first.text.contains("Previous page"), "{}", first.text);
+    assert!(
+        first
+            .text
+            .contains(&format!("passage-{}", text(&listed[0], "id")))
+    );
+    assert!(
+        !first
+            .text
+            .contains(&format!("passage-{}\"", text(&listed[50], "id")))
+    );
+
+    let last = browser.get(&format!("{review}?page=3")).await;
+    assert_eq!(shown(&last.text), 20);
+    assert!(last.text.contains("Page 3 of 3") && last.text.contains("Previous page"));
+    assert!(
+        last.text
+            .contains(&format!("passage-{}", text(&listed[119], "id")))
+    );
+    // A page past the end shows the last one; a page that is no number the first.
+    assert!(
+        browser
+            .get(&format!("{review}?page=9"))
+            .await
+            .text
+            .contains("Page 3 of 3")
+    );
+    assert!(
+        browser
+            .get(&format!("{review}?page=x"))
+            .await
+            .text
+            .contains("Page 1 of 3")
+    );
+
+    // A correction on page 2 comes back to page 2, at the passage.
+    let second = browser.get(&format!("{review}?page=2")).await;
+    let csrf = csrf_of(&second.text);
+    let edited = &listed[60];
+    let edited_id = text(edited, "id");
+    let saved = browser
+        .post(
+            &format!("{review}/{edited_id}/edit"),
+            &[
+                ("csrf", csrf.as_str()),
+                ("version", text(edited, "version").as_str()),
+                ("translation", CORRECTED),
+                ("page", "2"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, 303, "{}", saved.text);
+    assert_eq!(
+        saved.header("location"),
+        Some(format!("{review}?page=2#passage-{edited_id}").as_str())
+    );
+
+    // A stale change of a passage of page 3, sent from page 1: refused on
+    // page 3, where the passage and its reason are.
+    let stale = &listed[110];
+    let stale_id = text(stale, "id");
+    let changed = browser
+        .post(
+            &format!("{review}/{stale_id}/edit"),
+            &[
+                ("csrf", csrf.as_str()),
+                ("version", text(stale, "version").as_str()),
+                ("translation", "Une première correction."),
+            ],
+        )
+        .await;
+    assert_eq!(changed.status, 303, "{}", changed.text);
+    let refused = browser
+        .post(
+            &format!("{review}/{stale_id}/edit"),
+            &[
+                ("csrf", csrf.as_str()),
+                ("version", text(stale, "version").as_str()),
+                ("translation", "Une seconde correction."),
+                ("page", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 409, "{}", refused.text);
+    assert!(refused.text.contains("Page 3 of 3"), "{}", refused.text);
+    assert!(refused.text.contains("role=\"alert\""), "{}", refused.text);
+    assert!(
+        refused.text.contains("Une seconde correction."),
+        "{}",
+        refused.text
+    );
+}

@@ -60,6 +60,7 @@ texts! {
         flagged: "Flagged" / "Signalés",
         no_chapters: "No chapter yet." / "Pas encore de chapitre.",
         review: "Review" / "Relire",
+        no_text: "No text to translate" / "Aucun texte à traduire",
         action: "Action" / "Action",
         downloads: "Downloads" / "Téléchargements",
         not_ready: "The files can be downloaded once the book is translated." / "Les fichiers pourront être téléchargés une fois le livre traduit.",
