@@ -188,6 +188,27 @@ class Console:
     def text(self):
         return self.driver.find_element(By.TAG_NAME, "body").text
 
+    def go(self, link, heading=None):
+        """Follows the link `link` to the page titled `heading` (by default
+        the link's own text)."""
+        self.follow(link)
+        expected = heading or link
+        if self.heading() != expected:
+            raise StepFailed(f"{link!r} led to {self.heading()!r}, not {expected!r}")
+
+    def cell(self, text):
+        """Whether a table cell reads `text`."""
+        return bool(
+            self.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(text)}]")
+        )
+
+    def tick(self, label, on=True):
+        """Ticks (or clears) the checkbox labelled `label`."""
+        box = self.field(label)
+        if box.is_selected() != on:
+            box.click()
+        return box
+
     # --- what is kept and checked on every page --------------------------
 
     def screenshot(self, name):
@@ -203,12 +224,11 @@ class Console:
             self.driver.save_screenshot(file)
         return file
 
-    def check_page(self, name):
-        """Screenshot, then axe-core on the page as it stands."""
-        self.screenshot(name)
+    def run_axe(self):
+        """axe-core's violations on the page as it stands."""
         if not self.driver.execute_script("return typeof window.axe === 'object'"):
             self.driver.execute_script(self.axe_source)
-        result = self.driver.execute_async_script(
+        return self.driver.execute_async_script(
             """
             const done = arguments[arguments.length - 1];
             axe.run(document, { resultTypes: ["violations"] })
@@ -219,6 +239,18 @@ class Console:
               .catch((e) => done({ error: String(e) }));
             """
         )
+
+    def check_page(self, name):
+        """Screenshot, then axe-core on the page as it stands. A page that
+        reloads itself while axe runs (a request's page when its run ends)
+        is checked again once loaded."""
+        self.screenshot(name)
+        try:
+            result = self.run_axe()
+        except WebDriverException as interrupted:
+            print(f"    axe on {name} interrupted ({interrupted.msg}); again", flush=True)
+            self.wait_loaded()
+            result = self.run_axe()
         if "error" in result:
             self.fail(f"axe on {name} ({self.path()})", f"axe did not run: {result['error']}")
             return
@@ -249,7 +281,12 @@ class Console:
         except StepFailed as failure:
             self.fail(name, str(failure))
         except Exception:  # noqa: BLE001 - any error fails the step, with its trace
-            self.fail(name, traceback.format_exc())
+            trace = traceback.format_exc()
+            try:
+                at = self.path()
+            except WebDriverException:
+                at = "an unknown page"
+            self.fail(name, f"on {at}:\n{trace}")
         else:
             self.passed.append(name)
             print(f"PASS {name}", flush=True)
@@ -294,9 +331,7 @@ class Scenario:
         if not c.driver.find_elements(By.XPATH, "//h2[normalize-space()='Getting started']"):
             raise StepFailed("the administration page has no 'Getting started' checklist")
         c.check_page("first-sign-in")
-        c.follow("Books")
-        if c.heading() != "Your books":
-            raise StepFailed(f"'Books' led to {c.heading()!r}, not 'Your books'")
+        c.go("Books", "Your books")
         c.check_page("books")
 
     def add_provider(self):
@@ -305,9 +340,7 @@ class Scenario:
         item = c.driver.find_elements(By.CSS_SELECTOR, "[data-item=provider]")
         if not item or "Done" in item[0].text:
             raise StepFailed("the checklist does not show the provider as still to do")
-        c.follow("Providers")
-        if c.heading() != "Providers":
-            raise StepFailed(f"'Providers' led to {c.heading()!r}")
+        c.go("Providers")
         if "No provider is registered yet" not in c.text():
             raise StepFailed("a fresh installation's providers page does not say it has none")
         c.check_page("providers-none")
@@ -320,7 +353,7 @@ class Scenario:
         c.press("Add provider")
         if "The provider was added." not in c.text():
             raise StepFailed(f"no 'The provider was added.' after 'Add provider': {c.text()[:800]}")
-        if not c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(PROVIDER)}]"):
+        if not c.cell(PROVIDER):
             raise StepFailed(f"{PROVIDER!r} is not in the table of providers")
         defaults = c.driver.find_elements(By.XPATH, "//button[normalize-space()='Make default']")
         if defaults:
@@ -336,9 +369,7 @@ class Scenario:
 
     def create_token(self):
         c = self.c
-        c.follow("API tokens")
-        if c.heading() != "API tokens":
-            raise StepFailed(f"'API tokens' led to {c.heading()!r}")
+        c.go("API tokens")
         c.check_page("tokens")
         c.field("Name").send_keys("browser")
         scopes = c.driver.find_elements(
@@ -366,14 +397,12 @@ class Scenario:
         c.wait_loaded()
         if c.driver.find_elements(By.ID, "token-secret") or secret in c.driver.page_source:
             raise StepFailed("the secret is shown again after reloading /tokens")
-        if not c.driver.find_elements(By.XPATH, "//td[normalize-space()='browser']"):
+        if not c.cell("browser"):
             raise StepFailed("the token 'browser' is not in the table of tokens")
 
     def send_book(self):
         c = self.c
-        c.follow("Send a book")
-        if c.heading() != "Send a book":
-            raise StepFailed(f"'Send a book' led to {c.heading()!r}")
+        c.go("Send a book")
         c.check_page("send")
         c.field("Files").send_keys(os.path.abspath(self.epub))
         c.field("Series").send_keys(SERIES)
@@ -445,9 +474,7 @@ class Scenario:
 
     def book_listed(self):
         c = self.c
-        c.follow("Books")
-        if c.heading() != "Your books":
-            raise StepFailed(f"'Books' led to {c.heading()!r}")
+        c.go("Books", "Your books")
         links = c.driver.find_elements(
             By.XPATH, f"//a[@href={xpath_literal(self.request_path)}]"
         )
@@ -533,9 +560,7 @@ class Scenario:
 
     def administration(self):
         c = self.c
-        c.follow("Administration")
-        if c.heading() != "Administration":
-            raise StepFailed(f"'Administration' led to {c.heading()!r}")
+        c.go("Administration")
         if not c.driver.find_elements(By.XPATH, "//h2[normalize-space()='Getting started']"):
             raise StepFailed("no heading 'Getting started' on /admin")
         for name in ("Users", "Providers", "Settings"):
@@ -558,9 +583,7 @@ class Scenario:
         c = self.c
         c.open("/admin")
         c.wait_loaded()
-        c.follow("Users")
-        if c.heading() != "Users":
-            raise StepFailed(f"'Users' led to {c.heading()!r}")
+        c.go("Users")
         c.check_page("users")
         username, password = NEW_USER
         c.field("Username").send_keys(username)
@@ -568,7 +591,7 @@ class Scenario:
         c.press("Create user")
         if "The user was created." not in c.text():
             raise StepFailed(f"no 'The user was created.' after 'Create user': {c.text()[:800]}")
-        if not c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(username)}]"):
+        if not c.cell(username):
             raise StepFailed(f"{username!r} is not in the table of users")
         self.open_details("Set a password")
         c.check_page("users-created")
@@ -577,9 +600,7 @@ class Scenario:
         c = self.c
         c.open("/admin")
         c.wait_loaded()
-        c.follow("Providers")
-        if c.heading() != "Providers":
-            raise StepFailed(f"'Providers' led to {c.heading()!r}")
+        c.go("Providers")
         c.check_page("providers")
         summaries = c.driver.find_elements(
             By.XPATH, "//details/summary[starts-with(normalize-space(), 'Edit ')]"
@@ -603,36 +624,28 @@ class Scenario:
 
     def glossaries(self):
         c = self.c
-        c.follow("Glossaries")
-        if c.heading() != "Glossaries":
-            raise StepFailed(f"'Glossaries' led to {c.heading()!r}")
+        c.go("Glossaries")
         c.check_page("glossaries")
         c.field("Name of the new glossary").send_keys(GLOSSARY)
         c.field("Or paste the terms").send_keys("dragon, dragon\nsword, épée\nking, roi")
-        dry_run = c.field("Dry run")
-        if not dry_run.is_selected():
-            dry_run.click()
+        c.tick("Dry run")
         c.press("Import")
         if "Dry run: nothing was stored." not in c.text():
             raise StepFailed(f"the dry run showed no preview: {c.text()[:800]}")
-        if c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(GLOSSARY)}]"):
+        if c.cell(GLOSSARY):
             raise StepFailed("the dry run stored the glossary")
         c.check_page("glossary-preview")
         # The form keeps what was typed; the real import is the same form
         # without the dry run.
-        dry_run = c.field("Dry run")
-        if dry_run.is_selected():
-            dry_run.click()
+        c.tick("Dry run", on=False)
         c.press("Import")
-        if not c.driver.find_elements(By.XPATH, f"//td[normalize-space()={xpath_literal(GLOSSARY)}]"):
+        if not c.cell(GLOSSARY):
             raise StepFailed(f"{GLOSSARY!r} is not in the table after importing: {c.text()[:800]}")
         c.check_page("glossary-imported")
 
     def series(self):
         c = self.c
-        c.follow("Series")
-        if c.heading() != "Series":
-            raise StepFailed(f"'Series' led to {c.heading()!r}")
+        c.go("Series")
         c.check_page("series")
         c.follow(SERIES)
         if SERIES not in c.heading():
@@ -647,9 +660,7 @@ class Scenario:
         c = self.c
         c.open("/admin")
         c.wait_loaded()
-        c.follow("Settings")
-        if c.heading() != "Settings":
-            raise StepFailed(f"'Settings' led to {c.heading()!r}")
+        c.go("Settings")
         for section in ("Mail", "Exports", "Library", "Memory", "Webhooks"):
             if not c.driver.find_elements(
                 By.XPATH, f"//h2[normalize-space()={xpath_literal(section)}]"

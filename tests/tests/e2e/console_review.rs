@@ -131,6 +131,42 @@ async fn passages_of(session: &Session, project_id: &str, chapter_id: &str) -> V
     listed["passages"].as_array().expect("passages").clone()
 }
 
+/// The account the installation's books belong to, which reviews them.
+fn translator() -> Account {
+    Account {
+        username: "translator".into(),
+        password: PASSWORD.into(),
+    }
+}
+
+/// A book of one chapter, translated.
+struct Book {
+    project_id: String,
+    chapter_id: String,
+    /// The chapter's passages, as the session route lists them.
+    passages: Vec<Value>,
+}
+
+impl Book {
+    /// Sends a chapter of `paragraphs` generated paragraphs as volume 1 of
+    /// `series` and waits for its translation.
+    async fn translated(api: &Api, series: &str, count: usize) -> Book {
+        let body = api.payload(series, vec![chapter_from(1, &paragraphs(series, 1, count))]);
+        let summary = api.submit_ok(&body).await;
+        let doc = api.wait_final(&text(&summary, "request_id"), MINUTE).await;
+        assert_eq!(doc["status"], "completed", "{doc}");
+        let project_id = text(&summary, "project_id");
+        let chapter_id = text(&doc["chapters"]["items"][0], "chapter_id");
+        let passages = passages_of(&api.session().await, &project_id, &chapter_id).await;
+        assert_eq!(passages.len(), count);
+        Book {
+            project_id,
+            chapter_id,
+            passages,
+        }
+    }
+}
+
 /// How many passages a review page shows.
 fn shown(html: &str) -> usize {
     html.matches("<section id=\"passage-").count()
@@ -160,24 +196,9 @@ fn import_form(csrf: &str, glossary_id: &str, name: &str, file: &str, dry_run: b
 async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
     let api = Api::start(backend).await;
     let owner = api.session().await;
-    let body = api.payload(
-        "Console review",
-        vec![chapter_from(1, &paragraphs("Review", 1, 3))],
-    );
-    let summary = api.submit_ok(&body).await;
-    let request_id = text(&summary, "request_id");
-    let project_id = text(&summary, "project_id");
-    let doc = api.wait_final(&request_id, MINUTE).await;
-    assert_eq!(doc["status"], "completed", "{doc}");
-    let chapter_id = text(&doc["chapters"]["items"][0], "chapter_id");
-    let listed = passages_of(&owner, &project_id, &chapter_id).await;
-    assert_eq!(listed.len(), 3);
-
-    let translator = Account {
-        username: "translator".into(),
-        password: PASSWORD.into(),
-    };
-    let browser = Browser::sign_in(&api.server, &translator).await;
+    let book = Book::translated(&api, "Console review", 3).await;
+    let (project_id, chapter_id, listed) = (book.project_id, book.chapter_id, book.passages);
+    let browser = Browser::sign_in(&api.server, &translator()).await;
     let review = format!("/review/{project_id}/{chapter_id}");
 
     // Source and translation side by side, with the forms of each passage.
@@ -448,26 +469,10 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
 #[tokio::test]
 async fn a_long_chapter_is_reviewed_page_by_page() {
     let api = Api::start(Backend::Sqlite).await;
-    let owner = api.session().await;
-    let body = api.payload(
-        "Console long chapter",
-        vec![chapter_from(1, &paragraphs("Long", 1, 120))],
-    );
-    let summary = api.submit_ok(&body).await;
-    let request_id = text(&summary, "request_id");
-    let project_id = text(&summary, "project_id");
-    let doc = api.wait_final(&request_id, MINUTE).await;
-    assert_eq!(doc["status"], "completed", "{doc}");
-    let chapter_id = text(&doc["chapters"]["items"][0], "chapter_id");
-    let listed = passages_of(&owner, &project_id, &chapter_id).await;
-    assert_eq!(listed.len(), 120);
-
-    let translator = Account {
-        username: "translator".into(),
-        password: PASSWORD.into(),
-    };
-    let browser = Browser::sign_in(&api.server, &translator).await;
-    let review = format!("/review/{project_id}/{chapter_id}");
+    let book = Book::translated(&api, "Console long chapter", 120).await;
+    let listed = book.passages;
+    let browser = Browser::sign_in(&api.server, &translator()).await;
+    let review = format!("/review/{}/{}", book.project_id, book.chapter_id);
 
     let first = browser.get(&review).await;
     assert_eq!(first.status, 200, "{}", first.text);
