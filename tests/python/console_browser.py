@@ -29,6 +29,8 @@ from urllib.parse import urlparse
 
 from selenium import webdriver
 from selenium.common.exceptions import (
+    ElementClickInterceptedException,
+    ElementNotInteractableException,
     NoSuchElementException,
     StaleElementReferenceException,
     WebDriverException,
@@ -160,9 +162,24 @@ class Console:
         """Clicks the button `text` and waits for the next page."""
         self.click_and_wait(self.button(text))
 
+    def click(self, element):
+        """Clicks `element` once it is in view and nothing covers it, as a
+        person waits for a page to settle before clicking."""
+        for attempt in range(5):
+            self.driver.execute_script(
+                "arguments[0].scrollIntoView({block: 'center'});", element
+            )
+            try:
+                element.click()
+                return
+            except (ElementClickInterceptedException, ElementNotInteractableException):
+                if attempt == 4:
+                    raise
+                time.sleep(0.3)
+
     def click_and_wait(self, element):
         old = self.driver.find_element(By.TAG_NAME, "html")
-        element.click()
+        self.click(element)
         deadline = time.time() + 60
         while time.time() < deadline:
             try:
@@ -206,7 +223,7 @@ class Console:
         """Ticks (or clears) the checkbox labelled `label`."""
         box = self.field(label)
         if box.is_selected() != on:
-            box.click()
+            self.click(box)
         return box
 
     # --- what is kept and checked on every page --------------------------
@@ -381,7 +398,7 @@ class Scenario:
         if scope.get_attribute("type") != "checkbox":
             raise StepFailed("'content:write' is not a checkbox")
         if not scope.is_selected():
-            scope.click()
+            c.click(scope)
         Select(c.field("Expires")).select_by_visible_text("Never")
         c.press("Create token")
         secrets = c.driver.find_elements(By.ID, "token-secret")
@@ -576,7 +593,9 @@ class Scenario:
         if not found:
             raise StepFailed(f"no disclosure {summary!r} on {c.path()}")
         if not found[0].get_attribute("open"):
-            found[0].find_element(By.TAG_NAME, "summary").click()
+            c.click(found[0].find_element(By.TAG_NAME, "summary"))
+        if not found[0].get_attribute("open"):
+            raise StepFailed(f"clicking {summary!r} on {c.path()} did not open it")
         return found[0]
 
     def users(self):

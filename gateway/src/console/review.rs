@@ -140,7 +140,7 @@ struct ReviewPage {
 
 /// How many passages a page shows: a long chapter stays light to load and
 /// to read.
-pub const PER_PAGE: usize = 50;
+const PER_PAGE: usize = 50;
 
 /// What the person looks at: only the flagged passages or all, and which
 /// page of them.

@@ -286,6 +286,26 @@ async fn a_book_sent_from_the_console_is_followed_to_its_downloads() {
     }
     let review = link(&html, "Review").expect("a chapter to review");
     assert!(review.starts_with("/review/"), "{review}");
+    // The report's cost: what every stage's calls cost together.
+    let total_row = html
+        .split(r#"<th scope="row">All stages</th>"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .expect("the usage table's total");
+    let total_cost = total_row
+        .rsplit("<td>")
+        .next()
+        .and_then(|cell| cell.split("</td>").next())
+        .expect("the total's cost");
+    assert!(
+        total_cost.parse::<f64>().is_ok(),
+        "a priced provider: {total_row}"
+    );
+    assert!(
+        html.contains(&format!("<dt>Cost</dt><dd>{total_cost}</dd>")),
+        "{total_cost}: {html}"
+    );
+    assert!(html.contains("<dt>Spent on the book so far</dt>"), "{html}");
     // A TXT book has no EPUB of its own; its other formats are offered.
     assert_eq!(link(&html, "EPUB"), None);
     for label in ["Bilingual EPUB", "Text", "ZIP", "JSON"] {
@@ -315,6 +335,20 @@ async fn a_book_sent_from_the_console_is_followed_to_its_downloads() {
         Some(page_path.as_str())
     );
     assert!(home.contains(">Completed</span>"), "{home}");
+
+    // Neither a file nor text: the form names its "Files" field.
+    let empty = Form::new()
+        .text("csrf", csrf.clone())
+        .part("file", Part::bytes(Vec::new()).file_name(String::new()))
+        .text("series", "Console shelf")
+        .text("target_language", "fr");
+    let empty = browser.post_multipart("/books/new", empty).await;
+    assert_eq!(empty.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        empty.text().contains("<p>Files: Field required.</p>"),
+        "{}",
+        empty.text()
+    );
 
     // Pasted text goes too, without a file.
     let pasted = Form::new()

@@ -28,6 +28,14 @@ texts! {
         cost: "Cost" / "Coût",
         all_stages: "All stages" / "Toutes les étapes",
         estimated: "Estimated cost" / "Coût estimé",
+        actual: "Cost" / "Coût",
+        book_spent: "Spent on the book so far" / "Dépensé pour le livre à ce jour",
+        book_budget: "The book's cap" / "Plafond du livre",
+        switches: "Moves to a cheaper provider" / "Passages à un fournisseur moins cher",
+        budget: "Budget" / "Budget",
+        paused_for_budget: "Paused at its spending cap" / "Mis en pause à son plafond de dépenses",
+        provider_switched: "Moved to a cheaper provider near its cap" / "Passé à un fournisseur moins cher près de son plafond",
+        budget_reached: "Its spending cap was reached" / "Son plafond de dépenses a été atteint",
         residuals: "Residuals" / "Restes",
         no_residuals: "Every passage was translated." / "Tous les passages ont été traduits.",
         chapter: "Chapter" / "Chapitre",
@@ -98,6 +106,17 @@ pub struct WeakRow {
     pub to_review: u64,
 }
 
+/// What a budget did, as the report's `cost.warning` names it, in words;
+/// a name this page does not know is shown as it is.
+fn budget_warning(t: &ReportText, warning: &str) -> String {
+    match warning {
+        "paused_for_budget" => t.paused_for_budget.to_owned(),
+        "provider_switched" => t.provider_switched.to_owned(),
+        "budget_reached" => t.budget_reached.to_owned(),
+        other => other.to_owned(),
+    }
+}
+
 /// A passage to review first.
 pub struct FirstRow {
     pub chapter_id: String,
@@ -133,6 +152,13 @@ pub struct ReportView {
     pub usage_total: UsageRow,
     pub batch_note: Option<String>,
     pub estimated: String,
+    /// What the calls cost (`usage.cost`).
+    pub actual: String,
+    pub book_spent: String,
+    pub book_budget: Option<String>,
+    pub switches: i64,
+    /// What a budget did, in words.
+    pub budget_warning: Option<String>,
     pub residuals: Vec<ResidualRow>,
     pub residuals_truncated: bool,
     pub quality: Option<QualityView>,
@@ -245,6 +271,15 @@ pub fn view(lang: Lang, report: &CompletionReport, chapters: &[ChapterItem]) -> 
         },
         batch_note: total.batch_note.clone().filter(|n| !n.is_empty()),
         estimated: words::cost(report.cost.estimated),
+        actual: words::cost(report.cost.actual),
+        book_spent: words::cost(Some(report.cost.book_spent)),
+        book_budget: report.cost.book_budget.map(|cap| words::cost(Some(cap))),
+        switches: report.cost.provider_switches,
+        budget_warning: report
+            .cost
+            .warning
+            .as_deref()
+            .map(|warning| budget_warning(ReportText::of(lang), warning)),
         residuals: report
             .residuals
             .iter()
@@ -257,5 +292,19 @@ pub fn view(lang: Lang, report: &CompletionReport, chapters: &[ChapterItem]) -> 
             .collect(),
         residuals_truncated: report.residuals_truncated,
         quality,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_warning_is_said_in_words_and_an_unknown_one_as_it_is() {
+        let t = ReportText::of(Lang::En);
+        assert_eq!(budget_warning(t, "paused_for_budget"), t.paused_for_budget);
+        assert_eq!(budget_warning(t, "budget_reached"), t.budget_reached);
+        assert_eq!(budget_warning(t, "provider_switched"), t.provider_switched);
+        assert_eq!(budget_warning(t, "something_new"), "something_new");
     }
 }

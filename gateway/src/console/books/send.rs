@@ -55,8 +55,9 @@ texts! {
 
 impl SendText {
     /// The form's fields by name, with the labels they are shown under.
-    fn labels(&self) -> [(&'static str, &'static str); 11] {
+    fn labels(&self) -> [(&'static str, &'static str); 12] {
         [
+            ("file", self.files),
             ("files", self.files),
             (TEXT_FIELD, self.text),
             ("series", self.series),
