@@ -95,6 +95,16 @@ impl Browser {
         Answer::read(response).await
     }
 
+    /// Sends the edit form of `passage` from the review page at `review`:
+    /// the passage's version as listed, then `fields`.
+    async fn edit(&self, review: &str, passage: &Value, fields: &[(&str, &str)]) -> Answer {
+        let version = text(passage, "version");
+        let mut form = vec![("version", version.as_str())];
+        form.extend_from_slice(fields);
+        let id = text(passage, "id");
+        self.post(&format!("{review}/{id}/edit"), &form).await
+    }
+
     async fn post_multipart(&self, path: &str, form: Form) -> Answer {
         let response = self
             .client
@@ -227,13 +237,10 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
     let edited = &listed[0];
     let edited_id = text(edited, "id");
     let saved = browser
-        .post(
-            &format!("{review}/{edited_id}/edit"),
-            &[
-                ("csrf", csrf.as_str()),
-                ("version", text(edited, "version").as_str()),
-                ("translation", CORRECTED),
-            ],
+        .edit(
+            &review,
+            edited,
+            &[("csrf", csrf.as_str()), ("translation", CORRECTED)],
         )
         .await;
     assert_eq!(saved.status, 303, "{}", saved.text);
@@ -249,13 +256,10 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
 
     // The same version again is stale: refused on the page, nothing changed.
     let stale = browser
-        .post(
-            &format!("{review}/{edited_id}/edit"),
-            &[
-                ("csrf", csrf.as_str()),
-                ("version", text(edited, "version").as_str()),
-                ("translation", "Encore une fois."),
-            ],
+        .edit(
+            &review,
+            edited,
+            &[("csrf", csrf.as_str()), ("translation", "Encore une fois.")],
         )
         .await;
     assert_eq!(stale.status, 409, "{}", stale.text);
@@ -301,15 +305,8 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
 
     // A form without its token changes nothing.
     let untouched = &now[2];
-    let untouched_id = text(untouched, "id");
     let forged = browser
-        .post(
-            &format!("{review}/{untouched_id}/edit"),
-            &[
-                ("version", text(untouched, "version").as_str()),
-                ("translation", "Forgé."),
-            ],
-        )
+        .edit(&review, untouched, &[("translation", "Forgé.")])
         .await;
     assert_eq!(forged.status, 403, "{}", forged.text);
     let after = passages_of(&owner, &project_id, &chapter_id).await;
@@ -324,13 +321,10 @@ async fn a_person_reviews_a_chapter_and_manages_glossaries(backend: Backend) {
     assert!(!hidden.text.contains(&escaped(CORRECTED)));
     let their_csrf = stranger.csrf().await;
     let intrusion = stranger
-        .post(
-            &format!("{review}/{untouched_id}/edit"),
-            &[
-                ("csrf", their_csrf.as_str()),
-                ("version", text(untouched, "version").as_str()),
-                ("translation", "Intrus."),
-            ],
+        .edit(
+            &review,
+            untouched,
+            &[("csrf", their_csrf.as_str()), ("translation", "Intrus.")],
         )
         .await;
     assert_eq!(intrusion.status, 404, "{}", intrusion.text);
@@ -531,11 +525,11 @@ async fn a_long_chapter_is_reviewed_page_by_page() {
     let edited = &listed[60];
     let edited_id = text(edited, "id");
     let saved = browser
-        .post(
-            &format!("{review}/{edited_id}/edit"),
+        .edit(
+            &review,
+            edited,
             &[
                 ("csrf", csrf.as_str()),
-                ("version", text(edited, "version").as_str()),
                 ("translation", CORRECTED),
                 ("page", "2"),
             ],
@@ -550,24 +544,23 @@ async fn a_long_chapter_is_reviewed_page_by_page() {
     // A stale change of a passage of page 3, sent from page 1: refused on
     // page 3, where the passage and its reason are.
     let stale = &listed[110];
-    let stale_id = text(stale, "id");
     let changed = browser
-        .post(
-            &format!("{review}/{stale_id}/edit"),
+        .edit(
+            &review,
+            stale,
             &[
                 ("csrf", csrf.as_str()),
-                ("version", text(stale, "version").as_str()),
                 ("translation", "Une première correction."),
             ],
         )
         .await;
     assert_eq!(changed.status, 303, "{}", changed.text);
     let refused = browser
-        .post(
-            &format!("{review}/{stale_id}/edit"),
+        .edit(
+            &review,
+            stale,
             &[
                 ("csrf", csrf.as_str()),
-                ("version", text(stale, "version").as_str()),
                 ("translation", "Une seconde correction."),
                 ("page", "1"),
             ],
