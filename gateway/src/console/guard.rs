@@ -106,6 +106,17 @@ impl Person {
         }
     }
 
+    /// The checks of an administration form: its token first (403
+    /// `forbidden`), then the administrator flag (403 `admin_required`).
+    #[allow(
+        clippy::result_large_err,
+        reason = "the refusal is the page answered at once, never carried further"
+    )]
+    pub fn check_admin(&self, sent: &str) -> Result<(), Response> {
+        self.check(sent)?;
+        self.require_admin()
+    }
+
     /// 403 `admin_required` unless the person administers the service.
     #[allow(
         clippy::result_large_err,

@@ -195,10 +195,7 @@ pub async fn change_onboarding(
     person: Person,
     Form(form): Form<OnboardingForm>,
 ) -> Response {
-    if let Err(refused) = person.check(&form.csrf) {
-        return refused;
-    }
-    if let Err(refused) = person.require_admin() {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let dismissed_items = if form.skip.is_some() || form.unskip.is_some() {

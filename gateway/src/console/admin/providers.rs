@@ -360,10 +360,7 @@ pub async fn add(
     person: Person,
     Form(draft): Form<Draft>,
 ) -> Response {
-    if let Err(refused) = person.check(&draft.csrf) {
-        return refused;
-    }
-    if let Err(refused) = person.require_admin() {
+    if let Err(refused) = person.check_admin(&draft.csrf) {
         return refused;
     }
     let added = match draft.body() {
@@ -391,10 +388,7 @@ pub async fn edit(
     Path(id): Path<String>,
     Form(draft): Form<EditDraft>,
 ) -> Response {
-    if let Err(refused) = person.check(&draft.csrf) {
-        return refused;
-    }
-    if let Err(refused) = person.require_admin() {
+    if let Err(refused) = person.check_admin(&draft.csrf) {
         return refused;
     }
     let updated = match draft.changes() {
@@ -444,10 +438,7 @@ pub async fn make_default(
     person: Person,
     Form(form): Form<Chosen>,
 ) -> Response {
-    if let Err(refused) = person.check(&form.csrf) {
-        return refused;
-    }
-    if let Err(refused) = person.require_admin() {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let choice = DefaultProvider {

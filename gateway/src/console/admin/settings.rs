@@ -528,15 +528,6 @@ async fn answered<T>(
     }
 }
 
-/// The person's checks before any change, the form's token first, then
-/// the administrator flag: the refusal, if any.
-fn refusal(person: &Person, csrf: &str) -> Option<Response> {
-    person
-        .check(csrf)
-        .err()
-        .or_else(|| person.require_admin().err())
-}
-
 /// A form with nothing but its token.
 #[derive(Deserialize)]
 pub struct Bare {
@@ -634,7 +625,7 @@ async fn save_mail(
     person: Person,
     Form(form): Form<MailForm>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let outcome = match form.input() {
@@ -657,7 +648,7 @@ async fn remove_mail(
     person: Person,
     Form(form): Form<Bare>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let outcome = mail_settings::clear(&state, &person.user).await;
@@ -679,7 +670,7 @@ async fn save_exports(
     person: Person,
     Form(form): Form<ExportsForm>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let ai_disclosure = form.ai_disclosure.is_some();
@@ -705,7 +696,7 @@ async fn save_library(
     person: Person,
     Form(form): Form<LibraryForm>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let input = LibrarySettingsInput {
@@ -724,7 +715,7 @@ async fn remove_library(
     person: Person,
     Form(form): Form<Bare>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let outcome = library::clear(&state, &person.user).await;
@@ -738,7 +729,7 @@ async fn retry_memory(
     person: Person,
     Form(form): Form<Bare>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     match memory_settings::retry_failed(&state, &person.user).await {
@@ -796,7 +787,7 @@ async fn save_webhooks(
     person: Person,
     Form(form): Form<WebhooksForm>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let outcome = settings::update(&state, &person.user, Some(form.change()), false).await;
@@ -816,7 +807,7 @@ async fn remove_webhooks(
     person: Person,
     Form(form): Form<Bare>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let outcome = settings::update(&state, &person.user, None, true).await;
@@ -855,7 +846,7 @@ async fn save_queue(
     person: Person,
     Form(form): Form<QueueForm>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let outcome = queue_settings::update(&state, &person.user, Some(form.change()), false).await;
@@ -873,7 +864,7 @@ async fn remove_queue(
     person: Person,
     Form(form): Form<Bare>,
 ) -> Response {
-    if let Some(refused) = refusal(&person, &form.csrf) {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let outcome = queue_settings::update(&state, &person.user, None, true).await;

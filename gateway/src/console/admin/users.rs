@@ -189,10 +189,7 @@ pub async fn create(
     person: Person,
     Form(form): Form<NewUser>,
 ) -> Response {
-    if let Err(refused) = person.check(&form.csrf) {
-        return refused;
-    }
-    if let Err(refused) = person.require_admin() {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let is_admin = form.is_admin.is_some();
@@ -225,10 +222,7 @@ pub async fn set_active(
     Path(id): Path<String>,
     Form(form): Form<Activity>,
 ) -> Response {
-    if let Err(refused) = person.check(&form.csrf) {
-        return refused;
-    }
-    if let Err(refused) = person.require_admin() {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     let changes = Changes {
@@ -257,10 +251,7 @@ pub async fn set_password(
     Path(id): Path<String>,
     Form(form): Form<Password>,
 ) -> Response {
-    if let Err(refused) = person.check(&form.csrf) {
-        return refused;
-    }
-    if let Err(refused) = person.require_admin() {
+    if let Err(refused) = person.check_admin(&form.csrf) {
         return refused;
     }
     match rules::set_account_password(&state, &person.user, &id, &form.password).await {
